@@ -1,0 +1,31 @@
+"""One pydantic model per contract. ``schemas/`` is generated from :data:`SCHEMAS`."""
+
+from .finding import Finding
+from .organization import ActiveOrganization, Organization
+from .role import Doctrine, PacePlan, RoleProfile
+from .salute import SaluteReport
+from .trace import TraceHeader, TraceTurn
+
+#: schema file stem -> model. ``a0org schemas`` writes ``schemas/<stem>.schema.json``.
+SCHEMAS = {
+    "role_profile": RoleProfile,
+    "organization": Organization,
+    "active_organization": ActiveOrganization,
+    "salute_report": SaluteReport,
+    "trace_header": TraceHeader,
+    "trace_turn": TraceTurn,
+    "finding": Finding,
+}
+
+__all__ = [
+    "SCHEMAS",
+    "ActiveOrganization",
+    "Doctrine",
+    "Finding",
+    "Organization",
+    "PacePlan",
+    "RoleProfile",
+    "SaluteReport",
+    "TraceHeader",
+    "TraceTurn",
+]

@@ -1,0 +1,34 @@
+"""Pieces shared by every contract."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, StringConstraints
+
+#: Identifiers that may become part of a file name (role ids, organization ids, units).
+#: Lower case, digits, ``_`` and ``-``; no dots or slashes, so nothing can leave its folder.
+IDENTIFIER_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
+_IDENTIFIER_RE = re.compile(IDENTIFIER_PATTERN)
+
+Identifier = Annotated[str, StringConstraints(pattern=IDENTIFIER_PATTERN)]
+
+PaceLevel = Literal["primary", "alternate", "contingent", "emergency"]
+PACE_LEVELS: tuple[str, ...] = ("primary", "alternate", "contingent", "emergency")
+
+Health = Literal["nominal", "degraded", "critical"]
+HEALTH_ORDER: tuple[str, ...] = ("nominal", "degraded", "critical")
+
+AnomalyType = Literal["stall", "loop", "context", "cascade", "pace"]
+ANOMALY_TYPES: tuple[str, ...] = ("stall", "loop", "context", "cascade", "pace")
+
+
+def is_identifier(value: object) -> bool:
+    return isinstance(value, str) and bool(_IDENTIFIER_RE.match(value))
+
+
+class Contract(BaseModel):
+    """Base of every file contract: unknown fields are mistakes, not extensions."""
+
+    model_config = ConfigDict(extra="forbid", frozen=False)

@@ -1,0 +1,167 @@
+"""Role profile: who a role is, its doctrine (the numbers) and its PACE plan.
+
+PACE triggers are structured data (metric, comparison, value; ``any_of``/``all_of``)
+so that validation can reject an unknown metric instead of a trigger silently never
+firing.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import Discriminator, Field, Tag, model_validator
+
+from .common import Contract, Identifier
+
+TriggerMetric = Literal[
+    "consecutive_tool_failures",
+    "recent_tool_failures",
+    "distinct_failing_tools",
+    "turns_without_progress",
+    "progress_budget_used",
+    "context_fill",
+]
+Comparison = Literal[">", ">=", "<", "<=", "==", "!="]
+
+METRIC_HELP: dict[str, str] = {
+    "consecutive_tool_failures": "highest count of back-to-back failures of any one tool",
+    "recent_tool_failures": "failures among the tool outcomes kept in the failure history",
+    "distinct_failing_tools": "how many different tools failed in the current failure streak",
+    "turns_without_progress": "turns since the plan (HTN) or the pack's own progress signal last advanced",
+    "progress_budget_used": "turns_without_progress divided by doctrine.max_turns_without_progress",
+    "context_fill": "share of the model's context window the last prompt used, 0.0 to 1.0",
+}
+
+
+class Condition(Contract):
+    """One comparison of a metric against a value, e.g. consecutive_tool_failures >= 3."""
+
+    metric: TriggerMetric
+    comparison: Comparison
+    value: float
+
+
+class AnyOf(Contract):
+    any_of: list["Trigger"] = Field(min_length=1)
+
+
+class AllOf(Contract):
+    all_of: list["Trigger"] = Field(min_length=1)
+
+
+def _trigger_kind(value: Any) -> str | None:
+    """Pick the trigger shape from its keys, so an error names one shape, not three."""
+    keys = value.keys() if isinstance(value, dict) else vars(value).keys() if hasattr(value, "__dict__") else ()
+    if "any_of" in keys:
+        return "any_of"
+    if "all_of" in keys:
+        return "all_of"
+    if "metric" in keys or "comparison" in keys or "value" in keys:
+        return "condition"
+    return None
+
+
+Trigger = Annotated[
+    Union[
+        Annotated[Condition, Tag("condition")],
+        Annotated[AnyOf, Tag("any_of")],
+        Annotated[AllOf, Tag("all_of")],
+    ],
+    Discriminator(
+        _trigger_kind,
+        custom_error_type="trigger_shape",
+        custom_error_message="a trigger is {metric, comparison, value}, {any_of: [...]} or {all_of: [...]}",
+    ),
+]
+AnyOf.model_rebuild()
+AllOf.model_rebuild()
+
+
+class PaceTier(Contract):
+    description: str = Field(min_length=1, description="What this level means for the role; quoted in steering.")
+    action: Literal["normal_execution", "fallback_chain", "escalate", "abort_and_report"] = "normal_execution"
+    trigger: Trigger | None = None
+    escalate_to: Identifier | None = None
+
+
+class PacePlan(Contract):
+    primary: PaceTier
+    alternate: PaceTier
+    contingent: PaceTier
+    emergency: PaceTier
+
+    @model_validator(mode="after")
+    def _triggers_above_primary(self) -> "PacePlan":
+        if self.primary.trigger is not None:
+            raise ValueError("primary is the default level and takes no trigger")
+        for name in ("alternate", "contingent", "emergency"):
+            if getattr(self, name).trigger is None:
+                raise ValueError(f"{name} needs a trigger")
+        return self
+
+
+class ContextThresholds(Contract):
+    warning: float = Field(0.80, gt=0, le=1)
+    critical: float = Field(0.90, gt=0, le=1)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "ContextThresholds":
+        if self.critical < self.warning:
+            raise ValueError("critical must not be below warning")
+        return self
+
+
+class LoopDoctrine(Contract):
+    repeat_threshold: int = Field(3, ge=2, description="Same action with the same outcome this many times in a row is a loop.")
+    oscillation_cycles: int = Field(2, ge=2, description="A-B repeated this many times (A-B-A-B for 2) is an oscillation.")
+    exempt_tools: list[str] = Field(default_factory=list, description="Tools never counted as looping, such as pollers.")
+
+
+class CascadeDoctrine(Contract):
+    distinct_tools: int = Field(3, ge=2, description="Failures of this many different tools in a row is a cascade.")
+    window: int = Field(5, ge=2, description="How many of the latest tool outcomes are looked at.")
+
+
+class Doctrine(Contract):
+    salute_interval_turns: int = Field(5, ge=1)
+    max_turns_without_progress: int = Field(12, ge=1)
+    radio_check_interval_turns: int = Field(3, ge=1)
+    cooldown_turns: int = Field(3, ge=0)
+    cooldown_overrides: dict[Literal["stall", "loop", "context", "cascade", "pace"], int] = Field(default_factory=dict)
+    context_thresholds: ContextThresholds = Field(default_factory=ContextThresholds)
+    loop: LoopDoctrine = Field(default_factory=LoopDoctrine)
+    cascade: CascadeDoctrine = Field(default_factory=CascadeDoctrine)
+    report_archive_limit: int = Field(50, ge=0, description="SALUTE reports kept in reports/archive per role.")
+    autonomous_retry_limit: int = Field(2, ge=0)
+    report_on_completion: bool = True
+    report_on_failure: bool = True
+
+    def cooldown_for(self, anomaly: str) -> int:
+        return self.cooldown_overrides.get(anomaly, self.cooldown_turns)  # type: ignore[arg-type]
+
+
+class ChainOfCommand(Contract):
+    reports_to: Identifier | Literal["user"] = "user"
+    authority_level: int = Field(1, ge=1, le=3)
+    can_delegate: bool = False
+
+
+class Capabilities(Contract):
+    bst_domains: list[str] = Field(default_factory=list)
+    htn_plans: list[str] = Field(default_factory=list)
+    tools_primary: list[str] = Field(default_factory=list)
+    tools_secondary: list[str] = Field(default_factory=list)
+
+
+class RoleProfile(Contract):
+    """A role and its doctrine: the file ``roles/<role_id>.yaml``."""
+
+    schema_version: Literal[1] = 1
+    role_id: Identifier
+    role_name: str = Field(min_length=1)
+    role_type: Literal["commander", "executive", "specialist"]
+    description: str = ""
+    chain_of_command: ChainOfCommand = Field(default_factory=ChainOfCommand)
+    capabilities: Capabilities = Field(default_factory=Capabilities)
+    doctrine: Doctrine = Field(default_factory=Doctrine)
+    pace_plan: PacePlan

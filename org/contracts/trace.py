@@ -1,0 +1,45 @@
+"""Replay trace: a recorded session as JSON lines, run by ``a0org replay``.
+
+The first line may be a header naming the role and doctrine overrides; every other
+line is one turn.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from .common import Contract, Identifier, PaceLevel
+
+
+class TraceHeader(Contract):
+    kind: Literal["header"]
+    role: Identifier | None = None
+    doctrine: dict[str, Any] = Field(default_factory=dict, description="Overrides merged into the role's doctrine.")
+    organization: Identifier | None = None
+
+
+class TraceHtn(Contract):
+    turns_since_progress: int = Field(ge=0)
+    current_step: str | None = None
+    plan_name: str | None = None
+
+
+class TraceBst(Contract):
+    domain: str
+    confidence: float | None = Field(None, ge=0, le=1)
+
+
+class TraceTurn(Contract):
+    turn: int = Field(ge=0)
+    tool: str | None = None
+    args: dict[str, Any] | None = None
+    ok: bool | None = Field(None, description="When absent, the failure classifier decides from output.")
+    error_type: str | None = None
+    output: str | None = None
+    response: str | None = Field(None, description="The model's raw response text this turn.")
+    htn: TraceHtn | None = None
+    bst: TraceBst | None = None
+    pace: PaceLevel | None = Field(None, description="When absent, the dispatcher computes it.")
+    context_fill: float | None = Field(None, ge=0, le=1.5)

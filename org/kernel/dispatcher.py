@@ -1,0 +1,170 @@
+"""The dispatcher: each turn, before the model is asked, it picks the role, sets the
+PACE level and writes the SALUTE report.
+
+Attributes it sets on the agent, for the supervisor and any other layer to read:
+``_org_active_role`` (the role profile as a dict), ``_org_pace_level`` (primary,
+alternate, contingent or emergency) and ``_org_active_org_id``. With no active
+organization it removes them, so every reader switches off too.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from org.a0.compat import ui_log
+from org.contracts import RoleProfile, SaluteReport
+from org.contracts.common import PACE_LEVELS
+
+from . import salute
+from .context_fill import context_fill, model_name
+from .layers import read_bst, read_htn
+from .outcomes import FAILURES_KEY, ledger_of
+from .pace import metrics_from, pace_level
+from .store import LoadedOrganization, OrganizationStore, select_role
+
+ROLE_ATTR = "_org_active_role"
+PACE_ATTR = "_org_pace_level"
+ORG_ATTR = "_org_active_org_id"
+STATE_KEY = "_org_dispatch"
+
+
+@dataclass
+class DispatchState:
+    turn: int = 0
+    last_report_turn: int | None = None
+
+
+def is_active(agent: Any) -> bool:
+    return getattr(agent, ROLE_ATTR, None) is not None
+
+
+def deactivate(agent: Any) -> None:
+    for attr in (ROLE_ATTR, PACE_ATTR, ORG_ATTR):
+        if getattr(agent, attr, None) is not None:
+            setattr(agent, attr, None)
+
+
+def health_for(level: str, consecutive_failures: int) -> str:
+    if level in ("contingent", "emergency"):
+        return "critical"
+    if level == "alternate" or consecutive_failures >= 2:
+        return "degraded"
+    return "nominal"
+
+
+def state_for(level: str) -> str:
+    return {"primary": "active", "alternate": "error_recovery"}.get(level, "escalating")
+
+
+def dispatch(agent: Any, loop_data: Any, store: OrganizationStore) -> str | None:
+    """Run one turn of the dispatcher. Returns the PACE level, or None when inactive."""
+    loaded = store.active()
+    if loaded is None:
+        deactivate(agent)
+        return None
+    data = agent.data
+    iteration = getattr(loop_data, "iteration", None)
+    ledger = ledger_of(data)
+    ledger.tick(new_task=iteration == 0)
+    state = data.get(STATE_KEY)
+    if not isinstance(state, DispatchState):
+        state = data[STATE_KEY] = DispatchState()
+    state.turn += 1
+
+    bst = read_bst(agent)
+    htn = read_htn(agent)
+    role = select_role(loaded, bst.domain if bst else None)
+    fill = context_fill(agent)
+    turns_without_progress = htn.turns_since_progress if htn else ledger.turns_since_progress
+    failures = data.get(FAILURES_KEY)
+    metrics = metrics_from(failures, turns_without_progress, role.doctrine.max_turns_without_progress, fill.fill if fill else None)
+    level = pace_level(role.pace_plan, metrics)
+
+    previous = getattr(agent, PACE_ATTR, None)
+    setattr(agent, ROLE_ATTR, loaded.role_dicts[role.role_id])
+    setattr(agent, PACE_ATTR, level)
+    setattr(agent, ORG_ATTR, loaded.organization.org_id)
+
+    changed = previous in PACE_LEVELS and previous != level
+    if changed:
+        direction = "escalated" if PACE_LEVELS.index(level) > PACE_LEVELS.index(previous) else "restored"
+        ui_log(agent, type="info", heading=f"[ORG] PACE {direction} {previous} -> {level} ({role.role_id})")
+
+    if getattr(agent, "number", 0) == 0:
+        reason = None
+        if state.last_report_turn is None:
+            reason = "first"
+        elif changed:
+            reason = "pace_change"
+        elif state.turn - state.last_report_turn >= role.doctrine.salute_interval_turns:
+            reason = "interval"
+        if reason is not None:
+            report = build_report(agent, loaded, role, level, metrics, fill, htn, bst, ledger.turn, reason)
+            if salute.write_report(loaded.layout or store.layout, report, role.doctrine.report_archive_limit):
+                state.last_report_turn = state.turn
+    return level
+
+
+def build_report(agent, loaded: LoadedOrganization, role: RoleProfile, level, metrics, fill, htn, bst, turns_elapsed, reason) -> SaluteReport:
+    current_tool = None
+    outcomes = ledger_of(agent.data).outcomes
+    if outcomes:
+        current_tool = outcomes[-1].tool
+    context = getattr(agent, "context", None)
+    return SaluteReport.model_validate(
+        {
+            "reason": reason,
+            "status": {
+                "state": state_for(level),
+                "pace_level": level,
+                "health": health_for(level, metrics.consecutive_tool_failures),
+            },
+            "activity": {
+                "current_task": (htn.plan_name if htn and htn.plan_name else None) or (bst.domain if bst else None) or "general",
+                "bst_domain": bst.domain if bst else None,
+                "bst_confidence": bst.confidence if bst else None,
+                "htn_plan": htn.plan_name if htn else None,
+                "htn_step": htn.current_step if htn else None,
+                "current_tool": current_tool,
+                "progress_source": "htn" if htn else "pack",
+            },
+            "location": {"working_directory": _cwd()},
+            "unit": {
+                "role_id": role.role_id,
+                "role_name": role.role_name,
+                "role_type": role.role_type,
+                "reports_to": role.chain_of_command.reports_to,
+                "organization": loaded.organization.org_id,
+                "agent_number": int(getattr(agent, "number", 0) or 0),
+                "agent_name": _str_or_none(getattr(agent, "agent_name", None)),
+                "context_id": _str_or_none(getattr(context, "id", None)),
+            },
+            "time": {
+                "timestamp": datetime.now(timezone.utc),
+                "turns_elapsed": turns_elapsed,
+                "turns_since_progress": metrics.turns_without_progress,
+            },
+            "environment": {
+                "model": model_name(agent),
+                "context_fill_pct": round(fill.fill, 4) if fill else None,
+                "context_tokens_used": fill.tokens if fill else None,
+                "context_tokens_max": fill.window if fill else None,
+                "tool_failures_consecutive": metrics.consecutive_tool_failures,
+                "tool_failures_total": metrics.recent_tool_failures,
+            },
+        }
+    )
+
+
+def _cwd() -> str | None:
+    try:
+        return os.getcwd()
+    except OSError:
+        return None
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None

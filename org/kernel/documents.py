@@ -1,0 +1,181 @@
+"""Reading doctrine, organization and SALUTE files, with errors a person can act on.
+
+Every problem names the file, the line, the field path and the reason, e.g.::
+
+    roles/codegen.yaml:31: pace_plan.alternate.trigger.metric: Input should be ...
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+M = TypeVar("M", bound=BaseModel)
+
+#: Files larger than this are refused before parsing: a doctrine is a page, not a novel.
+MAX_DOCUMENT_BYTES = 1_000_000
+
+_MODELINE_RE = re.compile(r"yaml-language-server:\s*\$schema=\S*?([a-z_]+)\.schema\.json")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with one file."""
+
+    path: str
+    line: int | None
+    field: str
+    reason: str
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{where}: {self.field or '(document)'}: {self.reason}"
+
+
+class DocumentError(Exception):
+    def __init__(self, problems: list[Problem]):
+        self.problems = problems
+        super().__init__("\n".join(str(p) for p in problems))
+
+
+def _line_map(node: yaml.Node, prefix: tuple = (), lines: dict | None = None) -> dict[tuple, int]:
+    """Map each field path in a YAML document to the line it starts on (1-based)."""
+    lines = {} if lines is None else lines
+    lines.setdefault(prefix, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            path = prefix + (key_node.value,)
+            lines[path] = key_node.start_mark.line + 1
+            _line_map(value_node, path, lines)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            _line_map(item, prefix + (index,), lines)
+    return lines
+
+
+def _data_path(loc: tuple, data: Any) -> tuple:
+    """Drop pydantic's union tags from an error location, keeping only real keys."""
+    path: list = []
+    current = data
+    for part in loc:
+        if isinstance(current, dict) and part in current:
+            path.append(part)
+            current = current[part]
+        elif isinstance(current, list) and isinstance(part, int) and 0 <= part < len(current):
+            path.append(part)
+            current = current[part]
+        elif isinstance(current, dict) and isinstance(part, str) and part not in current and not path_is_tag(part):
+            path.append(part)  # a missing or unknown field: still worth naming
+            current = None
+    return tuple(path)
+
+
+def path_is_tag(part: str) -> bool:
+    return part in {"condition", "any_of", "all_of"}
+
+
+def _field_name(path: tuple) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _nearest_line(lines: dict[tuple, int], path: tuple) -> int | None:
+    while True:
+        if path in lines:
+            return lines[path]
+        if not path:
+            return None
+        path = path[:-1]
+
+
+def read_text(path: Path) -> str:
+    size = path.stat().st_size
+    if size > MAX_DOCUMENT_BYTES:
+        raise DocumentError([Problem(str(path), None, "", f"file is {size} bytes, over the {MAX_DOCUMENT_BYTES}-byte limit")])
+    return path.read_text(encoding="utf-8")
+
+
+def parse(path: Path, text: str | None = None) -> tuple[Any, dict[tuple, int]]:
+    """Parse YAML or JSON, returning the data and a field-path -> line map."""
+    try:
+        text = read_text(path) if text is None else text
+    except UnicodeDecodeError as exc:
+        raise DocumentError([Problem(str(path), None, "", f"not UTF-8 text ({exc.reason})")]) from None
+    except OSError as exc:
+        raise DocumentError([Problem(str(path), None, "", f"cannot read: {exc.strerror or exc}")]) from None
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        reason = getattr(exc, "problem", None) or str(exc)
+        raise DocumentError([Problem(str(path), line, "", f"not valid YAML/JSON: {reason}")]) from None
+    lines = _line_map(node) if node is not None else {}
+    return data, lines
+
+
+def validate(model: type[M], data: Any, path: Path | str, lines: dict[tuple, int] | None = None) -> M:
+    """Validate parsed data against a contract, raising :class:`DocumentError` with located problems."""
+    lines = lines or {}
+    if data is None:
+        raise DocumentError([Problem(str(path), None, "", "the file is empty")])
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            field_path = _data_path(error["loc"], data)
+            reason = error["msg"]
+            if error["type"] == "missing":
+                reason = "required field is missing"
+            elif error["type"] == "extra_forbidden":
+                reason = "unknown field (check the spelling against the schema)"
+            problems.append(Problem(str(path), _nearest_line(lines, field_path), _field_name(field_path), reason))
+        raise DocumentError(problems) from None
+
+
+def load(model: type[M], path: Path) -> M:
+    data, lines = parse(path)
+    return validate(model, data, path, lines)
+
+
+def schema_named_in_modeline(text: str) -> str | None:
+    """The schema stem a YAML file's modeline points at, e.g. ``role_profile``."""
+    for line in text.splitlines()[:5]:
+        match = _MODELINE_RE.search(line)
+        if match:
+            return match.group(1)
+    return None
+
+
+def guess_kind(data: Any, text: str) -> str | None:
+    """Which contract a file holds: from its modeline, else from its keys."""
+    named = schema_named_in_modeline(text)
+    if named:
+        return named
+    if not isinstance(data, dict):
+        return None
+    if "role_id" in data and ("doctrine" in data or "pace_plan" in data):
+        return "role_profile"
+    if "hierarchy" in data and "org_id" in data:
+        return "organization"
+    if "status" in data and "unit" in data:
+        return "salute_report"
+    if set(data) <= {"schema_version", "org_id", "activated_at", "activated_by"} and "org_id" in data:
+        return "active_organization"
+    if data.get("kind") == "header":
+        return "trace_header"
+    return None
+
+
+def dumps_json(data: Any) -> str:
+    return json.dumps(data, indent=2, sort_keys=False, default=str) + "\n"

@@ -1,0 +1,100 @@
+"""Writing SALUTE reports: atomically, with a bounded archive, and the supervisor's health correction."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+
+from org.contracts import SaluteReport
+from org.contracts.common import HEALTH_ORDER
+from org.contracts.salute import SupervisorAssessment
+
+from .paths import OrganizationLayout
+from .report import warn_once
+
+#: A report bigger than this is not a report; readers refuse it.
+MAX_REPORT_BYTES = 256_000
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write via a temporary file in the same folder, flushed and fsync-ed, then renamed.
+
+    A reader sees the old file or the new one, never half of either.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _stamp(now: datetime) -> str:
+    return now.strftime("%Y%m%dT%H%M%S") + f"{now.microsecond:06d}Z"
+
+
+def write_report(layout: OrganizationLayout, report: SaluteReport, archive_limit: int) -> Path | None:
+    """Write ``<role>_latest.json`` and an archive copy; keep at most ``archive_limit`` archived."""
+    role_id = report.unit.role_id
+    text = report.model_dump_json(indent=2) + "\n"
+    try:
+        latest = layout.latest_report(role_id)
+        atomic_write_text(latest, text)
+        if archive_limit > 0:
+            atomic_write_text(layout.archive_report(role_id, _stamp(report.time.timestamp)), text)
+            prune_archive(layout, role_id, archive_limit)
+        return latest
+    except OSError as exc:
+        warn_once(f"{layout.reports_dir}: cannot write the SALUTE report for '{role_id}': {exc.strerror or exc}")
+        return None
+
+
+def prune_archive(layout: OrganizationLayout, role_id: str, keep: int) -> None:
+    prefix = f"{role_id}_"
+    archived = sorted(
+        p for p in layout.archive_dir.glob(f"{prefix}*.json") if p.name[len(prefix):len(prefix) + 1].isdigit()
+    )
+    for old in archived[:-keep] if keep else archived:
+        try:
+            old.unlink()
+        except OSError:
+            pass
+
+
+def correct_health(layout: OrganizationLayout, role_id: str, health: str, anomalies: list[str], turn: int) -> bool:
+    """Raise ``status.health`` in the latest report when the supervisor sees worse than the dispatcher did.
+
+    Returns True when the report was rewritten.
+    """
+    try:
+        path = layout.latest_report(role_id)
+        if not path.exists() or path.stat().st_size > MAX_REPORT_BYTES:
+            return False
+        report = SaluteReport.model_validate(json.loads(path.read_text(encoding="utf-8")))
+    except Exception as exc:
+        warn_once(f"{layout.reports_dir}/{role_id}_latest.json: cannot read it to correct health: {exc}")
+        return False
+    if HEALTH_ORDER.index(health) <= HEALTH_ORDER.index(report.status.health):
+        return False
+    now = datetime.now(timezone.utc)
+    report.status.health = health  # type: ignore[assignment]
+    report.status.health_source = "supervisor"
+    report.reason = "supervisor"
+    report.supervisor = SupervisorAssessment(turn=turn, health=health, anomalies=anomalies, assessed_at=now)  # type: ignore[arg-type]
+    try:
+        atomic_write_text(path, report.model_dump_json(indent=2) + "\n")
+    except OSError as exc:
+        warn_once(f"{path}: cannot write the health correction: {exc.strerror or exc}")
+        return False
+    return True

@@ -1,0 +1,136 @@
+"""The active organization: ``active.json``, the organization it names and its roles.
+
+Loading is cached. ``active.json`` is only stat-ed each turn (its absence switches the
+pack off); the organization and role files are re-checked for edits at most once a
+second, so a user editing a doctrine sees it applied within a turn or two.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from org.contracts import ActiveOrganization, Organization, RoleProfile
+
+from . import documents
+from .paths import OrganizationLayout, UnsafePathError, organizations_dir
+from .report import warn_once
+
+RECHECK_SECONDS = 1.0
+
+
+@dataclass
+class LoadedOrganization:
+    organization: Organization
+    roles: dict[str, RoleProfile]
+    #: the same roles as plain dicts, handed to other layers as ``agent._org_active_role``
+    role_dicts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    layout: OrganizationLayout | None = None
+
+    def __post_init__(self) -> None:
+        if not self.role_dicts:
+            self.role_dicts = {rid: role.model_dump(mode="json") for rid, role in self.roles.items()}
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size)
+
+
+class OrganizationStore:
+    """Loads and caches the organization that ``active.json`` names."""
+
+    def __init__(self, root: Path | None = None):
+        self._root = root
+        self._active_stamp: tuple[int, int] | None = None
+        self._file_stamps: dict[Path, tuple[int, int] | None] = {}
+        self._loaded: LoadedOrganization | None = None
+        self._checked_at = 0.0
+
+    @property
+    def layout(self) -> OrganizationLayout:
+        return OrganizationLayout(self._root if self._root is not None else organizations_dir())
+
+    def active(self) -> LoadedOrganization | None:
+        """The active organization, or None when none is (or it cannot be loaded)."""
+        layout = self.layout
+        stamp = _stamp(layout.active_file)
+        if stamp is None:
+            self._forget()
+            return None
+        now = time.monotonic()
+        if stamp == self._active_stamp and (now - self._checked_at) < RECHECK_SECONDS:
+            return self._loaded
+        if stamp == self._active_stamp and self._loaded is not None and not self._files_changed():
+            self._checked_at = now
+            return self._loaded
+        self._active_stamp = stamp
+        self._checked_at = now
+        self._loaded = self._load(layout)
+        return self._loaded
+
+    def _forget(self) -> None:
+        self._active_stamp = None
+        self._loaded = None
+        self._file_stamps = {}
+
+    def _files_changed(self) -> bool:
+        return any(_stamp(path) != stamp for path, stamp in self._file_stamps.items())
+
+    def _load(self, layout: OrganizationLayout) -> LoadedOrganization | None:
+        self._file_stamps = {}
+        try:
+            active = documents.load(ActiveOrganization, layout.active_file)
+            org_path = layout.organization_file(active.org_id)
+            self._file_stamps[org_path] = _stamp(org_path)
+            if not org_path.exists():
+                warn_once(f"{layout.active_file}: org_id: names '{active.org_id}', but {org_path} does not exist; the organization kernel stays off")
+                return None
+            organization = documents.load(Organization, org_path)
+        except documents.DocumentError as exc:
+            for problem in exc.problems:
+                warn_once(f"{problem}; the organization kernel stays off until this is fixed")
+            return None
+        except UnsafePathError as exc:
+            warn_once(f"{layout.active_file}: org_id: {exc}; the organization kernel stays off")
+            return None
+
+        roles: dict[str, RoleProfile] = {}
+        for role_id in organization.role_ids():
+            role_path = layout.role_file(role_id)
+            self._file_stamps[role_path] = _stamp(role_path)
+            try:
+                roles[role_id] = documents.load(RoleProfile, role_path)
+            except documents.DocumentError as exc:
+                for problem in exc.problems:
+                    warn_once(f"{problem}; role '{role_id}' is skipped until this is fixed")
+                continue
+            if roles[role_id].role_id != role_id:
+                warn_once(f"{role_path}: role_id: is '{roles[role_id].role_id}' but the file is named for '{role_id}'; role skipped")
+                del roles[role_id]
+        if organization.default_role not in roles:
+            warn_once(
+                f"{layout.organization_file(organization.org_id)}: default_role: role '{organization.default_role}' "
+                "could not be loaded; the organization kernel stays off"
+            )
+            return None
+        return LoadedOrganization(organization=organization, roles=roles, layout=layout)
+
+
+def select_role(loaded: LoadedOrganization, bst_domain: str | None) -> RoleProfile:
+    """The role for the current domain: routing table first, then role capabilities, then the default."""
+    if bst_domain:
+        for role_id in loaded.organization.domain_routing.get(bst_domain, ()):
+            if role_id in loaded.roles:
+                return loaded.roles[role_id]
+        rank = {"specialist": 0, "executive": 1, "commander": 2}
+        candidates = [r for r in loaded.roles.values() if bst_domain in r.capabilities.bst_domains]
+        if candidates:
+            return min(candidates, key=lambda r: rank[r.role_type])
+    return loaded.roles[loaded.organization.default_role]

@@ -1,0 +1,138 @@
+"""The microcosm adapter: the supervisor reading its own agent.
+
+It builds the snapshot from the live agent (read-only on every other layer), runs the
+radio check, injects the steering with ``hist_add_warning``, logs it to the
+Agent-Zero UI, and raises the SALUTE report's health when it sees worse than the
+dispatcher did.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from org.a0.compat import add_warning, ui_log
+from org.contracts import RoleProfile
+from org.kernel import salute
+from org.kernel.context_fill import context_fill
+from org.kernel.dispatcher import PACE_ATTR, ROLE_ATTR
+from org.kernel.layers import read_bst, read_htn
+from org.kernel.outcomes import LEDGER_KEY, ToolLedger
+from org.kernel.paths import OrganizationLayout
+from org.kernel.report import warn_once
+
+from .radio_check import RadioCheckResult, SupervisorState, is_check_turn, radio_check
+from .snapshot import Snapshot
+from .steering import SteeringBook
+
+#: Saved with the chat (no leading underscore), so the turn counter and cooldowns survive a reload.
+STATE_KEY = "org_supervisor"
+#: Per monologue, like Agent-Zero's own repeat check.
+PREVIOUS_RESPONSE_KEY = "_org_previous_response"
+
+_roles: dict[int, tuple[dict, RoleProfile]] = {}
+
+
+def role_profile(role_dict: Any) -> RoleProfile | None:
+    """The validated role behind ``agent._org_active_role``, cached per dict object."""
+    cached = _roles.get(id(role_dict))
+    if cached is not None and cached[0] is role_dict:
+        return cached[1]
+    try:
+        role = RoleProfile.model_validate(role_dict)
+    except Exception as exc:
+        warn_once(f"agent.{ROLE_ATTR}: not a valid role profile ({str(exc).splitlines()[0]}); supervisor skipped")
+        return None
+    if len(_roles) > 64:
+        _roles.clear()
+    _roles[id(role_dict)] = (role_dict, role)
+    return role
+
+
+def native_repeat_fired(loop_data: Any) -> bool:
+    """True when Agent-Zero itself warned this turn that the response repeated the last one.
+
+    Agent-Zero compares the new response with ``loop_data.last_response`` (the previous
+    one, same monologue) and warns on equality. We keep the previous response the same
+    way and compare after the fact.
+    """
+    params = getattr(loop_data, "params_persistent", None)
+    response = getattr(loop_data, "last_response", None)
+    if not isinstance(params, dict) or not isinstance(response, str):
+        return False
+    previous = params.get(PREVIOUS_RESPONSE_KEY)
+    params[PREVIOUS_RESPONSE_KEY] = response
+    return bool(response) and previous == response
+
+
+def build_snapshot(agent: Any, loop_data: Any, role: RoleProfile, turn: int, native_repeat: bool) -> Snapshot:
+    htn = read_htn(agent)
+    bst = read_bst(agent)
+    ledger = agent.data.get(LEDGER_KEY)
+    if ledger is not None and not isinstance(ledger, ToolLedger):
+        warn_once(f"agent.data[{LEDGER_KEY!r}]: expected the pack's tool ledger, found {type(ledger).__name__}; tool history ignored")
+        ledger = None
+    fill = context_fill(agent)
+    level = getattr(agent, PACE_ATTR, None)
+    if level is not None and level not in ("primary", "alternate", "contingent", "emergency"):
+        warn_once(f"agent.{PACE_ATTR}: unknown PACE level {level!r}; ignored")
+        level = None
+    if htn is not None:
+        turns, source = htn.turns_since_progress, "htn"
+    elif ledger is not None:
+        turns, source = ledger.turns_since_progress, "pack"
+    else:
+        turns, source = None, None
+    return Snapshot(
+        turn=turn,
+        role_id=role.role_id,
+        doctrine=role.doctrine,
+        pace_level=level,
+        pace_plan=role.pace_plan,
+        turns_since_progress=turns,
+        progress_source=source,
+        current_step=htn.current_step if htn else None,
+        plan_name=htn.plan_name if htn else None,
+        bst_domain=bst.domain if bst else None,
+        bst_confidence=bst.confidence if bst else None,
+        outcomes=tuple(ledger.outcomes) if ledger is not None else (),
+        context_fill=fill.fill if fill else None,
+        native_repeat_warning=native_repeat,
+    )
+
+
+class MicrocosmSupervisor:
+    def __init__(self, layout_provider, steering: SteeringBook | None = None):
+        self._layout_provider = layout_provider
+        self._steering = steering
+
+    def steering(self, layout: OrganizationLayout) -> SteeringBook:
+        if self._steering is None or self._steering.override_path != layout.steering_file:
+            self._steering = SteeringBook(layout.steering_file)
+        return self._steering
+
+    async def turn_end(self, agent: Any, loop_data: Any) -> RadioCheckResult | None:
+        role_dict = getattr(agent, ROLE_ATTR, None)
+        if role_dict is None:
+            return None  # no organization active: nothing to do, nothing read
+        role = role_profile(role_dict)
+        if role is None:
+            return None
+        native_repeat = native_repeat_fired(loop_data)
+        state = SupervisorState.from_dict(agent.data.get(STATE_KEY))
+        state.turn += 1
+        try:
+            if not is_check_turn(state.turn, role.doctrine.radio_check_interval_turns):
+                return None
+            snapshot = build_snapshot(agent, loop_data, role, state.turn, native_repeat)
+            result = radio_check(snapshot, state)
+            layout: OrganizationLayout = self._layout_provider()
+            if result.steer is not None:
+                finding = result.steer
+                finding.text = self.steering(layout).render(finding, repeated=state.episode.get(finding.anomaly, 0) > 1)
+                await add_warning(agent, finding.text)
+                ui_log(agent, type="warning", heading=f"Supervisor: {finding.anomaly}", content=finding.text)
+            if result.findings and getattr(agent, "number", 0) == 0:
+                salute.correct_health(layout, role.role_id, result.health, [f.anomaly for f in result.findings], state.turn)
+            return result
+        finally:
+            agent.data[STATE_KEY] = state.to_dict()

@@ -1,0 +1,112 @@
+"""One radio check: detectors over a snapshot, then the cooldown rule decides what steers.
+
+The rule, per anomaly type and independent across types:
+
+* a type that steered at turn ``t`` may steer again from turn ``t + cooldown`` on;
+* a finding more severe than the one that started the cooldown (context 80% -> 90%)
+  is not held back by it;
+* PACE emergency is exempt and always steers;
+* at most one steering per radio check, the most severe first; the others keep their
+  cooldowns untouched and are heard at the next check if they persist.
+
+The state is a plain JSON-able dict so it survives a chat reload with ``agent.data``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from org.contracts import Finding
+from org.contracts.common import HEALTH_ORDER
+from org.contracts.finding import SEVERITY_ORDER
+
+from .detectors import DETECTORS, run_detectors
+from .snapshot import Snapshot
+
+_PRIORITY = {name: index for index, name in enumerate(DETECTORS)}
+_HEALTH_FOR_SEVERITY = {"warning": "degraded", "critical": "critical", "emergency": "critical"}
+
+
+@dataclass
+class SupervisorState:
+    turn: int = 0
+    last_fired: dict[str, int] = field(default_factory=dict)
+    last_severity: dict[str, str] = field(default_factory=dict)
+    #: how many times in a row a type steered while its anomaly persisted
+    episode: dict[str, int] = field(default_factory=dict)
+    injections: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": 1,
+            "turn": self.turn,
+            "last_fired": dict(self.last_fired),
+            "last_severity": dict(self.last_severity),
+            "episode": dict(self.episode),
+            "injections": self.injections,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "SupervisorState":
+        """Rebuild from saved data; anything malformed starts that part afresh."""
+        if not isinstance(data, dict):
+            return cls()
+
+        def ints(value: Any) -> dict[str, int]:
+            if not isinstance(value, dict):
+                return {}
+            return {str(k): int(v) for k, v in value.items() if isinstance(v, int) and not isinstance(v, bool)}
+
+        turn = data.get("turn")
+        severities = data.get("last_severity")
+        return cls(
+            turn=turn if isinstance(turn, int) and not isinstance(turn, bool) and turn >= 0 else 0,
+            last_fired=ints(data.get("last_fired")),
+            last_severity={str(k): v for k, v in severities.items() if v in SEVERITY_ORDER} if isinstance(severities, dict) else {},
+            episode=ints(data.get("episode")),
+            injections=data.get("injections") if isinstance(data.get("injections"), int) else 0,
+        )
+
+
+def may_steer(finding: Finding, state: SupervisorState, cooldown: int) -> bool:
+    """The cooldown rule for one finding."""
+    if finding.cooldown_exempt:
+        return True
+    last = state.last_fired.get(finding.anomaly)
+    if last is None or finding.turn - last >= cooldown or finding.turn < last:
+        return True
+    previous = state.last_severity.get(finding.anomaly, "warning")
+    return SEVERITY_ORDER.index(finding.severity) > SEVERITY_ORDER.index(previous)
+
+
+@dataclass
+class RadioCheckResult:
+    findings: list[Finding]
+    steer: Finding | None
+    health: str  # what the supervisor thinks of the unit's health
+
+
+def _rank(finding: Finding) -> tuple[int, int]:
+    return (-SEVERITY_ORDER.index(finding.severity), _PRIORITY[finding.anomaly])
+
+
+def radio_check(snapshot: Snapshot, state: SupervisorState) -> RadioCheckResult:
+    """Run the detectors and apply the cooldown rule. Updates ``state`` for what steers."""
+    findings = sorted(run_detectors(snapshot), key=_rank)
+    present = {f.anomaly for f in findings}
+    for anomaly in list(state.episode):
+        if anomaly not in present:
+            del state.episode[anomaly]  # the anomaly cleared: its next steering starts a new episode
+    steer = next((f for f in findings if may_steer(f, state, snapshot.doctrine.cooldown_for(f.anomaly))), None)
+    if steer is not None:
+        state.last_fired[steer.anomaly] = snapshot.turn
+        state.last_severity[steer.anomaly] = steer.severity
+        state.episode[steer.anomaly] = state.episode.get(steer.anomaly, 0) + 1
+        state.injections += 1
+    health = max((_HEALTH_FOR_SEVERITY[f.severity] for f in findings), key=HEALTH_ORDER.index, default="nominal")
+    return RadioCheckResult(findings=findings, steer=steer, health=health)
+
+
+def is_check_turn(turn: int, interval: int) -> bool:
+    return turn % max(1, interval) == 0

@@ -1,0 +1,30 @@
+"""The plain snapshot of operational state that every detector reads.
+
+The microcosm adapter builds it from the live agent; a macrocosm adapter builds it
+from a SALUTE file. The detectors never see where it came from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from org.contracts.role import Doctrine, PacePlan
+from org.kernel.outcomes import ToolOutcome
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    turn: int
+    role_id: str
+    doctrine: Doctrine
+    pace_level: str | None = None
+    pace_plan: PacePlan | None = None
+    turns_since_progress: int | None = None
+    progress_source: str | None = None  # "htn" or "pack"
+    current_step: str | None = None
+    plan_name: str | None = None
+    bst_domain: str | None = None
+    bst_confidence: float | None = None
+    outcomes: tuple[ToolOutcome, ...] = ()  # oldest first
+    context_fill: float | None = None
+    native_repeat_warning: bool = False  # Agent-Zero warned about a repeated response this turn

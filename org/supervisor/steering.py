@@ -1,0 +1,151 @@
+"""Wording findings as steering, from templates a user can override without code."""
+
+from __future__ import annotations
+
+import os
+import re
+import string
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from org.contracts import Finding
+from org.kernel.report import warn_once
+
+TAG = "[SUPERVISOR]"
+MAX_SENTENCES = 3
+_SENTENCE_END = re.compile(r"[.!?](?:\s+|$)")
+
+#: placeholders each template may use
+PLACEHOLDERS: dict[str, frozenset[str]] = {
+    "stall": frozenset({"turns", "limit", "doing"}),
+    "loop_repeat": frozenset({"tool", "times", "outcome"}),
+    "loop_oscillation": frozenset({"tool_a", "tool_b", "cycles"}),
+    "context_warning": frozenset({"percent"}),
+    "context_critical": frozenset({"percent"}),
+    "cascade": frozenset({"tools", "count"}),
+    "pace_contingent": frozenset({"level", "description"}),
+    "pace_emergency": frozenset({"level", "description"}),
+}
+
+
+def count_sentences(text: str) -> int:
+    body = text[len(TAG):] if text.startswith(TAG) else text
+    return len(_SENTENCE_END.findall(body.strip())) or 1
+
+
+def _base_key(key: str) -> str:
+    return key.removesuffix(".repeated")
+
+
+def check_template(key: str, text: Any) -> str | None:
+    """Why a template is unusable, or None when it is fine."""
+    if _base_key(key) not in PLACEHOLDERS:
+        return f"unknown steering key (known: {', '.join(sorted(PLACEHOLDERS))}, each optionally with .repeated)"
+    if not isinstance(text, str):
+        return f"expected text, found {type(text).__name__}"
+    text = " ".join(text.split())
+    if not text.startswith(TAG):
+        return f"must start with {TAG}"
+    try:
+        names = {m.group("named") or m.group("braced") for m in string.Template.pattern.finditer(text)} - {None}
+    except ValueError as exc:
+        return f"bad placeholder: {exc}"
+    unknown = names - PLACEHOLDERS[_base_key(key)]
+    if unknown:
+        return f"unknown placeholder(s) {', '.join('$' + n for n in sorted(unknown))}; allowed: {', '.join('$' + n for n in sorted(PLACEHOLDERS[_base_key(key)]))}"
+    sample = string.Template(text).safe_substitute({name: "x" for name in PLACEHOLDERS[_base_key(key)]})
+    if count_sentences(sample) > MAX_SENTENCES:
+        return f"has {count_sentences(sample)} sentences; steering is at most {MAX_SENTENCES}"
+    return None
+
+
+def _load_defaults() -> dict[str, str]:
+    text = resources.files("org.supervisor").joinpath("steering.yaml").read_text(encoding="utf-8")
+    data = yaml.safe_load(text)
+    for key, value in data.items():
+        problem = check_template(key, value)
+        if problem:  # a broken default is a bug in the pack, not a user error
+            raise ValueError(f"org/supervisor/steering.yaml: {key}: {problem}")
+    return {k: " ".join(v.split()) for k, v in data.items()}
+
+
+def _clean(value: Any, limit: int = 100) -> str:
+    """One short clause: no line breaks, no sentence breaks, bounded length."""
+    text = " ".join(str(value).split())
+    match = _SENTENCE_END.search(text)
+    if match:
+        text = text[: match.start()]
+    text = text.rstrip(" .!?;:,")
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _doing(evidence: dict[str, Any]) -> str:
+    if evidence.get("step"):
+        return f" on step '{_clean(evidence['step'], 60)}'"
+    if evidence.get("plan"):
+        return f" on plan '{_clean(evidence['plan'], 60)}'"
+    if evidence.get("domain"):
+        return f" in '{_clean(evidence['domain'], 40)}' work"
+    return ""
+
+
+def template_values(finding: Finding) -> dict[str, str]:
+    evidence = finding.evidence
+    values = {k: _clean(v) for k, v in evidence.items() if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
+    if "tools" in evidence:
+        values["tools"] = _clean(", ".join(map(str, evidence["tools"])), 120)
+    if "description" in evidence:
+        values["description"] = _clean(evidence["description"] or "no description in the role's PACE plan", 160)
+    values["doing"] = _doing(evidence)
+    return values
+
+
+class SteeringBook:
+    """Default templates, overlaid by the user's ``steering.yaml`` (re-read when it changes)."""
+
+    def __init__(self, override_path: Path | None = None):
+        self.override_path = override_path
+        self._defaults = _load_defaults()
+        self._templates = dict(self._defaults)
+        self._stamp: tuple[int, int] | None = None
+
+    def _refresh(self) -> None:
+        if self.override_path is None:
+            return
+        try:
+            st = os.stat(self.override_path)
+            stamp = (st.st_mtime_ns, st.st_size)
+        except OSError:
+            stamp = None
+        if stamp == self._stamp:
+            return
+        self._stamp = stamp
+        self._templates = dict(self._defaults)
+        if stamp is None:
+            return
+        path = self.override_path
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except Exception as exc:
+            warn_once(f"{path}: cannot read steering overrides ({exc}); the default steering texts are used")
+            return
+        if not isinstance(data, dict):
+            warn_once(f"{path}: expected a mapping of steering key -> text; the default steering texts are used")
+            return
+        for key, value in data.items():
+            problem = check_template(str(key), value)
+            if problem:
+                warn_once(f"{path}: {key}: {problem}; the default text is used for it")
+                continue
+            self._templates[str(key)] = " ".join(value.split())
+
+    def render(self, finding: Finding, repeated: bool = False) -> str:
+        self._refresh()
+        key = finding.template
+        if repeated and f"{key}.repeated" in self._templates:
+            key = f"{key}.repeated"
+        template = self._templates.get(key) or self._templates[_base_key(finding.template)]
+        return string.Template(template).safe_substitute(template_values(finding))
