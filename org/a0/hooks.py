@@ -8,7 +8,7 @@ import traceback
 from typing import Any
 
 from org.kernel import dispatcher
-from org.kernel.outcomes import record_outcome
+from org.kernel.outcomes import diagnosed_verdict, record_outcome
 from org.kernel.report import logger, warn_once
 from org.kernel.store import OrganizationStore
 from org.supervisor.microcosm import MicrocosmSupervisor
@@ -39,7 +39,9 @@ def tool_execute_after(agent: Any, response: Any = None, tool_name: Any = None, 
         message = getattr(response, "message", response)
         current = getattr(getattr(agent, "loop_data", None), "current_tool", None)
         args = getattr(current, "args", None)
-        record_outcome(agent.data, tool, args, message if isinstance(message, str) else str(message))
+        verdict = diagnosed_verdict(agent, tool)
+        ok, error_type = verdict if verdict is not None else (None, None)
+        record_outcome(agent.data, tool, args, message if isinstance(message, str) else str(message), ok, error_type)
     except Exception as exc:
         _failed("org tool-outcome recorder", exc)
 

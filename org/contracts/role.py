@@ -24,7 +24,7 @@ TriggerMetric = Literal[
 Comparison = Literal[">", ">=", "<", "<=", "==", "!="]
 
 METRIC_HELP: dict[str, str] = {
-    "consecutive_tool_failures": "highest count of back-to-back failures of any one tool",
+    "consecutive_tool_failures": "most failures of any one tool since the last successful tool call",
     "recent_tool_failures": "failures among the tool outcomes kept in the failure history",
     "distinct_failing_tools": "how many different tools failed in the current failure streak",
     "turns_without_progress": "turns since the plan (HTN) or the pack's own progress signal last advanced",

@@ -36,6 +36,12 @@ def _tokens_used(agent: Any) -> int | None:
     return None
 
 
+def reset_lookups() -> None:
+    """Forget the plugin look-up (it is cached, failures included, to keep turns cheap)."""
+    global _plugin_lookup
+    _plugin_lookup = False
+
+
 def _model_config_plugin() -> Callable[[Any], dict] | None:
     global _plugin_lookup
     if _plugin_lookup is False:

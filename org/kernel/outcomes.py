@@ -171,6 +171,24 @@ def update_failure_record(data: dict, tool: str, ok: bool, error_type: str | Non
     del record["history"][:-FAILURE_HISTORY_LIMIT]
 
 
+def diagnosed_verdict(agent: Any, tool: str) -> tuple[bool, str | None] | None:
+    """An error-comprehension layer's verdict on the tool call just made, if it left one.
+
+    ``agent._error_diagnosis`` (a dict or an object) with ``tool`` equal to this tool and
+    an ``error_class``: a string means failed with that error type, None means no error.
+    """
+    diagnosis = getattr(agent, "_error_diagnosis", None)
+    if diagnosis is None:
+        return None
+    get = diagnosis.get if isinstance(diagnosis, dict) else (lambda key, default=None: getattr(diagnosis, key, default))
+    if get("tool") != tool or "error_class" not in (diagnosis if isinstance(diagnosis, dict) else vars(diagnosis)):
+        return None
+    error_class = get("error_class")
+    if error_class is None:
+        return (True, None)
+    return (False, str(error_class)) if isinstance(error_class, str) and error_class else None
+
+
 def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: bool | None = None, error_type: str | None = None) -> ToolOutcome:
     """Record one tool outcome in both records. ``ok`` None means: classify from output."""
     if ok is None:

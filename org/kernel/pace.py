@@ -28,19 +28,23 @@ class PaceMetrics:
 
 
 def metrics_from(failures: Any, turns_without_progress: int, max_turns_without_progress: int, context_fill: float | None) -> PaceMetrics:
-    consecutive = 0
+    """Metrics from the ``_tool_failures`` record.
+
+    Failure counts come from its history, which a success clears, so they describe the
+    current failure streak. (Its per-tool ``consecutive`` counters are only reset by a
+    success of the same tool, and a tool abandoned after two failures would otherwise
+    hold PACE up for the rest of the session.)
+    """
     history: list = []
-    if isinstance(failures, dict):
-        counts = failures.get("consecutive")
-        if isinstance(counts, dict):
-            consecutive = max((int(v) for v in counts.values() if isinstance(v, (int, float)) and not isinstance(v, bool)), default=0)
-        if isinstance(failures.get("history"), list):
-            history = failures["history"]
-    tools = {entry.get("tool") for entry in history if isinstance(entry, dict)}
+    if isinstance(failures, dict) and isinstance(failures.get("history"), list):
+        history = [entry for entry in failures["history"] if isinstance(entry, dict)]
+    per_tool: dict[Any, int] = {}
+    for entry in history:
+        per_tool[entry.get("tool")] = per_tool.get(entry.get("tool"), 0) + 1
     return PaceMetrics(
-        consecutive_tool_failures=consecutive,
+        consecutive_tool_failures=max(per_tool.values(), default=0),
         recent_tool_failures=len(history),
-        distinct_failing_tools=len(tools),
+        distinct_failing_tools=len(per_tool),
         turns_without_progress=turns_without_progress,
         progress_budget_used=turns_without_progress / max(1, max_turns_without_progress),
         context_fill=context_fill,

@@ -35,12 +35,12 @@ class LoadedOrganization:
             self.role_dicts = {rid: role.model_dump(mode="json") for rid, role in self.roles.items()}
 
 
-def _stamp(path: Path) -> tuple[int, int] | None:
+def _stamp(path: Path) -> tuple[str, int, int] | None:
     try:
         st = os.stat(path)
     except OSError:
         return None
-    return (st.st_mtime_ns, st.st_size)
+    return (str(path), st.st_mtime_ns, st.st_size)
 
 
 class OrganizationStore:
@@ -48,8 +48,8 @@ class OrganizationStore:
 
     def __init__(self, root: Path | None = None):
         self._root = root
-        self._active_stamp: tuple[int, int] | None = None
-        self._file_stamps: dict[Path, tuple[int, int] | None] = {}
+        self._active_stamp: tuple[str, int, int] | None = None
+        self._file_stamps: dict[Path, tuple[str, int, int] | None] = {}
         self._loaded: LoadedOrganization | None = None
         self._checked_at = 0.0
 

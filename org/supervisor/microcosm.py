@@ -26,6 +26,8 @@ from .steering import SteeringBook
 
 #: Saved with the chat (no leading underscore), so the turn counter and cooldowns survive a reload.
 STATE_KEY = "org_supervisor"
+#: UI log heading of each injection: "Supervisor: <anomaly>".
+STEERING_HEADING = "Supervisor: "
 #: Per monologue, like Agent-Zero's own repeat check.
 PREVIOUS_RESPONSE_KEY = "_org_previous_response"
 
@@ -130,7 +132,7 @@ class MicrocosmSupervisor:
                 finding = result.steer
                 finding.text = self.steering(layout).render(finding, repeated=state.episode.get(finding.anomaly, 0) > 1)
                 await add_warning(agent, finding.text)
-                ui_log(agent, type="warning", heading=f"Supervisor: {finding.anomaly}", content=finding.text)
+                ui_log(agent, type="warning", heading=f"{STEERING_HEADING}{finding.anomaly}", content=finding.text)
             if result.findings and getattr(agent, "number", 0) == 0:
                 salute.correct_health(layout, role.role_id, result.health, [f.anomaly for f in result.findings], state.turn)
             return result

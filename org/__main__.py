@@ -1,0 +1,5 @@
+import sys
+
+from org.cli import main
+
+sys.exit(main())

@@ -1,0 +1,96 @@
+"""``a0org``: the pack's command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from org.validate import validate_paths
+
+    problems, checked = validate_paths([Path(p) for p in args.paths])
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    status = "valid" if not problems else f"{len(problems)} problem(s)"
+    print(f"{checked} file(s) checked: {status}")
+    return 0 if not problems and checked else 1
+
+
+def _cmd_schemas(args: argparse.Namespace) -> int:
+    from org.schema_export import write_schemas
+
+    written = write_schemas(Path(args.out))
+    for path in written:
+        print(f"wrote {path}")
+    print(f"{len(written)} schema file(s) changed in {args.out}")
+    return 0
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from org.demo import run_demo
+
+    run_demo(sys.stdout, Path(args.out) if args.out else None, era=args.era)
+    return 0
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from org.kernel.documents import DocumentError
+    from org.replay import replay
+
+    try:
+        lines = replay(Path(args.trace), era=args.era, org_dir=Path(args.org_dir) if args.org_dir else None)
+    except DocumentError as exc:
+        for problem in exc.problems:
+            print(problem, file=sys.stderr)
+        return 2
+    for line in lines:
+        print(json.dumps(line, ensure_ascii=False))
+    return 0
+
+
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    from org import doctor
+
+    return doctor.run(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="a0org", description="An executive officer for Agent-Zero.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("validate", help="validate role doctrines, organizations, active.json and SALUTE reports")
+    p.add_argument("paths", nargs="+", help="files or folders (folders are searched for *.yaml, *.yml, *.json)")
+    p.set_defaults(func=_cmd_validate)
+
+    p = sub.add_parser("schemas", help="write the JSON Schemas generated from the contracts")
+    p.add_argument("--out", default="schemas", help="target folder (default: ./schemas)")
+    p.set_defaults(func=_cmd_schemas)
+
+    p = sub.add_parser("demo", help="run a scripted session through the hook files and show the steering")
+    p.add_argument("--out", help="folder for the organization and SALUTE reports (default: a new temporary folder)")
+    p.add_argument("--era", choices=["C", "D"], default="D", help="Agent-Zero API to stand in for: C = v0.9.8.x, D = v0.9.9+/v1.x")
+    p.set_defaults(func=_cmd_demo)
+
+    p = sub.add_parser("replay", help="run a recorded trace (JSON lines) and print one JSON line per steering")
+    p.add_argument("trace")
+    p.add_argument("--era", choices=["C", "D"], default="D")
+    p.add_argument("--org-dir", help="keep the organization folder (and its SALUTE reports) here")
+    p.set_defaults(func=_cmd_replay)
+
+    p = sub.add_parser("doctor", help="check an Agent-Zero installation of the pack")
+    p.add_argument("--a0-root", default="/a0")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_doctor)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,91 @@
+"""``a0org demo``: a scripted session through the real hook files, no Agent-Zero needed.
+
+Normal work, then a tool loop, an oscillation, a failure cascade, a stall, a filling
+context and a PACE escalation, with the supervisor steering as each one appears.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any, TextIO
+
+from org.contracts import TraceHeader, TraceTurn
+from org.replay import organization_home, run_session
+
+#: The demo runs the radio check every turn and calls 4 turns without progress a stall,
+#: so that every anomaly shows up within a short session.
+DEMO_DOCTRINE = {"radio_check_interval_turns": 1, "max_turns_without_progress": 4}
+
+
+def _ok(tool: str, args: dict, output: str, **extra: Any) -> dict:
+    return {"tool": tool, "args": args, "output": output, **extra}
+
+
+def demo_script() -> list[tuple[str, dict]]:
+    """(phase, turn) pairs; turns are numbered when the session is built."""
+    missing = "cat: /app/config.yml: No such file or directory"
+    plan = {"plan_name": "add_config_loader", "current_step": "write the loader"}
+    script: list[tuple[str, dict]] = []
+    add = lambda phase, *turns: script.extend((phase, t) for t in turns)  # noqa: E731
+    add("normal work",
+        _ok("code_execution_tool", {"runtime": "terminal", "code": "ls /app"}, "main.py\nrequirements.txt\nsettings/"),
+        _ok("code_execution_tool", {"runtime": "terminal", "code": "cat /app/main.py"}, "import settings\nprint(settings.load())"),
+        _ok("text_editor", {"op": "read", "path": "/app/settings/__init__.py"}, "def load():\n    return {}"),
+        _ok("code_execution_tool", {"runtime": "terminal", "code": "python /app/main.py"}, "{}"))
+    add("tool loop", *[_ok("code_execution_tool", {"runtime": "terminal", "code": "cat /app/config.yml"}, missing) for _ in range(3)])
+    add("recovery", _ok("code_execution_tool", {"runtime": "terminal", "code": "ls /app/settings"}, "__init__.py\ndefaults.yml"))
+    for _ in range(2):
+        add("oscillation",
+            _ok("search_engine", {"query": "settings loader defaults.yml"}, "ConnectionError: Connection refused"),
+            _ok("document_query", {"document": "/app/docs/settings.md"}, "FileNotFoundError: [Errno 2] No such file or directory: '/app/docs/settings.md'"))
+    add("recovery", _ok("code_execution_tool", {"runtime": "terminal", "code": "cat /app/settings/defaults.yml"}, "debug: false\nport: 8080"))
+    add("cascade",
+        _ok("code_execution_tool", {"runtime": "terminal", "code": "pip install pyyaml"}, "ERROR: Could not install packages due to an OSError: [Errno 13] Permission denied"),
+        _ok("text_editor", {"op": "write", "path": "/srv/app/loader.py"}, "PermissionError: [Errno 13] Permission denied: '/srv/app/loader.py'"),
+        _ok("browser_agent", {"message": "open the PyYAML docs"}, "ConnectionError: Name or service not known"))
+    add("recovery", _ok("code_execution_tool", {"runtime": "terminal", "code": "python -c 'import yaml'"}, ""))
+    for since in range(1, 7):
+        add("stall", _ok("text_editor", {"op": "read", "path": f"/app/settings/part{since}.py"}, f"# part {since}", htn={**plan, "turns_since_progress": since}))
+    add("context filling up",
+        _ok("code_execution_tool", {"runtime": "terminal", "code": "pytest -q"}, "3 passed", htn={**plan, "current_step": "run tests", "turns_since_progress": 0}, context_fill=0.83),
+        _ok("code_execution_tool", {"runtime": "terminal", "code": "pytest -q -k loader"}, "1 passed", context_fill=0.86),
+        _ok("text_editor", {"op": "read", "path": "/app/README.md"}, "# App", context_fill=0.91),
+        _ok("code_execution_tool", {"runtime": "terminal", "code": "git status --short"}, " M settings/__init__.py", context_fill=0.40))
+    for attempt in range(1, 10):
+        add("PACE escalation", _ok("code_execution_tool", {"runtime": "terminal", "code": f"python deploy.py --attempt {attempt}"},
+                                   f"Traceback (most recent call last):\n  File \"deploy.py\", line {10 + attempt}\nRuntimeError: deploy step {attempt} failed"))
+    return script
+
+
+def _describe(turn: TraceTurn) -> str:
+    args = turn.args or {}
+    target = args.get("code") or args.get("query") or args.get("path") or args.get("document") or args.get("message") or ""
+    return f"{turn.tool}: {target}"
+
+
+def run_demo(out: TextIO, reports_dir: Path | None = None, era: str = "D") -> Path:
+    """Run the demo, printing as it goes. Returns the folder holding the SALUTE reports."""
+    folder = reports_dir or Path(tempfile.mkdtemp(prefix="a0org-demo-"))
+    script = demo_script()
+    turns = [TraceTurn.model_validate({"turn": n, **raw}) for n, (_, raw) in enumerate(script, start=1)]
+    header = TraceHeader(kind="header", role="codegen", doctrine=DEMO_DOCTRINE)
+    with organization_home(folder) as home:
+        results = run_session(header, turns, home, era)
+    out.write(f"a0org demo: role codegen, radio check every turn, {len(turns)} turns\n")
+    phase = None
+    for (name, _), turn, result in zip(script, turns, results):
+        if name != phase:
+            phase = name
+            out.write(f"\n== {phase}\n")
+        out.write(f"turn {turn.turn:2d} | PACE {result.pace or '-':10s} | {_describe(turn)}\n")
+        for anomaly, text in result.steering:
+            out.write(f"         >> {text}\n")
+        for text in result.native_warnings:
+            out.write(f"         (Agent-Zero) {text}\n")
+    total = sum(len(r.steering) for r in results)
+    reports = sorted((folder / "reports").glob("*_latest.json"))
+    archived = len(list((folder / "reports" / "archive").glob("*.json")))
+    out.write(f"\n{total} steering messages in {len(turns)} turns.\n")
+    out.write(f"SALUTE reports written to {folder / 'reports'}: {', '.join(p.name for p in reports)} (+{archived} archived)\n")
+    return folder

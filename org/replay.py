@@ -1,0 +1,136 @@
+"""``a0org replay TRACE.jsonl``: run a recorded session through the real hook files.
+
+The trace is JSON lines (docs/replay.md): an optional header
+``{"kind": "header", "role": ROLE_ID, "doctrine": {overrides}}``, then one line per turn.
+The session runs in a stand-in agent with its own organizations folder holding the
+pack's roles, with the header's role as the default role and its doctrine overrides applied.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterator
+
+import yaml
+
+from org.contracts import RoleProfile, TraceHeader, TraceTurn
+from org.kernel import documents
+from org.kernel.documents import DocumentError, Problem
+from org.kernel.paths import ENV_HOME
+from org.kernel.report import forget_logged
+from org.resources import organizations_templates_dir, roles_dir
+from org.standin.session import StandInSession, TurnResult
+
+REPLAY_ORG_ID = "replay"
+
+
+def load_trace(path: Path) -> tuple[TraceHeader | None, list[TraceTurn]]:
+    """Parse and validate a trace, reporting every bad line with its number."""
+    header: TraceHeader | None = None
+    turns: list[TraceTurn] = []
+    problems: list[Problem] = []
+    try:
+        lines = documents.read_text(path).splitlines()
+    except OSError as exc:
+        raise DocumentError([Problem(str(path), None, "", f"cannot read: {exc.strerror or exc}")]) from None
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problems.append(Problem(str(path), number, "", f"not valid JSON: {exc.msg}"))
+            continue
+        model = TraceHeader if isinstance(data, dict) and data.get("kind") == "header" else TraceTurn
+        if model is TraceHeader and (turns or header is not None):
+            problems.append(Problem(str(path), number, "kind", "a header may only be the first line"))
+            continue
+        try:
+            item = documents.validate(model, data, path)
+        except DocumentError as exc:
+            problems.extend(Problem(p.path, number, p.field, p.reason) for p in exc.problems)
+            continue
+        if isinstance(item, TraceHeader):
+            header = item
+        else:
+            turns.append(item)
+    if problems:
+        raise DocumentError(problems)
+    return header, turns
+
+
+def _deep_merge(base: dict, overrides: dict) -> dict:
+    merged = dict(base)
+    for key, value in overrides.items():
+        merged[key] = _deep_merge(merged[key], value) if isinstance(value, dict) and isinstance(merged.get(key), dict) else value
+    return merged
+
+
+def prepare_organization(home: Path, header: TraceHeader | None) -> str:
+    """Write roles, an organization and ``active.json`` for the replay into ``home``.
+
+    Returns the role the session starts in.
+    """
+    (home / "roles").mkdir(parents=True, exist_ok=True)
+    for role_file in roles_dir().glob("*.yaml"):
+        shutil.copyfile(role_file, home / "roles" / role_file.name)
+    organization = yaml.safe_load((organizations_templates_dir() / "software_dev.yaml").read_text(encoding="utf-8"))
+    role_id = header.role if header and header.role else organization["default_role"]
+    role_path = home / "roles" / f"{role_id}.yaml"
+    if not role_path.exists():
+        raise DocumentError([Problem("trace header", 1, "role", f"no role '{role_id}' among the pack's roles")])
+    if header and header.doctrine:
+        role = yaml.safe_load(role_path.read_text(encoding="utf-8"))
+        role["doctrine"] = _deep_merge(role.get("doctrine", {}), header.doctrine)
+        documents.validate(RoleProfile, role, "trace header (doctrine overrides)")
+        role_path.write_text(yaml.safe_dump(role, sort_keys=False), encoding="utf-8")
+    organization.update(org_id=REPLAY_ORG_ID, org_name="Replay", default_role=role_id)
+    if role_id not in {r for node in organization["hierarchy"].values() for r in node.get("subordinates", [])} | set(organization["hierarchy"]):
+        organization["hierarchy"].setdefault(role_id, {"subordinates": []})
+    (home / f"{REPLAY_ORG_ID}.yaml").write_text(yaml.safe_dump(organization, sort_keys=False), encoding="utf-8")
+    active = {"schema_version": 1, "org_id": REPLAY_ORG_ID, "activated_at": datetime.now(timezone.utc).isoformat(), "activated_by": "a0org replay"}
+    (home / "active.json").write_text(json.dumps(active), encoding="utf-8")
+    (home / "reports" / "archive").mkdir(parents=True, exist_ok=True)
+    return role_id
+
+
+@contextmanager
+def organization_home(folder: Path | None) -> Iterator[Path]:
+    """Point the pack at ``folder`` (or a temporary one) for the length of a session."""
+    temporary = folder is None
+    home = Path(tempfile.mkdtemp(prefix="a0org-")) if temporary else folder
+    home.mkdir(parents=True, exist_ok=True)
+    previous = os.environ.get(ENV_HOME)
+    os.environ[ENV_HOME] = str(home)
+    forget_logged()
+    try:
+        yield home
+    finally:
+        if previous is None:
+            os.environ.pop(ENV_HOME, None)
+        else:
+            os.environ[ENV_HOME] = previous
+        if temporary:
+            shutil.rmtree(home, ignore_errors=True)
+
+
+def run_session(header: TraceHeader | None, turns: list[TraceTurn], home: Path, era: str = "D") -> list[TurnResult]:
+    prepare_organization(home, header)
+    return StandInSession(era=era).run(turns)
+
+
+def steering_lines(results: list[TurnResult]) -> list[dict[str, Any]]:
+    return [{"turn": r.turn, "anomaly": anomaly, "text": text} for r in results for anomaly, text in r.steering]
+
+
+def replay(path: Path, era: str = "D", org_dir: Path | None = None) -> list[dict[str, Any]]:
+    header, turns = load_trace(path)
+    with organization_home(org_dir) as home:
+        results = run_session(header, turns, home, era)
+    return steering_lines(results)

@@ -1,0 +1,100 @@
+"""A stand-in for Agent-Zero's extension loader, following its contract.
+
+What it does, as Agent-Zero does it (see docs/agent-zero.md):
+
+* every ``*.py`` in each folder is executed with ``spec_from_file_location(<basename>)``
+  and ``exec_module``, without registering it in ``sys.modules``;
+* in each module the ``Extension`` subclass whose name sorts last is kept;
+* folders are searched in priority order and the first file of a given name wins;
+* the survivors run sorted by file name (plain string order);
+* a new instance per call, ``cls(agent=agent).execute(**kwargs)``. Up to v0.9.8.x every
+  ``execute`` is awaited (a sync one fails); from v0.9.9 a returned awaitable is awaited.
+
+The ``Extension`` base class the hook files import (``helpers.extension`` from v0.9.9,
+``python.helpers.extension`` before) is provided for the duration of the load.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import sys
+import types
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+ERAS = ("C", "D")  # C: v0.9.8.x layout and API; D: v0.9.9+ / v1.x
+
+
+class Extension:
+    """The base class hook files subclass (same constructor as Agent-Zero's)."""
+
+    def __init__(self, agent: Any, **kwargs: Any):
+        self.agent = agent
+        self.kwargs = kwargs
+
+    def execute(self, **kwargs: Any) -> Any:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+
+def base_module_name(era: str) -> str:
+    return "helpers.extension" if era == "D" else "python.helpers.extension"
+
+
+@contextmanager
+def provided_base_class(era: str) -> Iterator[None]:
+    """Make ``helpers.extension`` (or ``python.helpers.extension``) importable while loading."""
+    parts = base_module_name(era).split(".")
+    saved = {name: sys.modules.get(name) for name in (".".join(parts[:i]) for i in range(1, len(parts) + 1))}
+    try:
+        for i in range(1, len(parts) + 1):
+            name = ".".join(parts[:i])
+            module = types.ModuleType(name)
+            module.__path__ = []  # type: ignore[attr-defined]
+            sys.modules[name] = module
+            if i > 1:
+                setattr(sys.modules[".".join(parts[: i - 1])], parts[i - 1], module)
+        sys.modules[base_module_name(era)].Extension = Extension  # type: ignore[attr-defined]
+        yield
+    finally:
+        for name, module in saved.items():
+            if module is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = module
+
+
+def _load_file(path: Path) -> type[Extension] | None:
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    classes = [c for _, c in inspect.getmembers(module, inspect.isclass) if issubclass(c, Extension) and c is not Extension]
+    return classes[-1] if classes else None  # getmembers sorts by name: keep the last
+
+
+def load_point(folders: list[Path], point: str, era: str) -> list[type[Extension]]:
+    """The extension classes that run at ``point``, in order."""
+    chosen: dict[str, type[Extension]] = {}
+    with provided_base_class(era):
+        for folder in folders:
+            directory = folder / point
+            if not directory.is_dir():
+                continue
+            for path in sorted(directory.glob("*.py")):
+                if path.name in chosen:
+                    continue  # a folder earlier in priority order already provides this file
+                cls = _load_file(path)
+                if cls is not None:
+                    chosen[path.name] = cls
+    return [chosen[name] for name in sorted(chosen)]
+
+
+async def call_point(classes: list[type[Extension]], era: str, agent: Any, **kwargs: Any) -> None:
+    for cls in classes:
+        result = cls(agent=agent).execute(**kwargs)
+        if era == "C":
+            await result  # v0.9.8.x awaits every execute; a sync one fails here, as it would there
+        elif inspect.isawaitable(result):
+            await result

@@ -1,0 +1,153 @@
+"""Runs turns through the real hook files in a stand-in agent, the way Agent-Zero's
+message loop calls them: ``before_main_llm_call``, the model's response, Agent-Zero's
+own repeat check, ``tool_execute_after`` for a tool call, then ``message_loop_end``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import types
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from org.contracts import TraceTurn
+from org.kernel import context_fill
+from org.resources import HOOK_POINTS, extensions_dir
+from org.supervisor.microcosm import STEERING_HEADING
+
+from .agent import REPEAT_WARNING, LoopData, Response, StandInAgent, Tool
+from .loader import call_point, load_point
+
+MODEL_CONFIG_MODULE = "plugins._model_config.helpers.model_config"
+
+
+@dataclass
+class TurnResult:
+    turn: int
+    steering: list[tuple[str, str]]  # (anomaly, text) injected this turn
+    native_warnings: list[str]  # Agent-Zero's own warnings this turn
+    pace: str | None
+
+
+@contextmanager
+def model_config_plugin(agent_ctx_length: int) -> Iterator[None]:
+    """v0.9.9+: the chat model's settings come from the _model_config plugin."""
+    names = ["plugins", "plugins._model_config", "plugins._model_config.helpers", MODEL_CONFIG_MODULE]
+    saved = {name: sys.modules.get(name) for name in names}
+    for name in names:
+        module = types.ModuleType(name)
+        module.__path__ = []  # type: ignore[attr-defined]
+        sys.modules[name] = module
+    sys.modules[MODEL_CONFIG_MODULE].get_chat_model_config = lambda agent: {  # type: ignore[attr-defined]
+        "name": "stand-in-model", "ctx_length": getattr(agent, "ctx_length", agent_ctx_length), "ctx_history": 0.7,
+    }
+    context_fill.reset_lookups()
+    try:
+        yield
+    finally:
+        for name, module in saved.items():
+            if module is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = module
+        context_fill.reset_lookups()
+
+
+class StandInSession:
+    """One agent, one monologue, the pack's hook files loaded as Agent-Zero loads them."""
+
+    def __init__(self, era: str = "D", extension_folders: list[Path] | None = None, ctx_length: int = 32000):
+        self.era = era
+        self.agent = StandInAgent(era=era, ctx_length=ctx_length)
+        self.loop_data = self.agent.loop_data
+        folders = extension_folders or [extensions_dir()]
+        self.points = {point: load_point(folders, point, era) for point in HOOK_POINTS}
+
+    def new_task(self) -> None:
+        self.agent.loop_data = self.loop_data = LoopData()
+
+    async def _call(self, point: str, **kwargs: Any) -> None:
+        await call_point(self.points[point], self.era, self.agent, **kwargs)
+
+    def _apply_layers(self, turn: TraceTurn) -> None:
+        agent = self.agent
+        if turn.htn is not None:
+            agent._htn_state = {  # type: ignore[attr-defined]
+                "plan_name": turn.htn.plan_name, "current_step": turn.htn.current_step,
+                "turns_since_progress": turn.htn.turns_since_progress,
+            }
+        if turn.bst is not None:
+            agent._bst_store = {"__bst_belief_state__": {"domain": turn.bst.domain, "confidence": turn.bst.confidence}}  # type: ignore[attr-defined]
+        if turn.context_fill is not None:
+            agent.data["ctx_window"] = {"text": "", "tokens": int(turn.context_fill * agent.ctx_length)}
+
+    @staticmethod
+    def response_text(turn: TraceTurn) -> str:
+        if turn.response is not None:
+            return turn.response
+        return json.dumps({
+            "thoughts": [f"turn {turn.turn}"],
+            "headline": f"turn {turn.turn}",
+            "tool_name": turn.tool or "",
+            "tool_args": turn.args or {},
+        })
+
+    async def run_turn(self, turn: TraceTurn) -> TurnResult:
+        agent, loop_data = self.agent, self.loop_data
+        loop_data.iteration += 1
+        loop_data.params_temporary = {}
+        history_start, log_start = len(agent.history), len(agent.context.log.items)
+        self._apply_layers(turn)
+        await self._call("before_main_llm_call", loop_data=loop_data)
+        if turn.pace is not None:
+            agent._org_pace_level = turn.pace  # type: ignore[attr-defined]
+        response = self.response_text(turn)
+        if response == loop_data.last_response:
+            # Agent-Zero's own repeat check: the response is kept, a warning added, no tool run
+            agent.hist_add_ai_response(response)
+            agent.hist_add_warning(REPEAT_WARNING)
+            agent.context.log.log(type="warning", content=REPEAT_WARNING)
+        else:
+            agent.hist_add_ai_response(response)
+            if turn.tool:
+                await self._run_tool(turn)
+        await self._call("message_loop_end", loop_data=loop_data)
+        warnings = [m.content["system_warning"] for m in agent.history[history_start:] if m.kind == "warning"]
+        logged = {item.content: item.heading[len(STEERING_HEADING):] for item in agent.context.log.items[log_start:]
+                  if item.heading and item.heading.startswith(STEERING_HEADING)}
+        return TurnResult(
+            turn=turn.turn,
+            steering=[(logged.get(w, "unknown"), w) for w in warnings if w in logged],
+            native_warnings=[w for w in warnings if w not in logged],
+            pace=getattr(agent, "_org_pace_level", None),
+        )
+
+    async def _run_tool(self, turn: TraceTurn) -> None:
+        agent = self.agent
+        tool = Tool(name=turn.tool or "", args=dict(turn.args or {}))
+        self.loop_data.current_tool = tool
+        if turn.ok is not None:
+            # a verdict given by the trace reaches the recorder the way an
+            # error-comprehension layer's would: agent._error_diagnosis
+            agent._error_diagnosis = {"tool": tool.name, "error_class": None if turn.ok else (turn.error_type or "execution")}  # type: ignore[attr-defined]
+        try:
+            response = Response(message=turn.output or "", break_loop=tool.name == "response")
+            await self._call("tool_execute_after", response=response, tool_name=tool.name)
+            agent.hist_add_tool_result(tool.name, response.message)
+        finally:
+            self.loop_data.current_tool = None
+            if hasattr(agent, "_error_diagnosis"):
+                del agent._error_diagnosis  # type: ignore[attr-defined]
+
+    def run(self, turns: list[TraceTurn]) -> list[TurnResult]:
+        async def _all() -> list[TurnResult]:
+            return [await self.run_turn(t) for t in turns]
+
+        if self.era == "D":
+            with model_config_plugin(self.agent.ctx_length):
+                return asyncio.run(_all())
+        return asyncio.run(_all())

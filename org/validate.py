@@ -1,0 +1,51 @@
+"""``a0org validate``: check doctrines, organizations, ``active.json`` and SALUTE reports."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from org.contracts import SCHEMAS
+from org.kernel import documents
+from org.kernel.documents import DocumentError, Problem
+
+_SUFFIXES = {".yaml", ".yml", ".json"}
+
+
+def _files(paths: list[Path]) -> tuple[list[Path], list[Problem]]:
+    files, problems = [], []
+    for path in paths:
+        if path.is_dir():
+            files.extend(sorted(p for p in path.rglob("*") if p.suffix in _SUFFIXES and p.is_file() and ".a0org-manifest" not in p.name and p.parent.name != "schemas"))
+        elif path.is_file():
+            files.append(path)
+        else:
+            problems.append(Problem(str(path), None, "", "no such file or folder"))
+    return files, problems
+
+
+def validate_file(path: Path) -> list[Problem]:
+    try:
+        text = documents.read_text(path)
+        data, lines = documents.parse(path, text)
+    except DocumentError as exc:
+        return exc.problems
+    except UnicodeDecodeError:
+        return [Problem(str(path), None, "", "not UTF-8 text")]
+    kind = documents.guess_kind(data, text)
+    if kind is None or kind not in SCHEMAS:
+        return [Problem(str(path), None, "", "cannot tell what this file is: add the schema modeline, or check it is a role, organization, active.json or SALUTE report")]
+    try:
+        documents.validate(SCHEMAS[kind], data, path, lines)
+    except DocumentError as exc:
+        return exc.problems
+    return []
+
+
+def validate_paths(paths: list[Path]) -> tuple[list[Problem], int]:
+    files, problems = _files(paths)
+    for path in files:
+        problems.extend(validate_file(path))
+    return problems, len(files)
+
+
+__all__ = ["validate_paths", "validate_file"]
