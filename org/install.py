@@ -875,6 +875,7 @@ def preflight(plan: Plan, root: Path) -> None:
 class Printer:
     def __init__(self, options: Options):
         self.options = options
+        self.root = options.a0_root
 
     def step(self, step: Step) -> None:
         if self.options.mode == "check":
@@ -885,9 +886,11 @@ class Printer:
         else:
             self.line(step.state, step.subject, step.note)
 
-    @staticmethod
-    def line(label: str, subject: Path | str, note: str = "") -> None:
-        print(f"  {label:<24} {subject}" + (f"  ({note})" if note else ""), flush=True)
+    def line(self, label: str, subject: Path | str, note: str = "") -> None:
+        # paths inside Agent-Zero are shown relative to it; the header names the root
+        if isinstance(subject, Path) and self.root in subject.parents:
+            subject = subject.relative_to(self.root).as_posix()
+        print(f"  {label:<20} {subject}" + (f"  ({note})" if note else ""), flush=True)
 
 
 def execute(plan: Plan, options: Options, tree: Tree) -> int:
@@ -966,7 +969,7 @@ def parse_args(argv: Sequence[str]) -> Options:
         switch.add_argument("--activate", metavar="ORG_ID", help="make ORG_ID (an installed organization template) the active organization")
         switch.add_argument("--deactivate", action="store_true", help="remove active.json, switching the organization kernel off")
     args = parser.parse_args(list(argv[1:]))
-    if args.python and Path(args.python).resolve() != Path(sys.executable).resolve():
+    if args.python and os.path.abspath(args.python) != os.path.abspath(sys.executable):
         raise InstallError(f"--python {args.python}: run the installer with that Python (the wrapper scripts do), not {sys.executable}.")
     if args.dry_run and args.check_only:
         parser.error("--dry-run and --check-only cannot be combined")

@@ -1,0 +1,86 @@
+"""Shared fixtures: an organization folder and a stand-in Agent-Zero session running the
+real hook files through the loader contract."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from org.contracts import TraceHeader, TraceTurn  # noqa: E402
+from org.kernel.paths import ENV_HOME  # noqa: E402
+from org.kernel.report import forget_logged  # noqa: E402
+from org.replay import prepare_organization  # noqa: E402
+from org.standin.session import StandInSession, TurnResult  # noqa: E402
+
+
+class Session:
+    """A stand-in agent running the pack's hook files; turns are dicts in trace format."""
+
+    def __init__(self, home: Path, era: str):
+        self.home = home
+        self.era = era
+        self.standin = StandInSession(era=era)
+        self.agent = self.standin.agent
+        self.results: list[TurnResult] = []
+
+    def run(self, *turns: dict[str, Any]) -> list[TurnResult]:
+        start = len(self.results) + 1
+        parsed = [TraceTurn.model_validate({"turn": start + i, **t}) for i, t in enumerate(turns)]
+        results = self.standin.run(parsed)
+        self.results.extend(results)
+        return results
+
+    def steering(self) -> list[tuple[int, str, str]]:
+        return [(r.turn, anomaly, text) for r in self.results for anomaly, text in r.steering]
+
+    def anomalies(self) -> list[tuple[int, str]]:
+        return [(turn, anomaly) for turn, anomaly, _ in self.steering()]
+
+
+@pytest.fixture(autouse=True)
+def _clean_log_memory():
+    forget_logged()
+    yield
+    forget_logged()
+
+
+@pytest.fixture
+def org_home(tmp_path, monkeypatch) -> Path:
+    home = tmp_path / "organizations"
+    home.mkdir()
+    monkeypatch.setenv(ENV_HOME, str(home))
+    return home
+
+
+@pytest.fixture
+def make_session(org_home):
+    """make_session(role="codegen", doctrine={...}, era="D", active=True) -> Session."""
+
+    def factory(role: str = "codegen", doctrine: dict | None = None, era: str = "D", active: bool = True) -> Session:
+        prepare_organization(org_home, TraceHeader(kind="header", role=role, doctrine=doctrine or {}))
+        if not active:
+            (org_home / "active.json").unlink()
+        return Session(org_home, era)
+
+    return factory
+
+
+@pytest.fixture(params=["C", "D"], ids=["v0.9.8", "v1.x"])
+def era(request) -> str:
+    return request.param
+
+
+def ok(tool: str, n: int | str, **extra: Any) -> dict:
+    """A successful tool call whose output is new (progress)."""
+    return {"tool": tool, "args": {"n": n}, "output": f"result {n}", **extra}
+
+
+def fail(tool: str, args: dict | None = None, output: str = "cat: /x: No such file or directory", **extra: Any) -> dict:
+    return {"tool": tool, "args": args or {"path": "/x"}, "output": output, **extra}
