@@ -638,7 +638,7 @@ def doctrine_steps(orgs: Path, pack_files: list[PackFile], manifest: dict[str, s
             steps.append(Step(new_path, "current", note="the pack's version, to compare with yours"))
         else:
             state = "missing" if not new_path.exists() else "outdated"
-            steps.append(Step(new_path, state, "write the pack's version to", lambda p=new_path, c=item.content: write_atomically(p, c), writes=new_path, note=f"kept your {path.name}; merge what you need, then delete the .new file"))
+            steps.append(Step(new_path, state, "write", lambda p=new_path, c=item.content: write_atomically(p, c), writes=new_path, note=f"kept your {path.name}; merge what you need, then delete the .new file"))
     return steps, new_manifest
 
 
@@ -683,7 +683,7 @@ def activation_step(orgs: Path, org_id: str, pack_files: list[PackFile]) -> Step
     record = {"schema_version": 1, "org_id": org_id, "activated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "activated_by": "install_all.sh"}
     content = (json.dumps(record, indent=2) + "\n").encode("utf-8")
     state = "missing" if not active.exists() else "other organization active"
-    return Step(active, state, f"activate {org_id} in", lambda: write_atomically(active, content), writes=active)
+    return Step(active, state, "write", lambda: write_atomically(active, content), writes=active, note=f"activates {org_id}")
 
 
 def deactivation_step(orgs: Path) -> Step:

@@ -20,6 +20,7 @@ from typing import Any
 from org.contracts import Finding
 from org.contracts.common import HEALTH_ORDER
 from org.contracts.finding import SEVERITY_ORDER
+from org.contracts.role import Doctrine
 
 from .detectors import DETECTORS, run_detectors
 from .snapshot import Snapshot
@@ -91,21 +92,26 @@ def _rank(finding: Finding) -> tuple[int, int]:
     return (-SEVERITY_ORDER.index(finding.severity), _PRIORITY[finding.anomaly])
 
 
-def radio_check(snapshot: Snapshot, state: SupervisorState) -> RadioCheckResult:
-    """Run the detectors and apply the cooldown rule. Updates ``state`` for what steers."""
-    findings = sorted(run_detectors(snapshot), key=_rank)
+def decide(findings: list[Finding], state: SupervisorState, doctrine: Doctrine) -> RadioCheckResult:
+    """Apply the cooldown rule to one check's findings. Updates ``state`` for what steers."""
+    findings = sorted(findings, key=_rank)
     present = {f.anomaly for f in findings}
     for anomaly in list(state.episode):
         if anomaly not in present:
             del state.episode[anomaly]  # the anomaly cleared: its next steering starts a new episode
-    steer = next((f for f in findings if may_steer(f, state, snapshot.doctrine.cooldown_for(f.anomaly))), None)
+    steer = next((f for f in findings if may_steer(f, state, doctrine.cooldown_for(f.anomaly))), None)
     if steer is not None:
-        state.last_fired[steer.anomaly] = snapshot.turn
+        state.last_fired[steer.anomaly] = steer.turn
         state.last_severity[steer.anomaly] = steer.severity
         state.episode[steer.anomaly] = state.episode.get(steer.anomaly, 0) + 1
         state.injections += 1
     health = max((_HEALTH_FOR_SEVERITY[f.severity] for f in findings), key=HEALTH_ORDER.index, default="nominal")
     return RadioCheckResult(findings=findings, steer=steer, health=health)
+
+
+def radio_check(snapshot: Snapshot, state: SupervisorState) -> RadioCheckResult:
+    """Run the detectors over a snapshot and decide what steers."""
+    return decide(run_detectors(snapshot), state, snapshot.doctrine)
 
 
 def is_check_turn(turn: int, interval: int) -> bool:

@@ -1,0 +1,86 @@
+"""``a0org replay`` and ``a0org demo``, run as real processes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import ROOT
+
+
+def a0org(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "org", *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+def write_trace(path: Path, lines: list[dict]) -> Path:
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    return path
+
+
+def test_replay_prints_one_json_line_per_steering(tmp_path):
+    trace = write_trace(tmp_path / "t.jsonl", [
+        {"kind": "header", "role": "codegen", "doctrine": {"radio_check_interval_turns": 1}},
+        *[{"turn": n, "tool": "code_execution_tool", "args": {"code": "cat /x"}, "output": "cat: /x: No such file or directory"} for n in (1, 2, 3)],
+        {"turn": 4, "tool": "code_execution_tool", "args": {"code": "ls"}, "output": "a"},
+        {"turn": 5, "tool": "t", "ok": True, "output": "fine", "context_fill": 0.93},
+        {"turn": 6, "tool": "t", "args": {"x": 1}, "ok": False, "error_type": "permission", "output": ""},
+        {"turn": 7, "tool": "t", "args": {"x": 2}, "pace": "emergency"},
+    ])
+    result = a0org("replay", str(trace))
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [(l["turn"], l["anomaly"]) for l in lines] == [(3, "loop"), (5, "context"), (7, "pace")]
+    assert all(set(l) == {"turn", "anomaly", "text"} and l["text"].startswith("[SUPERVISOR] ") for l in lines)
+
+
+def test_replay_classifier_decides_when_ok_is_absent_and_trace_verdict_wins_when_present(tmp_path):
+    lines = [{"kind": "header", "doctrine": {"radio_check_interval_turns": 1}}]
+    # output that looks like an error but the trace says ok: no failures, no cascade
+    lines += [{"turn": n, "tool": t, "args": {"n": n}, "ok": True, "output": "Traceback (most recent call last): fine"} for n, t in ((1, "a"), (2, "b"), (3, "c"))]
+    # plain output the classifier reads as failures: a cascade
+    lines += [{"turn": n, "tool": t, "args": {"n": n}, "output": f"{t}: Permission denied"} for n, t in ((4, "a"), (5, "b"), (6, "c"))]
+    result = a0org("replay", str(write_trace(tmp_path / "t.jsonl", lines)))
+    assert [json.loads(l)["anomaly"] for l in result.stdout.splitlines()] == ["cascade"]
+    assert json.loads(result.stdout.splitlines()[0])["turn"] == 6
+
+
+def test_replay_era_c_gives_the_same_steering(tmp_path):
+    trace = write_trace(tmp_path / "t.jsonl", [{"kind": "header", "doctrine": {"radio_check_interval_turns": 1}}] +
+                        [{"turn": n, "tool": "x", "args": {}, "output": "ConnectionError: Connection refused"} for n in range(1, 5)])
+    assert a0org("replay", "--era", "C", str(trace)).stdout == a0org("replay", str(trace)).stdout != ""
+
+
+def test_replay_reports_bad_lines_with_numbers(tmp_path):
+    trace = tmp_path / "bad.jsonl"
+    trace.write_text('{"turn": 1}\n{not json\n{"turn": "two"}\n{"kind": "header"}\n{"turn": 3, "pace": "panic"}\n')
+    result = a0org("replay", str(trace))
+    assert result.returncode == 2 and result.stdout == ""
+    err = result.stderr
+    assert f"{trace}:2: (document): not valid JSON" in err
+    assert f"{trace}:3: turn:" in err
+    assert f"{trace}:4: kind: a header may only be the first line" in err
+    assert f"{trace}:5: pace:" in err
+
+
+def test_replay_keeps_the_organization_folder_when_asked(tmp_path):
+    trace = write_trace(tmp_path / "t.jsonl", [{"turn": 1, "tool": "x", "output": "ok"}])
+    assert a0org("replay", "--org-dir", str(tmp_path / "org"), str(trace)).returncode == 0
+    assert (tmp_path / "org" / "reports" / "codegen_latest.json").exists()
+
+
+def test_demo_shows_every_anomaly_and_writes_reports(tmp_path):
+    result = a0org("demo", "--out", str(tmp_path / "demo"))
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    for phase in ("normal work", "tool loop", "oscillation", "cascade", "stall", "PACE escalation"):
+        assert f"== {phase}" in out
+    for words in ("Loop:", "Oscillation:", "Cascade:", "Stall:", "Context is", "PACE contingent", "PACE emergency"):
+        assert f">> [SUPERVISOR] {words}" in out
+    normal = out.split("== normal work")[1].split("==")[0]
+    assert "[SUPERVISOR]" not in normal
+    assert (tmp_path / "demo" / "reports" / "codegen_latest.json").exists()
+    assert str(tmp_path / "demo" / "reports") in out
+    validate = a0org("validate", str(tmp_path / "demo" / "reports"))
+    assert validate.returncode == 0, validate.stdout + validate.stderr

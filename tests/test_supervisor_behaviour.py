@@ -1,0 +1,85 @@
+"""Supervisor behaviour beyond the eight criteria: coexistence with Agent-Zero's own
+warnings, state across a chat reload, health correction, steering templates."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import Session, fail, ok
+from org.contracts import SaluteReport
+from org.supervisor.steering import count_sentences
+
+
+def test_no_loop_steering_on_the_turn_agent_zero_warned_about_a_repeat(make_session, era):
+    session = make_session(era=era, doctrine={"radio_check_interval_turns": 2})
+    same = fail("code_execution_tool")
+    session.run(*[{**same, "response": f"r{n}"} for n in (1, 2, 3)])  # a loop, not yet checked (turn 3)
+    results = session.run({**same, "response": "r3"})  # Agent-Zero's own repeat check fires on turn 4
+    assert results[0].native_warnings and results[0].steering == []
+    session.run({**same, "response": "r5"}, {**same, "response": "r6"})
+    assert session.anomalies() == [(6, "loop")]  # heard at the next check
+
+
+def test_every_steering_is_tagged_and_at_most_three_sentences(make_session):
+    session = make_session(doctrine={"radio_check_interval_turns": 1, "max_turns_without_progress": 2})
+    session.run(*[fail(t) for t in "abc"], *[fail("d") for _ in range(3)], ok("x", 1, context_fill=0.95),
+                *[{"response": f"r{i}", "htn": {"turns_since_progress": 9, "current_step": "step. with. dots!"}} for i in range(4)])
+    texts = [text for _, _, text in session.steering()]
+    assert len(texts) >= 4
+    for text in texts:
+        assert text.startswith("[SUPERVISOR] ") and count_sentences(text) <= 3, text
+    logged = [i for i in session.agent.context.log.items if i.heading and i.heading.startswith("Supervisor: ")]
+    assert [i.content for i in logged] == texts and all(i.type == "warning" for i in logged)
+
+
+def test_turn_counter_and_cooldowns_survive_a_chat_reload(make_session, org_home):
+    session = make_session(doctrine={"radio_check_interval_turns": 1, "max_turns_without_progress": 10})
+    plan = {"plan_name": "p", "current_step": "s"}
+    session.run(ok("t", 1, htn={**plan, "turns_since_progress": 11}))
+    assert session.anomalies() == [(1, "stall")]
+    # Agent-Zero saves agent.data without "_" keys, as JSON, and restores it into a new agent
+    saved = json.loads(json.dumps({k: v for k, v in session.agent.data.items() if not k.startswith("_")}))
+    reloaded = Session(org_home, "D")
+    reloaded.agent.data.update(saved)
+    reloaded.results = list(session.results)
+    reloaded.run(*[ok("t", i, htn={**plan, "turns_since_progress": 11 + i}) for i in range(2, 5)])
+    assert reloaded.agent.data["org_supervisor"]["turn"] == 4
+    assert reloaded.anomalies() == [(1, "stall"), (4, "stall")]  # held at 2 and 3 after the reload
+
+
+def test_supervisor_raises_salute_health_when_it_sees_worse(make_session, org_home):
+    session = make_session(doctrine={"radio_check_interval_turns": 1, "salute_interval_turns": 50})
+    session.run(ok("t", 1), fail("a"), fail("b", output="PermissionError: no"))
+    before = SaluteReport.model_validate_json((org_home / "reports" / "codegen_latest.json").read_text())
+    assert before.status.health == "nominal" and before.supervisor is None
+    session.run(fail("c", output="ConnectionError: Connection refused"))
+    after = SaluteReport.model_validate_json((org_home / "reports" / "codegen_latest.json").read_text())
+    assert after.status.health == "critical" and after.status.health_source == "supervisor"
+    assert after.supervisor.anomalies == ["cascade"] and after.reason == "supervisor"
+
+
+def test_user_steering_overrides_apply_and_a_broken_one_falls_back(make_session, org_home):
+    (org_home / "steering.yaml").write_text(
+        'loop_repeat: "[SUPERVISOR] Same $tool call again ($times times). Try another way."\n'
+        'cascade: "No tag here."\n'
+    )
+    session = make_session(doctrine={"radio_check_interval_turns": 1})
+    session.run(*[fail("x") for _ in range(3)], ok("y", 1), *[fail(t) for t in "abc"])
+    texts = [text for _, _, text in session.steering()]
+    assert texts[0] == "[SUPERVISOR] Same x call again (3 times). Try another way."
+    assert texts[1].startswith("[SUPERVISOR] Cascade:")  # the default, since the override was rejected
+
+
+def test_repeated_episode_uses_the_firmer_wording(make_session):
+    session = make_session(doctrine={"radio_check_interval_turns": 1, "cooldown_turns": 2})
+    session.run(*[fail("x") for _ in range(5)])
+    texts = [text for _, a, text in session.steering() if a == "loop"]
+    assert texts[0].startswith("[SUPERVISOR] Loop:") and texts[1].startswith("[SUPERVISOR] You are still repeating")
+
+
+def test_subordinate_agents_are_supervised_but_write_no_reports(make_session, org_home):
+    session = make_session(doctrine={"radio_check_interval_turns": 1})
+    session.agent.number = 1
+    session.run(*[fail("x") for _ in range(3)])
+    assert [a for _, a in session.anomalies()] == ["loop"]
+    assert not list((org_home / "reports").glob("*_latest.json"))
