@@ -98,10 +98,21 @@ def import_base_class(tree: Tree) -> tuple[type | None, str | None]:
     if root not in sys.path:
         sys.path.insert(0, root)
     module_name = tree.era.base_module
-    try:
-        module = importlib.import_module(module_name)
-    except Exception as exc:  # a broken or foreign tree: report, do not crash
-        return None, f"cannot import {module_name} from {root}: {type(exc).__name__}: {exc}"
+    errors: list[str] = []
+    # Some versions (v0.9.9.0) have an import cycle that only resolves in Agent-Zero's own
+    # order, where agent.py is imported first; so that is the second try.
+    for prelude in ((), ("agent",)):
+        _forget_modules_from(tree.root)
+        try:
+            for name in prelude:
+                importlib.import_module(name)
+            module = importlib.import_module(module_name)
+            break
+        except Exception as exc:  # a broken or foreign tree: report, do not crash
+            first = f" after importing {', '.join(prelude)}.py" if prelude else ""
+            errors.append(f"importing {module_name}{first} failed: {type(exc).__name__}: {exc}")
+    else:
+        return None, f"cannot import {module_name} from {root}: " + "; ".join(errors)
     origin = Path(getattr(module, "__file__", "") or "").resolve()
     if tree.root.resolve() not in origin.parents:
         return None, f"{module_name} was imported from {origin}, not from {root} (another package of that name is on sys.path)"
@@ -109,6 +120,20 @@ def import_base_class(tree: Tree) -> tuple[type | None, str | None]:
     if not isinstance(base, type):
         return None, f"{module_name} ({origin}) has no Extension class"
     return base, None
+
+
+def _forget_modules_from(root: Path) -> None:
+    """Drop modules (partly) imported from ``root`` so a retry starts clean."""
+    root = root.resolve()
+
+    def from_root(module: ModuleType) -> bool:
+        locations = [getattr(module, "__file__", None) or "", *list(getattr(module, "__path__", None) or [])]
+        return any(location and root in Path(location).resolve().parents for location in locations)
+
+    for name, module in list(sys.modules.items()):
+        ours = name == "org" or name.startswith("org.")  # doctor itself may live under the root
+        if module is not None and not ours and from_root(module):
+            del sys.modules[name]
 
 
 @dataclass

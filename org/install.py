@@ -805,6 +805,8 @@ def uninstall_plan(tree: Tree, pack: Pack | None, options: Options) -> Plan:
 def organization_removal_steps(orgs: Path, pack: Pack | None, plan: Plan) -> list[Step]:
     """Remove what we installed and the user left alone; keep edits and reports, and say so."""
     steps: list[Step] = []
+    if not orgs.is_dir():
+        return steps
     manifest = read_manifest(orgs)
     shipped = {item.rel: item.sha256 for item in pack.organization_files()} if pack else {}
     for rel in sorted(set(manifest) | set(shipped)):
@@ -829,15 +831,13 @@ def organization_removal_steps(orgs: Path, pack: Pack | None, plan: Plan) -> lis
     reports = [p for p in (orgs / "reports").rglob("*") if p.is_file()] if (orgs / "reports").is_dir() else []
     if reports:
         plan.warnings.append(f"kept {len(reports)} report file(s) in {orgs / 'reports'}: they are your data.")
+    # folders we created go too, once nothing else is left in them (deepest first)
+    removing = {step.writes for step in steps if step.changes}
     for folder in (orgs / "reports" / "archive", orgs / "reports", orgs / "roles", orgs / "schemas", orgs):
-        if folder.is_dir():
-            steps.append(Step(folder, "folder", "remove if empty", lambda f=folder: _remove_if_empty(f), writes=folder))
+        if folder.is_dir() and all(child in removing for child in folder.iterdir()):
+            steps.append(Step(folder, "empty folder", "remove", lambda f=folder: f.rmdir(), writes=folder))
+            removing.add(folder)
     return steps
-
-
-def _remove_if_empty(folder: Path) -> None:
-    if folder.is_dir() and not any(folder.iterdir()):
-        folder.rmdir()
 
 
 def library_removal_step(options: Options) -> Step:

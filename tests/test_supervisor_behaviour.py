@@ -83,3 +83,15 @@ def test_subordinate_agents_are_supervised_but_write_no_reports(make_session, or
     session.run(*[fail("x") for _ in range(3)])
     assert [a for _, a in session.anomalies()] == ["loop"]
     assert not list((org_home / "reports").glob("*_latest.json"))
+
+
+def test_no_loop_steering_when_newer_agent_zero_counted_an_unusable_response_this_turn(make_session):
+    from org.supervisor.microcosm import native_repeat_fired
+    from org.standin.agent import LoopData
+
+    loop_data = LoopData(iteration=4, last_response="a")
+    loop_data.params_persistent["_unusable_response_failures"] = {"iteration": 4, "count": 2}
+    assert native_repeat_fired(loop_data)
+    loop_data = LoopData(iteration=5, last_response="b")
+    loop_data.params_persistent["_unusable_response_failures"] = {"iteration": 4, "count": 2}
+    assert not native_repeat_fired(loop_data)

@@ -4,6 +4,7 @@ from .finding import Finding
 from .organization import ActiveOrganization, Organization
 from .role import Doctrine, PacePlan, RoleProfile
 from .salute import SaluteReport
+from .steering import SteeringTemplates
 from .trace import TraceHeader, TraceTurn
 
 #: schema file stem -> model. ``a0org schemas`` writes ``schemas/<stem>.schema.json``.
@@ -15,6 +16,7 @@ SCHEMAS = {
     "trace_header": TraceHeader,
     "trace_turn": TraceTurn,
     "finding": Finding,
+    "steering": SteeringTemplates,
 }
 
 __all__ = [
@@ -26,6 +28,7 @@ __all__ = [
     "PacePlan",
     "RoleProfile",
     "SaluteReport",
+    "SteeringTemplates",
     "TraceHeader",
     "TraceTurn",
 ]

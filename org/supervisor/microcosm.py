@@ -30,6 +30,8 @@ STATE_KEY = "org_supervisor"
 STEERING_HEADING = "Supervisor: "
 #: Per monologue, like Agent-Zero's own repeat check.
 PREVIOUS_RESPONSE_KEY = "_org_previous_response"
+#: Newer Agent-Zero's own counter of consecutive unusable responses (read only).
+UNUSABLE_RESPONSES_KEY = "_unusable_response_failures"
 
 _roles: dict[int, tuple[dict, RoleProfile]] = {}
 
@@ -51,19 +53,25 @@ def role_profile(role_dict: Any) -> RoleProfile | None:
 
 
 def native_repeat_fired(loop_data: Any) -> bool:
-    """True when Agent-Zero itself warned this turn that the response repeated the last one.
+    """True when Agent-Zero itself warned this turn about a repeated or unusable response.
 
     Agent-Zero compares the new response with ``loop_data.last_response`` (the previous
-    one, same monologue) and warns on equality. We keep the previous response the same
-    way and compare after the fact.
+    one, same monologue) and warns on equality; we keep the previous response the same
+    way and compare after the fact. Newer versions also count repeated, misformatted and
+    empty responses in ``params_persistent["_unusable_response_failures"]``
+    (``{"iteration", "count"}``); an entry for this iteration means one was warned about.
     """
     params = getattr(loop_data, "params_persistent", None)
-    response = getattr(loop_data, "last_response", None)
-    if not isinstance(params, dict) or not isinstance(response, str):
+    if not isinstance(params, dict):
         return False
+    response = getattr(loop_data, "last_response", None)
     previous = params.get(PREVIOUS_RESPONSE_KEY)
-    params[PREVIOUS_RESPONSE_KEY] = response
-    return bool(response) and previous == response
+    if isinstance(response, str):
+        params[PREVIOUS_RESPONSE_KEY] = response
+    repeated = isinstance(response, str) and bool(response) and previous == response
+    breaker = params.get(UNUSABLE_RESPONSES_KEY)
+    warned = isinstance(breaker, dict) and breaker.get("iteration") == getattr(loop_data, "iteration", None)
+    return repeated or warned
 
 
 def build_snapshot(agent: Any, loop_data: Any, role: RoleProfile, turn: int, native_repeat: bool) -> Snapshot:

@@ -12,24 +12,12 @@ from typing import Any
 import yaml
 
 from org.contracts import Finding
+from org.contracts.steering import PLACEHOLDERS
 from org.kernel.report import warn_once
 
 TAG = "[SUPERVISOR]"
 MAX_SENTENCES = 3
 _SENTENCE_END = re.compile(r"[.!?](?:\s+|$)")
-
-#: placeholders each template may use
-PLACEHOLDERS: dict[str, frozenset[str]] = {
-    "stall": frozenset({"turns", "limit", "doing"}),
-    "loop_repeat": frozenset({"tool", "times", "outcome"}),
-    "loop_oscillation": frozenset({"tool_a", "tool_b", "cycles"}),
-    "context_warning": frozenset({"percent"}),
-    "context_critical": frozenset({"percent"}),
-    "cascade": frozenset({"tools", "count"}),
-    "pace_contingent": frozenset({"level", "description"}),
-    "pace_emergency": frozenset({"level", "description"}),
-}
-
 
 def count_sentences(text: str) -> int:
     body = text[len(TAG):] if text.startswith(TAG) else text
