@@ -190,60 +190,76 @@ def _foreign_extension_base(module: ModuleType, base: type) -> str | None:
 
 def check_hook(tree: Tree, hook: Hook, pack: Pack | None, base: type | None) -> Check:
     path = tree.hook_path(hook)
-    subject = hook.label
     if not tree.supports(hook):
-        return Check("hook", INFO, subject, f"not installed: this Agent-Zero has no {hook.point} extension point (added in v0.9.5)")
+        return Check("hook", INFO, hook.label,
+                     f"not installed: this Agent-Zero has no {hook.point} extension point (added in v0.9.5)")
     if not path.is_file():
-        return Check("hook", PROBLEM, subject, f"not installed: {path} is missing", f"run {installer_for(hook)}")
-    details: dict[str, Any] = {"path": str(path), "current": None}
-    notes: list[str] = []
-    level = OK
-    fix = ""
-    if pack is not None and pack.hook_source(hook).is_file():
-        details["current"] = sha256_file(path) == sha256_file(pack.hook_source(hook))
-        notes.append("current" if details["current"] else f"differs from the pack's copy {pack.hook_source(hook)}")
-        if not details["current"]:
-            level, fix = WARNING, f"run {installer_for(hook)} to update it"
+        return Check("hook", PROBLEM, hook.label, f"not installed: {path} is missing", f"run {installer_for(hook)}")
+    check = _currency(hook, path, pack)
     if base is None:
-        return Check("hook", level, subject, "; ".join(notes + ["load not checked (see the base class problem)"]), fix, details)
+        check.message = f"{check.message}; load not checked (see the base class problem)"
+        return check
+    return _loading(tree, hook, path, base, check)
+
+
+def _currency(hook: Hook, path: Path, pack: Pack | None) -> Check:
+    """OK (or a warning when it differs from the pack's copy); the load check adds to it."""
+    check = Check("hook", OK, hook.label, "installed", details={"path": str(path), "current": None})
+    source = pack.hook_source(hook) if pack else None
+    if source is None or not source.is_file():
+        check.message = "installed (no pack to compare with)"
+        return check
+    current = sha256_file(path) == sha256_file(source)
+    check.details["current"] = current
+    check.message = "current" if current else f"differs from the pack's copy {source}"
+    if not current:
+        check.level, check.fix = WARNING, f"run {installer_for(hook)} to update it"
+    return check
+
+
+def _loading(tree: Tree, hook: Hook, path: Path, base: type, check: Check) -> Check:
+    restore = f"run {installer_for(hook)} to restore the pack's copy"
     load = load_like_agent_zero(path, base)
-    details.update(classes=load.classes, printed_on_load=load.printed or None)
+    check.details.update(classes=load.classes, printed_on_load=load.printed or None)
+
+    def problem(message: str, fix: str) -> Check:
+        check.level, check.message, check.fix = PROBLEM, f"{path}: {message}", fix
+        return check
+
     if load.error:
-        return Check("hook", PROBLEM, subject, f"{path} fails to load: {load.error}; Agent-Zero fails the same way at this point",
-                     f"run {installer_for(hook)} to restore the pack's copy; if it persists, report it with this message", details)
-    problem = _class_problem(tree, hook, load)
-    if problem:
-        message, fix = problem
-        return Check("hook", PROBLEM, subject, f"{path}: {message}", fix, details)
+        return problem(f"fails to load: {load.error}; Agent-Zero fails the same way at this point",
+                       f"{restore}; if it persists, report it with this message")
+    wrong_class = _class_problem(tree, load)
+    if wrong_class:
+        return problem(wrong_class, restore if not load.foreign_base else f"{restore}; it must import {tree.era.base_module}")
     kept = load.kept
     assert kept is not None
-    details["class"] = kept.__name__
-    details["execute_async"] = inspect.iscoroutinefunction(kept.execute)
-    notes.append(f"loads: class {kept.__name__}, execute is {'async' if details['execute_async'] else 'sync'}")
+    is_async = inspect.iscoroutinefunction(kept.execute)
+    check.details.update({"class": kept.__name__, "execute_async": is_async})
+    check.message += f"; loads: class {kept.__name__}, execute is {'async' if is_async else 'sync'}"
     if load.org_import_error is _MISSING:
-        return Check("hook", PROBLEM, subject, f"{path} defines no ORG_IMPORT_ERROR, so a failed library import would go unseen",
-                     f"run {installer_for(hook)} to restore the pack's copy", details)
-    details["org_import_error"] = load.org_import_error
+        return problem("defines no ORG_IMPORT_ERROR, so a failed library import would go unseen", restore)
+    check.details["org_import_error"] = load.org_import_error
     if load.org_import_error is not None:
-        return Check("hook", PROBLEM, subject, f"{path} loads but its library import failed: {load.org_import_error}; the hook does nothing",
-                     "install the library into Agent-Zero's Python (install_all.sh without --no-library), then restart Agent-Zero", details)
-    notes.append("library imported")
-    return Check("hook", level, subject, "; ".join(notes), fix, details)
+        return problem(f"loads, but its library import failed: {load.org_import_error}; the hook does nothing",
+                       "install the library into Agent-Zero's Python (install_all.sh without --no-library), "
+                       "then restart Agent-Zero")
+    check.message += "; library imported"
+    return check
 
 
-def _class_problem(tree: Tree, hook: Hook, load: HookLoad) -> tuple[str, str] | None:
-    restore = f"run {installer_for(hook)} to restore the pack's copy"
+def _class_problem(tree: Tree, load: HookLoad) -> str | None:
+    """What stops Agent-Zero from running the hook's class, if anything."""
+    if not load.classes and load.foreign_base:
+        return (f"its class subclasses Extension from {load.foreign_base}, not from {tree.era.base_module}, "
+                "so Agent-Zero finds no extension in it")
     if not load.classes:
-        if load.foreign_base:
-            return (f"its class subclasses Extension from {load.foreign_base}, not from {tree.era.base_module}, "
-                    "so Agent-Zero finds no extension in it", f"{restore}; it must import {tree.era.base_module} first")
-        return "defines no Extension subclass, so Agent-Zero skips it", restore
+        return "defines no Extension subclass, so Agent-Zero skips it"
     if len(load.classes) > 1:
-        return (f"defines {len(load.classes)} Extension subclasses ({', '.join(load.classes)}); Agent-Zero runs only "
-                f"{load.classes[-1]}", restore)
+        return (f"defines {len(load.classes)} Extension subclasses ({', '.join(load.classes)}); "
+                f"Agent-Zero runs only {load.classes[-1]}")
     if tree.era.awaits_execute and not inspect.iscoroutinefunction(load.kept.execute):  # type: ignore[union-attr]
-        return (f"{load.classes[0]}.execute is not async, but Agent-Zero {tree.era.versions} awaits it, so every call fails",
-                restore)
+        return f"{load.classes[0]}.execute is not async, but Agent-Zero {tree.era.versions} awaits it, so every call fails"
     return None
 
 
@@ -259,7 +275,8 @@ def check_hooks(tree: Tree, pack: Pack | None) -> list[Check]:
 
 def check_clashes(tree: Tree) -> list[Check]:
     checks = [
-        Check("clash", PROBLEM if clash.hides_ours else WARNING, str(clash.path), clash.message(), details={"kind": clash.kind, "hook": clash.hook.label})
+        Check("clash", PROBLEM if clash.hides_ours else WARNING, clash.hook.label, clash.describe(), clash.fix,
+              details={"kind": clash.kind, "path": str(clash.path)})
         for clash in find_clashes(tree)
     ]
     return checks or [Check("clash", OK, "name clashes", "no other file shares a name with our hooks")]
@@ -278,18 +295,21 @@ def check_library() -> list[Check]:
         dist_version: str | None = metadata.version(PACKAGE)
     except Exception:
         dist_version = None
-    details = {"version": getattr(org, "__version__", None), "location": str(location), "distribution": dist_version}
-    checks = []
+    version = getattr(org, "__version__", None)
+    details = {"version": version, "location": str(location), "distribution": dist_version}
     if dist_version is None:
-        checks.append(Check("library", WARNING, "org", f"org {details['version']} is imported from {location}, but {PACKAGE} is not installed in {sys.executable}; Agent-Zero will not find it",
-                            "run install_all.sh (it pip-installs the library into Agent-Zero's Python)", details))
+        checks = [Check("library", WARNING, "org",
+                        f"org {version} is imported from {location}, but {PACKAGE} is not installed in "
+                        f"{sys.executable}; Agent-Zero will not find it",
+                        "run install_all.sh (it pip-installs the library into Agent-Zero's Python)", details)]
     else:
-        checks.append(Check("library", OK, "org", f"org {details['version']} ({PACKAGE} {dist_version}) from {location}", details=details))
+        checks = [Check("library", OK, "org", f"org {version} ({PACKAGE} {dist_version}) from {location}", details=details)]
     try:
         importlib.import_module("org.a0.hooks")
     except Exception as exc:  # a missing dependency is the usual cause
         checks.append(Check("library", PROBLEM, "org.a0.hooks", f"cannot import org.a0.hooks: {type(exc).__name__}: {exc}",
-                            f"install the library with its dependencies: run install_all.sh, or `{sys.executable} -m pip install --upgrade <pack folder>`"))
+                            "install the library with its dependencies: run install_all.sh, "
+                            f"or `{sys.executable} -m pip install --upgrade <pack folder>`"))
     return checks
 
 
@@ -303,17 +323,21 @@ def check_organizations(tree: Tree) -> list[Check]:
     roles = sorted(p.stem for p in (orgs / "roles").glob("*.yaml"))
     templates = sorted(p.stem for p in orgs.glob("*.yaml") if p.name != "steering.yaml")
     schemas = sorted(p.name for p in (orgs / "schemas").glob("*.json"))
+    details = {"roles": roles, "templates": templates, "schemas": schemas, "manifest": (orgs / MANIFEST_NAME).is_file()}
+    summary = (f"{len(roles)} role(s), {len(templates)} organization template(s) ({', '.join(templates) or 'none'}), "
+               f"{len(schemas)} schema(s)")
+    complete = bool(roles and templates)
+    checks = [Check("organization", OK if complete else PROBLEM, str(orgs), summary,
+                    "" if complete else "run install_all.sh", details)]
     pending = sorted(str(p.relative_to(orgs)) for p in orgs.rglob("*.new"))
-    summary = f"{len(roles)} role(s), {len(templates)} organization template(s) ({', '.join(templates) or 'none'}), {len(schemas)} schema(s)"
-    checks = [Check("organization", OK if roles and templates else PROBLEM, str(orgs), summary,
-                    "" if roles and templates else "run install_all.sh", {"roles": roles, "templates": templates, "schemas": schemas,
-                                                                           "manifest": (orgs / MANIFEST_NAME).is_file()})]
     if pending:
-        checks.append(Check("organization", INFO, str(orgs), f"the pack's newer versions wait beside your edited files: {', '.join(pending)}",
+        checks.append(Check("organization", INFO, str(orgs),
+                            f"the pack's newer versions wait beside your edited files: {', '.join(pending)}",
                             "merge what you want from each .new file into yours, then delete the .new file"))
     reports = orgs / "reports"
     if not (reports / "archive").is_dir() or not os.access(reports, os.W_OK):
-        checks.append(Check("organization", PROBLEM, str(reports), "reports/ or reports/archive/ is missing or not writable, so SALUTE reports cannot be written",
+        checks.append(Check("organization", PROBLEM, str(reports),
+                            "reports/ or reports/archive/ is missing or not writable, so SALUTE reports cannot be written",
                             "run install_all.sh, or create the folders and make them writable by Agent-Zero"))
     checks.append(check_active(orgs, templates))
     return checks
@@ -323,18 +347,23 @@ def check_active(orgs: Path, templates: list[str]) -> Check:
     active = orgs / ACTIVE_NAME
     activate = f"install_all.sh --activate ORG_ID (installed: {', '.join(templates) or 'none'})"
     if not active.exists():
-        return Check("organization", INFO, str(active), "no active organization: the organization kernel is off", f"to switch it on: {activate}")
+        return Check("organization", WARNING, str(active), "no active organization: the pack does nothing until one is active",
+                     f"to switch it on: {activate}")
     validated = _validate_with_contracts(orgs, active)
     if validated is not None:
         return validated
-    # fallback without PyYAML/pydantic: the JSON and that the template exists
+    # fallback without PyYAML/pydantic: the JSON, and that the template exists
     try:
         org_id = json.loads(active.read_text(encoding="utf-8")).get("org_id")
     except (OSError, ValueError, AttributeError) as exc:
         return Check("organization", PROBLEM, str(active), f"not valid JSON ({exc}); the organization kernel stays off", activate)
-    if not isinstance(org_id, str) or not (orgs / f"{org_id}.yaml").is_file():
-        return Check("organization", PROBLEM, str(active), f"names organization {org_id!r}, but {orgs / f'{org_id}.yaml'} does not exist; the kernel stays off", activate)
-    return Check("organization", OK, str(active), f"active organization: {org_id} (not validated: the library's dependencies are missing)", details={"org_id": org_id})
+    template = orgs / f"{org_id}.yaml"
+    if not isinstance(org_id, str) or not template.is_file():
+        return Check("organization", PROBLEM, str(active),
+                     f"names organization {org_id!r}, but {template} does not exist; the kernel stays off", activate)
+    return Check("organization", OK, str(active),
+                 f"active organization: {org_id} (not validated: the library's dependencies are missing)",
+                 details={"org_id": org_id})
 
 
 def _validate_with_contracts(orgs: Path, active: Path) -> Check | None:
@@ -349,7 +378,8 @@ def _validate_with_contracts(orgs: Path, active: Path) -> Check | None:
         pointer = documents.load(ActiveOrganization, active)
         org_path = orgs / f"{pointer.org_id}.yaml"
         if not org_path.is_file():
-            return Check("organization", PROBLEM, str(active), f"names organization '{pointer.org_id}', but {org_path} does not exist; the kernel stays off",
+            return Check("organization", PROBLEM, str(active),
+                         f"names organization '{pointer.org_id}', but {org_path} does not exist; the kernel stays off",
                          "install_all.sh --activate with an installed template")
         organization = documents.load(Organization, org_path)
     except documents.DocumentError as exc:
@@ -362,8 +392,10 @@ def _validate_with_contracts(orgs: Path, active: Path) -> Check | None:
             problems.append(_problems(exc))
     details = {"org_id": organization.org_id, "roles": organization.role_ids()}
     if problems:
-        return Check("organization", PROBLEM, str(active), f"organization {organization.org_id}: role problems: {'; '.join(problems)}", fix, details)
-    return Check("organization", OK, str(active), f"active organization: {organization.org_id} ({len(details['roles'])} roles, all valid)", details=details)
+        return Check("organization", PROBLEM, str(active),
+                     f"organization {organization.org_id}: role problems: {'; '.join(problems)}", fix, details)
+    return Check("organization", OK, str(active),
+                 f"active organization: {organization.org_id} ({len(details['roles'])} roles, all valid)", details=details)
 
 
 def _problems(exc: Exception) -> str:
@@ -378,7 +410,8 @@ def diagnose(a0_root: Path, pack_dir: Path | None = None) -> Report:
     try:
         tree = detect_tree(a0_root)
     except InstallError as exc:
-        report.add(Check("tree", PROBLEM, str(a0_root), str(exc), "pass --a0-root with Agent-Zero's folder (in the Docker image: /a0)"))
+        report.add(Check("tree", PROBLEM, str(a0_root), str(exc),
+                         "pass --a0-root with Agent-Zero's folder (in the Docker image: /a0)"))
         return report
     found_pack = find_pack_dir(pack_dir)
     pack = Pack(found_pack) if found_pack else None
@@ -418,8 +451,9 @@ def render(report: Report) -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--a0-root", type=Path, default=DEFAULT_A0_ROOT, help="Agent-Zero's folder (default: /a0)")
-    parser.add_argument("--pack-dir", type=Path, help="the pack to compare the installed hooks with (default: found automatically)")
+    parser.add_argument("--a0-root", type=Path, default=DEFAULT_A0_ROOT, metavar="DIR", help="Agent-Zero's folder (default: /a0)")
+    parser.add_argument("--pack-dir", type=Path, metavar="DIR",
+                        help="the pack to compare the installed hooks with (default: found automatically)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
@@ -433,7 +467,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="a0org doctor", description="Check that the pack is installed in Agent-Zero and that every hook loads.")
+    parser = argparse.ArgumentParser(
+        prog="a0org doctor", description="Check that the pack is installed in Agent-Zero and that every hook loads."
+    )
     add_arguments(parser)
     return run(parser.parse_args(argv))
 

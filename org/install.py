@@ -239,27 +239,42 @@ class Clash:
     path: Path
     kind: str  # "replaces ours" | "replaced by ours" | "stale copy"
     ours: Path
+    scope: str = ""  # e.g. "for agent profile agent0", from the folder it sits in
 
     @property
     def hides_ours(self) -> bool:
         return self.kind == "replaces ours"
 
-    def message(self) -> str:
+    def describe(self) -> str:
         if self.kind == "replaces ours":
-            return (
-                f"{self.path} has the same name as our hook {self.hook.name}; Agent-Zero loads it INSTEAD of "
-                f"{self.ours} for the agents or projects that folder applies to. "
-                "Remove it if it is an old copy of ours, or rename it if it is a different extension."
-            )
+            return (f"{self.path} has the same name as our hook, so Agent-Zero loads it INSTEAD of "
+                    f"{self.ours}{' ' + self.scope if self.scope else ''}.")
         if self.kind == "replaced by ours":
-            return (
-                f"{self.path} has the same name as our hook {self.hook.name}; Agent-Zero loads ours ({self.ours}) "
-                "instead, so that file never runs. Rename it if you need both."
-            )
-        return (
-            f"{self.path} is a copy of our hook left in a folder this Agent-Zero version does not read "
-            "(harmless, but confusing). Remove it."
-        )
+            return (f"{self.path} has the same name as our hook; Agent-Zero loads ours ({self.ours}) instead, "
+                    "so that file never runs.")
+        return (f"{self.path} is a copy of our hook in a folder this Agent-Zero version does not read "
+                "(harmless, but confusing).")
+
+    @property
+    def fix(self) -> str:
+        if self.kind == "replaces ours":
+            return "Remove it if it is an old copy of ours; rename it if it is a different extension."
+        if self.kind == "replaced by ours":
+            return "Rename it if you need both."
+        return "Remove it."
+
+    def message(self) -> str:
+        return f"{self.describe()} {self.fix}"
+
+
+def _scope(root: Path, folder: Path) -> str:
+    """Whom a higher-priority folder applies to, read from its path."""
+    parts = folder.relative_to(root).parts
+    scope = []
+    for marker, words in (("projects", "in project"), ("plugins", "through plugin"), ("agents", "for agent profile")):
+        if marker in parts and parts.index(marker) + 1 < len(parts):
+            scope.append(f"{words} {parts[parts.index(marker) + 1]}")
+    return ", ".join(scope)
 
 
 def find_clashes(tree: Tree, hooks: Iterable[Hook] = HOOKS) -> list[Clash]:
@@ -277,7 +292,7 @@ def find_clashes(tree: Tree, hooks: Iterable[Hook] = HOOKS) -> list[Clash]:
             for pattern in patterns:
                 for path in sorted(tree.root.glob(pattern.format(point=hook.point) + "/" + hook.name)):
                     if path.is_file() and path != ours:
-                        clashes.append(Clash(hook, path, kind, ours))
+                        clashes.append(Clash(hook, path, kind, ours, _scope(tree.root, path.parent)))
     return clashes
 
 
@@ -437,15 +452,18 @@ def library_status(python: str, pack: Pack) -> LibraryStatus:
         return LibraryStatus("missing", f"{python} cannot import org ({probe['import_error']})", installed=installed)
     location = Path(probe["location"]).resolve()
     if pack.root in location.parents:
-        return LibraryStatus("current", f"org {probe['version']} (editable install of {pack.root})", probe.get("hooks_error"), installed)
+        detail = f"org {probe['version']} (editable install of {pack.root})"
+        return LibraryStatus("current", detail, probe.get("hooks_error"), installed)
     if not installed:
         return LibraryStatus("missing", f"org at {location} is not the {PACKAGE} distribution")
     stale = _stale_library_files(pack, probe.get("record", {}))
     hooks_error = probe.get("hooks_error")
     where = f"org {probe['dist_version']} at {location.parent}"
-    if probe["dist_version"] != pack.version or stale:
-        why = f"differs from the pack in {stale[0]}" + (f" and {len(stale) - 1} more" if len(stale) > 1 else "") if stale else f"the pack is {pack.version}"
-        return LibraryStatus("outdated", f"{where}; {why}", hooks_error, installed)
+    if stale:
+        more = f" and {len(stale) - 1} more" if len(stale) > 1 else ""
+        return LibraryStatus("outdated", f"{where}; differs from the pack in {stale[0]}{more}", hooks_error, installed)
+    if probe["dist_version"] != pack.version:
+        return LibraryStatus("outdated", f"{where}; the pack is {pack.version}", hooks_error, installed)
     return LibraryStatus("current", where, hooks_error, installed)
 
 
@@ -638,7 +656,10 @@ def doctrine_steps(orgs: Path, pack_files: list[PackFile], manifest: dict[str, s
             steps.append(Step(new_path, "current", note="the pack's version, to compare with yours"))
         else:
             state = "missing" if not new_path.exists() else "outdated"
-            steps.append(Step(new_path, state, "write", lambda p=new_path, c=item.content: write_atomically(p, c), writes=new_path, note=f"kept your {path.name}; merge what you need, then delete the .new file"))
+            steps.append(Step(
+                new_path, state, "write", lambda p=new_path, c=item.content: write_atomically(p, c), writes=new_path,
+                note=f"kept your {path.name}; merge what you need, then delete the .new file",
+            ))
     return steps, new_manifest
 
 
@@ -664,7 +685,10 @@ def declared_org_id(text: str) -> str | None:
 
 def activation_step(orgs: Path, org_id: str, pack_files: list[PackFile]) -> Step:
     if not ORG_ID_RE.match(org_id):
-        raise InstallError(f"--activate {org_id!r}: not a valid organization id (lower-case letters, digits, '_' and '-', at most 64, starting with a letter or digit).")
+        raise InstallError(
+            f"--activate {org_id!r}: not a valid organization id "
+            "(lower-case letters, digits, '_' and '-', at most 64, starting with a letter or digit)."
+        )
     template = orgs / f"{org_id}.yaml"
     shipped = {item.rel: item for item in pack_files}
     if template.is_file():
@@ -672,15 +696,26 @@ def activation_step(orgs: Path, org_id: str, pack_files: list[PackFile]) -> Step
     elif f"{org_id}.yaml" in shipped:
         text = shipped[f"{org_id}.yaml"].content.decode("utf-8")
     else:
-        known = sorted({p.stem for p in orgs.glob("*.yaml") if declared_org_id(_read_text(p)) == p.stem} | {rel[:-5] for rel in shipped if "/" not in rel})
-        raise InstallError(f"--activate {org_id}: there is no organization template {template}. Installed templates: {', '.join(known) or 'none'}.")
+        installed = {p.stem for p in orgs.glob("*.yaml") if declared_org_id(_read_text(p)) == p.stem}
+        known = sorted(installed | {rel[: -len(".yaml")] for rel in shipped if "/" not in rel})
+        raise InstallError(
+            f"--activate {org_id}: there is no organization template {template}. "
+            f"Installed templates: {', '.join(known) or 'none'}."
+        )
     declared = declared_org_id(text)
     if declared != org_id:
-        raise InstallError(f"--activate {org_id}: {template} is not an organization template for '{org_id}' (its org_id is {declared!r}).")
+        raise InstallError(
+            f"--activate {org_id}: {template} is not an organization template for '{org_id}' (its org_id is {declared!r})."
+        )
     active = orgs / ACTIVE_NAME
     if _active_org_id(active) == org_id:
         return Step(active, "current", note=f"organization {org_id} is active")
-    record = {"schema_version": 1, "org_id": org_id, "activated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "activated_by": "install_all.sh"}
+    record = {
+        "schema_version": 1,
+        "org_id": org_id,
+        "activated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "activated_by": "install_all.sh",
+    }
     content = (json.dumps(record, indent=2) + "\n").encode("utf-8")
     state = "missing" if not active.exists() else "other organization active"
     return Step(active, state, "write", lambda: write_atomically(active, content), writes=active, note=f"activates {org_id}")
@@ -690,7 +725,8 @@ def deactivation_step(orgs: Path) -> Step:
     active = orgs / ACTIVE_NAME
     if not active.exists():
         return Step(active, "current", note="no organization is active")
-    return Step(active, f"active ({_active_org_id(active) or 'unreadable'})", "remove (deactivate)", lambda: remove_file(active), writes=active)
+    state = f"active ({_active_org_id(active) or 'unreadable'})"
+    return Step(active, state, "remove (deactivate)", lambda: remove_file(active), writes=active)
 
 
 def _active_org_id(active: Path) -> str | None:
@@ -721,14 +757,33 @@ def hooks_of(component: str) -> list[Hook]:
     return [h for h in HOOKS if component == "all" or h.phase == SUPERVISOR]
 
 
+def library_subject(python: str) -> str:
+    return f"library {PACKAGE} ({python})"
+
+
 def library_step(options: Options, pack: Pack, plan: Plan) -> Step:
     status = library_status(options.python, pack)
-    if status.hooks_error:
-        plan.warnings.append(f"the library is installed but `import org.a0.hooks` fails in {options.python}: {status.hooks_error}. The hooks will do nothing until this is fixed; check the library's dependencies.")
-    subject = f"library {PACKAGE} in {options.python}"
     if status.state == "current":
-        return Step(subject, "current", note=status.detail)
-    return Step(subject, status.state, f"pip install --upgrade {pack.root} for", lambda: _run_pip(options.python, "install", "--upgrade", str(pack.root)), note=status.detail)
+        plan.warnings += library_warnings(status, options.python)
+        return Step(library_subject(options.python), "current", note=status.detail)
+    install = lambda: _run_pip(options.python, "install", "--upgrade", str(pack.root))  # noqa: E731
+    return Step(library_subject(options.python), status.state, "pip install", install, note=status.detail)
+
+
+def library_warnings(status: LibraryStatus, python: str) -> list[str]:
+    """What to tell someone whose hooks will find no (working) library."""
+    warnings = []
+    if status.state != "current":
+        warnings.append(
+            f"library: {status.state}: {status.detail}. The hooks do nothing without it: "
+            "run install_all.sh without --no-library, with this Python."
+        )
+    if status.hooks_error:
+        warnings.append(
+            f"`import org.a0.hooks` fails in {python}: {status.hooks_error}. "
+            "The hooks do nothing until this is fixed; check that the library's dependencies are installed."
+        )
+    return warnings
 
 
 def install_plan(tree: Tree, pack: Pack, options: Options) -> Plan:
@@ -737,10 +792,9 @@ def install_plan(tree: Tree, pack: Pack, options: Options) -> Plan:
     if options.component == "all":
         plan.phases.append(kernel_phase(tree, pack, options, plan))
     supervisor = Phase("Phase 2: supervisor loop" if options.component == "all" else "Supervisor loop")
-    if options.component == "supervisor-loop":
-        status = library_status(options.python, pack)
-        if status.state != "current" or status.hooks_error:
-            plan.warnings.append(f"library: {status.state}: {status.detail}{'; import org.a0.hooks fails: ' + status.hooks_error if status.hooks_error else ''}. The supervisor hook does nothing without it: run install_all.sh (or pip install the pack) with this Python.")
+    if options.component == "supervisor-loop" or not options.library:
+        # not installing the library here, so at least say whether the hooks will find it
+        plan.warnings += library_warnings(library_status(options.python, pack), options.python)
     supervisor.steps = hook_steps(tree, pack, [h for h in hooks if h.phase == SUPERVISOR], plan)
     plan.phases.append(supervisor)
     plan.warnings.extend(era_warnings(tree))
@@ -750,8 +804,12 @@ def install_plan(tree: Tree, pack: Pack, options: Options) -> Plan:
 
 def kernel_phase(tree: Tree, pack: Pack, options: Options, plan: Plan) -> Phase:
     phase = Phase("Phase 1: kernel")
-    if options.library:
+    if options.library and (pack.root / "pyproject.toml").is_file():
         phase.steps.append(library_step(options, pack, plan))
+    elif options.library:
+        # the pack is the installed library's data files (share/a0-org-kernel): nothing to pip install from
+        plan.warnings.append(f"{pack.root} has no pyproject.toml, so the library is not installed from it.")
+        plan.warnings += library_warnings(library_status(options.python, pack), options.python)
     phase.steps += hook_steps(tree, pack, [h for h in HOOKS if h.phase == KERNEL], plan)
     orgs = tree.organizations
     for folder in (orgs, orgs / "roles", orgs / "schemas", orgs / "reports", orgs / "reports" / "archive"):
@@ -818,7 +876,9 @@ def organization_removal_steps(orgs: Path, pack: Pack | None, plan: Plan) -> lis
             steps.append(Step(path, "installed by the pack", "remove", lambda p=path: remove_file(p), writes=path))
         else:
             steps.append(Step(path, "edited by you", note="kept"))
-            plan.warnings.append(f"kept {path}: you edited it (or it was not installed by this pack). Delete it yourself if you no longer need it.")
+            plan.warnings.append(
+                f"kept {path}: you edited it (or it was not installed by this pack). Delete it yourself if you no longer need it."
+            )
         new_path = path.with_name(path.name + NEW_SUFFIX)
         if new_path.exists() and sha256_file(new_path) == shipped.get(rel):
             steps.append(Step(new_path, "the pack's version", "remove", lambda p=new_path: remove_file(p), writes=new_path))
@@ -869,7 +929,10 @@ def preflight(plan: Plan, root: Path) -> None:
             continue
         reason = unwritable_reason(step.writes)
         if reason:
-            raise InstallError(f"cannot write {step.writes}: {reason}. Check --a0-root ({root}) and that you run as a user who may write there.")
+            raise InstallError(
+                f"cannot write {step.writes}: {reason}. "
+                f"Check --a0-root ({root}) and that you run as a user who may write there."
+            )
 
 
 class Printer:
@@ -934,7 +997,8 @@ def summarize(plan: Plan, options: Options, tree: Tree) -> int:
         print(f"Dry run: {len(plan.changes())} change(s) would be made; nothing was changed.")
         return EXIT_OK
     if not plan.changes():
-        print("Nothing to change: everything is already " + ("installed and current." if options.mode == "install" else "removed."))
+        done = "installed and current." if options.mode == "install" else "removed."
+        print(f"Nothing to change: everything is already {done}")
         return EXIT_OK
     print(f"Done: {len(plan.changes())} change(s).")
     if plan.hooks_changed and not tree.era.reloads_changed_files:
@@ -948,7 +1012,8 @@ def summarize(plan: Plan, options: Options, tree: Tree) -> int:
 
 def parse_args(argv: Sequence[str]) -> Options:
     if not argv or argv[0] not in COMPONENTS:
-        raise InstallError(f"usage: python -m org.install {{{','.join(COMPONENTS)}}} [options]; got {list(argv)[:1] or 'nothing'}")
+        got = argv[0] if argv else "nothing"
+        raise InstallError(f"usage: python -m org.install {{{','.join(COMPONENTS)}}} [options]; got {got!r}")
     component = argv[0]
     parser = argparse.ArgumentParser(
         prog=COMPONENTS[component],
@@ -956,21 +1021,31 @@ def parse_args(argv: Sequence[str]) -> Options:
                      "organization templates) and the supervisor loop into Agent-Zero." if component == "all" else
                      "Install only the supervisor-loop hook into Agent-Zero."),
     )
-    parser.add_argument("--a0-root", type=Path, default=DEFAULT_A0_ROOT, help="Agent-Zero's folder (default: /a0)")
-    parser.add_argument("--python", help="Agent-Zero's Python; chosen by the wrapper script (default /opt/venv-a0/bin/python, else /opt/venv/bin/python)")
-    parser.add_argument("--pack-dir", type=Path, help="the pack to install from (default: the folder this installer is in)")
+    parser.add_argument("--a0-root", type=Path, default=DEFAULT_A0_ROOT, metavar="DIR", help="Agent-Zero's folder (default: /a0)")
+    parser.add_argument(
+        "--python", metavar="PATH",
+        help="Agent-Zero's Python; the wrapper script runs the installer with it "
+             "(default /opt/venv-a0/bin/python, else /opt/venv/bin/python)",
+    )
+    parser.add_argument("--pack-dir", type=Path, metavar="DIR",
+                        help="the pack to install from (default: the folder this installer is in)")
     modes = parser.add_mutually_exclusive_group()
-    modes.add_argument("--check-only", action="store_true", help="report what is installed, missing, outdated or edited; exit 1 unless all is current")
-    modes.add_argument("--uninstall", action="store_true", help="remove what the pack installed, keeping files you edited and reports")
+    modes.add_argument("--check-only", action="store_true",
+                       help="report what is installed, missing, outdated or edited; exit 1 unless all is current")
+    modes.add_argument("--uninstall", action="store_true",
+                       help="remove what the pack installed, keeping files you edited and reports")
     parser.add_argument("--dry-run", action="store_true", help="print every action without changing anything")
     if component == "all":
         parser.add_argument("--no-library", action="store_true", help=f"do not pip install (or uninstall) the {PACKAGE} library")
         switch = parser.add_mutually_exclusive_group()
-        switch.add_argument("--activate", metavar="ORG_ID", help="make ORG_ID (an installed organization template) the active organization")
+        switch.add_argument("--activate", metavar="ORG_ID",
+                            help="make ORG_ID (an installed organization template) the active organization")
         switch.add_argument("--deactivate", action="store_true", help="remove active.json, switching the organization kernel off")
     args = parser.parse_args(list(argv[1:]))
     if args.python and os.path.abspath(args.python) != os.path.abspath(sys.executable):
-        raise InstallError(f"--python {args.python}: run the installer with that Python (the wrapper scripts do), not {sys.executable}.")
+        raise InstallError(
+            f"--python {args.python}: run the installer with that Python (the wrapper scripts do), not {sys.executable}."
+        )
     if args.dry_run and args.check_only:
         parser.error("--dry-run and --check-only cannot be combined")
     if getattr(args, "activate", None) and args.uninstall:

@@ -4,7 +4,8 @@ Two records are kept on the agent:
 
 * ``agent.get_data("_tool_failures")`` in the shape other layers already read:
   ``{"consecutive": {tool: n}, "history": [{"tool", "error_type", "message_preview"}]}``
-  (history capped at 20 and cleared by any success of a tool other than ``response``).
+  (history capped at 20 and cleared by any success of a tool other than ``response``;
+  a tool's count is dropped, i.e. back to 0, when it succeeds).
 * ``agent.get_data("_org_tool_ledger")``: the pack's own bounded history of every
   outcome, successes included, with a canonical signature of tool and arguments and a
   hash of the output, plus the pack's progress signal. The detectors read this one.
@@ -23,6 +24,7 @@ FAILURES_KEY = "_tool_failures"
 LEDGER_KEY = "_org_tool_ledger"
 FAILURE_HISTORY_LIMIT = 20
 PREVIEW_CHARS = 150
+CONSECUTIVE_LIMIT = 64
 LEDGER_LIMIT = 64
 SEEN_LIMIT = 512
 #: Only the head and tail of long outputs are scanned for error markers.
@@ -161,12 +163,16 @@ def update_failure_record(data: dict, tool: str, ok: bool, error_type: str | Non
     if not isinstance(record, dict) or not isinstance(record.get("consecutive"), dict) or not isinstance(record.get("history"), list):
         record = {"consecutive": {}, "history": []}
         data[FAILURES_KEY] = record
+    counts = record["consecutive"]
     if ok:
-        record["consecutive"][tool] = 0
+        counts.pop(tool, None)  # back to zero (read with .get(tool, 0)); keeps the dict small
         if tool != "response":
             record["history"].clear()
         return
-    record["consecutive"][tool] = int(record["consecutive"].get(tool, 0) or 0) + 1
+    previous = counts.pop(tool, 0)
+    counts[tool] = (previous if isinstance(previous, int) and not isinstance(previous, bool) else 0) + 1
+    while len(counts) > CONSECUTIVE_LIMIT:  # model-invented tool names must not grow it without bound
+        counts.pop(next(iter(counts)))
     record["history"].append({"tool": tool, "error_type": error_type or "execution", "message_preview": preview(message)})
     del record["history"][:-FAILURE_HISTORY_LIMIT]
 

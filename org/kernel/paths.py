@@ -41,13 +41,16 @@ def organizations_dir() -> Path:
 
 
 def safe_child(base: Path, *parts: str) -> Path:
-    """``base/parts...``, refusing anything that would leave ``base``."""
-    candidate = base.joinpath(*parts)
-    resolved_base = base.resolve()
-    resolved = candidate.resolve()
-    if resolved != resolved_base and resolved_base not in resolved.parents:
-        raise UnsafePathError(f"{candidate} is outside {base}")
-    return candidate
+    """``base/parts...``, refusing any part that is absolute, empty or climbs out of ``base``.
+
+    A lexical check: it runs every turn, and the folder is the user's own, so a symlink
+    they placed inside it is theirs to follow.
+    """
+    for part in parts:
+        pieces = part.replace("\\", "/").split("/")
+        if not part or os.path.isabs(part) or any(piece in ("", ".", "..") for piece in pieces):
+            raise UnsafePathError(f"{part!r} is not a plain name inside {base}")
+    return base.joinpath(*parts)
 
 
 def checked_id(value: object, what: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections import deque
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -51,25 +52,46 @@ def write_report(layout: OrganizationLayout, report: SaluteReport, archive_limit
     try:
         latest = layout.latest_report(role_id)
         atomic_write_text(latest, text)
+        archived = layout.archive_report(role_id, _stamp(report.time.timestamp))
         if archive_limit > 0:
-            atomic_write_text(layout.archive_report(role_id, _stamp(report.time.timestamp)), text)
-            prune_archive(layout, role_id, archive_limit)
+            atomic_write_text(archived, text)
+        prune_archive(layout, role_id, archive_limit, archived if archive_limit > 0 else None)
         return latest
     except OSError as exc:
         warn_once(f"{layout.reports_dir}: cannot write the SALUTE report for '{role_id}': {exc.strerror or exc}")
         return None
 
 
-def prune_archive(layout: OrganizationLayout, role_id: str, keep: int) -> None:
-    prefix = f"{role_id}_"
-    archived = sorted(
-        p for p in layout.archive_dir.glob(f"{prefix}*.json") if p.name[len(prefix):len(prefix) + 1].isdigit()
-    )
-    for old in archived[:-keep] if keep else archived:
+#: (archive folder, role) -> archived files, oldest first. Listed once, then kept up to
+#: date, so a write does not rescan the folder.
+_archives: dict[tuple[Path, str], deque[Path]] = {}
+
+
+def _archived(layout: OrganizationLayout, role_id: str) -> deque[Path]:
+    key = (layout.archive_dir, role_id)
+    if key not in _archives:
+        prefix = f"{role_id}_"
+        _archives[key] = deque(sorted(
+            p for p in layout.archive_dir.glob(f"{prefix}*.json") if p.name[len(prefix):len(prefix) + 1].isdigit()
+        ))
+    return _archives[key]
+
+
+def prune_archive(layout: OrganizationLayout, role_id: str, keep: int, written: Path | None = None) -> None:
+    """Keep the newest ``keep`` archived reports of a role."""
+    archived = _archived(layout, role_id)
+    if written is not None and (not archived or archived[-1] != written):
+        archived.append(written)
+    while len(archived) > keep:
         try:
-            old.unlink()
+            archived.popleft().unlink()
         except OSError:
             pass
+
+
+#: latest report -> (its mtime and size, the health it holds): spares re-reading a
+#: report that has not changed since the last radio check.
+_known_health: dict[Path, tuple[tuple[int, int], str]] = {}
 
 
 def correct_health(layout: OrganizationLayout, role_id: str, health: str, anomalies: list[str], turn: int) -> bool:
@@ -79,12 +101,22 @@ def correct_health(layout: OrganizationLayout, role_id: str, health: str, anomal
     """
     try:
         path = layout.latest_report(role_id)
-        if not path.exists() or path.stat().st_size > MAX_REPORT_BYTES:
+        st = os.stat(path)
+    except OSError:
+        return False
+    known = _known_health.get(path)
+    if known is not None and known[0] == (st.st_mtime_ns, st.st_size) and HEALTH_ORDER.index(health) <= HEALTH_ORDER.index(known[1]):
+        return False
+    try:
+        if st.st_size > MAX_REPORT_BYTES:
             return False
         report = SaluteReport.model_validate(json.loads(path.read_text(encoding="utf-8")))
     except Exception as exc:
         warn_once(f"{layout.reports_dir}/{role_id}_latest.json: cannot read it to correct health: {exc}")
         return False
+    if len(_known_health) > 256:
+        _known_health.clear()
+    _known_health[path] = ((st.st_mtime_ns, st.st_size), report.status.health)
     if HEALTH_ORDER.index(health) <= HEALTH_ORDER.index(report.status.health):
         return False
     now = datetime.now(timezone.utc)
@@ -94,7 +126,9 @@ def correct_health(layout: OrganizationLayout, role_id: str, health: str, anomal
     report.supervisor = SupervisorAssessment(turn=turn, health=health, anomalies=anomalies, assessed_at=now)  # type: ignore[arg-type]
     try:
         atomic_write_text(path, report.model_dump_json(indent=2) + "\n")
+        st = os.stat(path)
     except OSError as exc:
         warn_once(f"{path}: cannot write the health correction: {exc.strerror or exc}")
         return False
+    _known_health[path] = ((st.st_mtime_ns, st.st_size), health)
     return True
