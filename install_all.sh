@@ -39,4 +39,6 @@ else
     exit 2
 fi
 
-PYTHONPATH="$pack_dir" exec "$python" -m org.install "$component" ${args[@]+"${args[@]}"}
+# PYTHONSAFEPATH: `-m` would otherwise put the current folder first on sys.path, and an
+# `org` folder there (a checkout of this pack, say) would run instead of this pack's installer.
+PYTHONPATH="$pack_dir" PYTHONSAFEPATH=1 exec "$python" -m org.install "$component" ${args[@]+"${args[@]}"}

@@ -80,9 +80,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--org-dir", help="keep the organization folder (and its SALUTE reports) here")
     p.set_defaults(func=_cmd_replay)
 
+    from org import doctor
+
     p = sub.add_parser("doctor", help="check an Agent-Zero installation of the pack")
-    p.add_argument("--a0-root", default="/a0")
-    p.add_argument("--json", action="store_true")
+    doctor.add_arguments(p)
     p.set_defaults(func=_cmd_doctor)
     return parser
 

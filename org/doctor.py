@@ -458,8 +458,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    report = diagnose(args.a0_root.expanduser().absolute(), args.pack_dir)
-    if args.json:
+    """Run with parsed arguments (see :func:`add_arguments`); exit code 0 when nothing is a problem."""
+    pack_dir = getattr(args, "pack_dir", None)
+    report = diagnose(Path(args.a0_root).expanduser().absolute(), Path(pack_dir) if pack_dir else None)
+    if getattr(args, "json", False):
         print(json.dumps(report.as_json(), indent=2, default=str))
     else:
         print(render(report))

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-import textwrap
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -167,14 +166,20 @@ def stand_in_hook(point: str, module: str = "org") -> str:
     return STAND_IN_HOOK.format(point=point, module=module, cls=cls)
 
 
-def make_pack(base: Path, *, hook_module: str = "org", use_real_hooks: bool | None = None) -> Path:
+def real_doctrine_available() -> bool:
+    return any((REPO / "roles").glob("*.yaml")) and any((REPO / "roles" / "organizations").glob("*.yaml"))
+
+
+def make_pack(base: Path, *, hook_module: str = "org", use_real_hooks: bool | None = None, real_doctrine: bool = False) -> Path:
     """A copy of the pack at ``base``: the real installer, wrappers and ``org`` package
     files it needs, plus hooks (the repository's when it has them, else stand-ins whose
-    guarded import is ``hook_module``), two roles, one organization template and two schemas.
+    guarded import is ``hook_module``) and doctrine: the repository's roles, templates and
+    schemas with ``real_doctrine``, else two placeholder roles (``lead``, ``coder``), one
+    template (``software_dev``) and two schemas, so installer tests know every name.
     """
+    (base / "org").mkdir(parents=True)
     for script in ("install_all.sh", "install_supervisor_loop.sh"):
         shutil.copy2(REPO / script, base / script)
-    (base / "org").mkdir(parents=True)
     for module in ("__init__.py", "install.py", "doctor.py"):
         if (REPO / "org" / module).is_file():
             shutil.copy2(REPO / "org" / module, base / "org" / module)
@@ -186,6 +191,10 @@ def make_pack(base: Path, *, hook_module: str = "org", use_real_hooks: bool | No
             shutil.copy2(REPO / "extensions" / point / HOOK_FILES[point], target)
         else:
             target.write_text(stand_in_hook(point, hook_module), encoding="utf-8")
+    if real_doctrine:
+        for folder in ("roles", "schemas"):
+            shutil.copytree(REPO / folder, base / folder)
+        return base
     for role_id in ("lead", "coder"):
         _write(base / "roles" / f"{role_id}.yaml", ROLE_TEMPLATE.format(role_id=role_id))
     _write(base / "roles" / "organizations" / "software_dev.yaml", ORG_TEMPLATE.format(org_id="software_dev"))
@@ -209,7 +218,3 @@ def snapshot(root: Path) -> dict[str, str]:
         else:
             listing[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
     return listing
-
-
-def dedent(text: str) -> str:
-    return textwrap.dedent(text)
