@@ -36,14 +36,29 @@ def tool_execute_after(agent: Any, response: Any = None, tool_name: Any = None, 
         if not dispatcher.is_active(agent):
             return
         tool = tool_name if isinstance(tool_name, str) and tool_name else "unknown"
-        message = getattr(response, "message", response)
-        current = getattr(getattr(agent, "loop_data", None), "current_tool", None)
-        args = getattr(current, "args", None)
         verdict = diagnosed_verdict(agent, tool)
         ok, error_type = verdict if verdict is not None else (None, None)
-        record_outcome(agent.data, tool, args, message if isinstance(message, str) else str(message), ok, error_type)
+        record_outcome(agent.data, tool, _tool_args(agent), _response_text(response), ok, error_type)
     except Exception as exc:
         _failed("org tool-outcome recorder", exc)
+
+
+def _response_text(response: Any) -> str:
+    """The tool's response text; one that cannot be read is recorded as empty, not lost."""
+    try:
+        message = getattr(response, "message", response)
+        return message if isinstance(message, str) else ("" if message is None else str(message))
+    except Exception:
+        warn_once(f"tool_execute_after: the tool response could not be read as text ({type(response).__name__}); recorded as empty")
+        return ""
+
+
+def _tool_args(agent: Any) -> Any:
+    """The running tool's arguments (``loop_data.current_tool.args``, v0.9.7+), else None."""
+    try:
+        return getattr(getattr(getattr(agent, "loop_data", None), "current_tool", None), "args", None)
+    except Exception:
+        return None
 
 
 async def message_loop_end(agent: Any, loop_data: Any = None, **_: Any) -> None:

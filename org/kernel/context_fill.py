@@ -8,10 +8,13 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
 _plugin_lookup: Callable[[Any], dict] | None | bool = False  # False: not looked for yet
+#: No model has a window this large; a bigger count is garbage, not a measurement.
+MAX_TOKENS = 10**12
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,11 +27,15 @@ class ContextFill:
         return self.tokens / self.window
 
 
+def _plausible(number: Any) -> bool:
+    return isinstance(number, (int, float)) and not isinstance(number, bool) and math.isfinite(number) and 0 <= number < MAX_TOKENS
+
+
 def _tokens_used(agent: Any) -> int | None:
     window = agent.get_data("ctx_window") if hasattr(agent, "get_data") else None
     if isinstance(window, dict):
         tokens = window.get("tokens")
-        if isinstance(tokens, (int, float)) and not isinstance(tokens, bool) and tokens >= 0:
+        if _plausible(tokens):
             return int(tokens)
         return None
     if isinstance(window, str):
@@ -64,7 +71,7 @@ def _window_size(agent: Any) -> int | None:
                 size = (lookup(agent) or {}).get("ctx_length")
             except Exception:
                 size = None
-    if isinstance(size, (int, float)) and not isinstance(size, bool) and size > 0:
+    if _plausible(size) and size >= 1:
         return int(size)
     return None
 

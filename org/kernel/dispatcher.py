@@ -93,7 +93,7 @@ def dispatch(agent: Any, loop_data: Any, store: OrganizationStore) -> str | None
         direction = "escalated" if PACE_LEVELS.index(level) > PACE_LEVELS.index(previous) else "restored"
         ui_log(agent, type="info", heading=f"[ORG] PACE {direction} {previous} -> {level} ({role.role_id})")
 
-    if getattr(agent, "number", 0) == 0:
+    if _agent_number(agent) == 0:
         reason = None
         if state.last_report_turn is None:
             reason = "first"
@@ -113,7 +113,7 @@ def build_report(agent, loaded: LoadedOrganization, role: RoleProfile, level, me
     outcomes = ledger_of(agent.data).outcomes
     if outcomes:
         current_tool = outcomes[-1].tool
-    context = getattr(agent, "context", None)
+    context = _attr(agent, "context")
     return SaluteReport.model_validate(
         {
             "reason": reason,
@@ -138,9 +138,9 @@ def build_report(agent, loaded: LoadedOrganization, role: RoleProfile, level, me
                 "role_type": role.role_type,
                 "reports_to": role.chain_of_command.reports_to,
                 "organization": loaded.organization.org_id,
-                "agent_number": int(getattr(agent, "number", 0) or 0),
-                "agent_name": _str_or_none(getattr(agent, "agent_name", None)),
-                "context_id": _str_or_none(getattr(context, "id", None)),
+                "agent_number": _agent_number(agent),
+                "agent_name": _str_or_none(_attr(agent, "agent_name")),
+                "context_id": _str_or_none(_attr(context, "id")),
             },
             "time": {
                 "timestamp": datetime.now(timezone.utc),
@@ -168,3 +168,16 @@ def _cwd() -> str | None:
 
 def _str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
+
+
+def _attr(obj: Any, name: str) -> Any:
+    """An Agent-Zero attribute for a report: one that cannot be read is left out."""
+    try:
+        return getattr(obj, name, None)
+    except Exception:
+        return None
+
+
+def _agent_number(agent: Any) -> int:
+    number = _attr(agent, "number")
+    return number if isinstance(number, int) and not isinstance(number, bool) and number >= 0 else 0

@@ -44,18 +44,29 @@ class DocumentError(Exception):
         super().__init__("\n".join(str(p) for p in problems))
 
 
-def _line_map(node: yaml.Node, prefix: tuple = (), lines: dict | None = None) -> dict[tuple, int]:
-    """Map each field path in a YAML document to the line it starts on (1-based)."""
-    lines = {} if lines is None else lines
-    lines.setdefault(prefix, node.start_mark.line + 1)
-    if isinstance(node, yaml.MappingNode):
-        for key_node, value_node in node.value:
-            path = prefix + (key_node.value,)
-            lines[path] = key_node.start_mark.line + 1
-            _line_map(value_node, path, lines)
-    elif isinstance(node, yaml.SequenceNode):
-        for index, item in enumerate(node.value):
-            _line_map(item, prefix + (index,), lines)
+def _line_map(root: yaml.Node) -> dict[tuple, int]:
+    """Map each field path in a YAML document to the line it starts on (1-based).
+
+    Iterative, and each node is walked once: a deeply nested file cannot exhaust the
+    stack, and aliases (shared nodes) cannot multiply the work.
+    """
+    lines: dict[tuple, int] = {}
+    seen: set[int] = set()
+    stack: list[tuple[yaml.Node, tuple]] = [(root, ())]
+    while stack:
+        node, prefix = stack.pop()
+        lines.setdefault(prefix, node.start_mark.line + 1)
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            for key_node, value_node in node.value:
+                path = prefix + (key_node.value,)
+                lines[path] = key_node.start_mark.line + 1
+                stack.append((value_node, path))
+        elif isinstance(node, yaml.SequenceNode):
+            for index, item in enumerate(node.value):
+                stack.append((item, prefix + (index,)))
     return lines
 
 
@@ -103,24 +114,43 @@ def read_text(path: Path) -> str:
     return path.read_text(encoding="utf-8")
 
 
-def parse(path: Path, text: str | None = None) -> tuple[Any, dict[tuple, int]]:
+def parse(path: Path | str, text: str | None = None) -> tuple[Any, dict[tuple, int]]:
     """Parse YAML or JSON, returning the data and a field-path -> line map."""
     try:
-        text = read_text(path) if text is None else text
+        text = read_text(Path(path)) if text is None else text
     except UnicodeDecodeError as exc:
         raise DocumentError([Problem(str(path), None, "", f"not UTF-8 text ({exc.reason})")]) from None
     except OSError as exc:
         raise DocumentError([Problem(str(path), None, "", f"cannot read: {exc.strerror or exc}")]) from None
+    if not text.strip():
+        return None, {}  # validate() reports "the file is empty"
     try:
+        if str(path).endswith(".json"):
+            return _parse_json(path, text)
         node = yaml.compose(text, Loader=yaml.SafeLoader)
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
         reason = getattr(exc, "problem", None) or str(exc)
-        raise DocumentError([Problem(str(path), line, "", f"not valid YAML/JSON: {reason}")]) from None
+        raise DocumentError([Problem(str(path), line, "", f"not valid YAML: {reason}")]) from None
+    except RecursionError:
+        raise DocumentError([Problem(str(path), None, "", "nested too deeply to be a doctrine or report")]) from None
     lines = _line_map(node) if node is not None else {}
     return data, lines
+
+
+def _parse_json(path: Path | str, text: str) -> tuple[Any, dict[tuple, int]]:
+    """JSON is read as JSON (tabs and all); lines come from the YAML view when it has one."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DocumentError([Problem(str(path), exc.lineno, "", f"not valid JSON: {exc.msg}")]) from None
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except (yaml.YAMLError, RecursionError):
+        return data, {}
+    return data, (_line_map(node) if node is not None else {})
 
 
 def validate(model: type[M], data: Any, path: Path | str, lines: dict[tuple, int] | None = None) -> M:

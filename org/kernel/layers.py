@@ -6,12 +6,17 @@ When present but malformed, the problem is logged once and the layer is ignored.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 from .report import warn_once
 
 BST_BELIEF_KEY = "__bst_belief_state__"
+#: Names longer than this are cut: they end up in steering and in SALUTE reports.
+MAX_TEXT = 200
+#: More turns than any session has: a larger count is garbage.
+MAX_TURNS = 10**9
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,15 +33,13 @@ class BstView:
 
 
 def _text(value: Any) -> str | None:
-    if value is None:
+    if isinstance(value, bool) or value is None:
         return None
-    if isinstance(value, (str, int, float)):
-        return str(value)
     if isinstance(value, dict):  # graph plans keep steps as dicts
-        for key in ("name", "id", "action"):
-            if isinstance(value.get(key), str):
-                return value[key]
-    return None
+        value = next((value[key] for key in ("name", "id", "action") if isinstance(value.get(key), str)), None)
+    if isinstance(value, int) and abs(value) < 10**18:
+        value = str(value)
+    return value[:MAX_TEXT] if isinstance(value, str) else None
 
 
 def read_htn(agent: Any) -> HtnView | None:
@@ -47,7 +50,7 @@ def read_htn(agent: Any) -> HtnView | None:
         warn_once(f"agent._htn_state: expected a dict, found {type(state).__name__}; HTN state ignored")
         return None
     turns = state.get("turns_since_progress")
-    if isinstance(turns, bool) or not isinstance(turns, (int, float)) or turns < 0:
+    if isinstance(turns, bool) or not isinstance(turns, (int, float)) or not math.isfinite(turns) or not 0 <= turns < MAX_TURNS:
         warn_once(f"agent._htn_state.turns_since_progress: expected a non-negative number, found {turns!r}; HTN state ignored")
         return None
     return HtnView(int(turns), _text(state.get("current_step")), _text(state.get("plan_name") or state.get("plan_id")))
@@ -72,7 +75,18 @@ def read_bst(agent: Any) -> BstView | None:
     if not isinstance(domain, str):
         warn_once(f"agent._bst_store[{BST_BELIEF_KEY!r}].domain: expected text, found {domain!r}; BST state ignored")
         return None
-    confidence = belief.get("confidence")
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)):
-        confidence = None
-    return BstView(domain, float(confidence) if confidence is not None else None)
+    if len(domain) > MAX_TEXT:
+        warn_once(f"agent._bst_store[{BST_BELIEF_KEY!r}].domain: {len(domain)} characters; cut to {MAX_TEXT}")
+        domain = domain[:MAX_TEXT]
+    return BstView(domain, _confidence(belief.get("confidence")))
+
+
+def _confidence(value: Any) -> float | None:
+    """A confidence is a probability; anything else is ignored."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if 0.0 <= number <= 1.0 else None

@@ -63,8 +63,11 @@ def canonical_signature(tool: str, args: Any) -> str:
     """Same tool and same arguments (in any key order) give the same signature."""
     try:
         encoded = json.dumps(args, sort_keys=True, separators=(",", ":"), default=str, ensure_ascii=False)
-    except (TypeError, ValueError):
-        encoded = repr(args)
+    except Exception:  # arguments that cannot be printed: same tool, unknown arguments
+        try:
+            encoded = repr(args)
+        except Exception:
+            encoded = f"<{type(args).__name__}>"
     return hashlib.sha256(f"{tool}\x00{encoded}".encode("utf-8", "replace")).hexdigest()[:16]
 
 
@@ -183,16 +186,23 @@ def diagnosed_verdict(agent: Any, tool: str) -> tuple[bool, str | None] | None:
     ``agent._error_diagnosis`` (a dict or an object) with ``tool`` equal to this tool and
     an ``error_class``: a string means failed with that error type, None means no error.
     """
-    diagnosis = getattr(agent, "_error_diagnosis", None)
-    if diagnosis is None:
+    try:
+        diagnosis = getattr(agent, "_error_diagnosis", None)
+        if diagnosis is None:
+            return None
+        if isinstance(diagnosis, dict):
+            if diagnosis.get("tool") != tool or "error_class" not in diagnosis:
+                return None
+            error_class = diagnosis["error_class"]
+        else:
+            if getattr(diagnosis, "tool", None) != tool or not hasattr(diagnosis, "error_class"):
+                return None
+            error_class = diagnosis.error_class
+    except Exception:  # another layer's object misbehaving: use our own classifier
         return None
-    get = diagnosis.get if isinstance(diagnosis, dict) else (lambda key, default=None: getattr(diagnosis, key, default))
-    if get("tool") != tool or "error_class" not in (diagnosis if isinstance(diagnosis, dict) else vars(diagnosis)):
-        return None
-    error_class = get("error_class")
     if error_class is None:
         return (True, None)
-    return (False, str(error_class)) if isinstance(error_class, str) and error_class else None
+    return (False, error_class) if isinstance(error_class, str) and error_class else None
 
 
 def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: bool | None = None, error_type: str | None = None) -> ToolOutcome:
@@ -204,5 +214,6 @@ def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: boo
         error_type = classify_output(output) or "execution"
     if ok:
         error_type = None
+    signature, out_hash = canonical_signature(tool, args), output_hash(output)
     update_failure_record(data, tool, ok, error_type, output or "")
-    return ledger_of(data).record(tool, ok, error_type, canonical_signature(tool, args), output_hash(output), output or "")
+    return ledger_of(data).record(tool, ok, error_type, signature, out_hash, output or "")

@@ -38,9 +38,11 @@ def metrics_from(failures: Any, turns_without_progress: int, max_turns_without_p
     history: list = []
     if isinstance(failures, dict) and isinstance(failures.get("history"), list):
         history = [entry for entry in failures["history"] if isinstance(entry, dict)]
-    per_tool: dict[Any, int] = {}
+    per_tool: dict[str, int] = {}
     for entry in history:
-        per_tool[entry.get("tool")] = per_tool.get(entry.get("tool"), 0) + 1
+        tool = entry.get("tool")
+        key = tool if isinstance(tool, str) else repr(tool)  # another layer may have written anything
+        per_tool[key] = per_tool.get(key, 0) + 1
     return PaceMetrics(
         consecutive_tool_failures=max(per_tool.values(), default=0),
         recent_tool_failures=len(history),

@@ -109,6 +109,7 @@ def correct_health(layout: OrganizationLayout, role_id: str, health: str, anomal
         return False
     try:
         if st.st_size > MAX_REPORT_BYTES:
+            warn_once(f"{path}: {st.st_size} bytes, over the {MAX_REPORT_BYTES}-byte limit for a SALUTE report; health not corrected")
             return False
         report = SaluteReport.model_validate(json.loads(path.read_text(encoding="utf-8")))
     except Exception as exc:

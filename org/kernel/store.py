@@ -93,6 +93,9 @@ class OrganizationStore:
                 warn_once(f"{layout.active_file}: org_id: names '{active.org_id}', but {org_path} does not exist; the organization kernel stays off")
                 return None
             organization = documents.load(Organization, org_path)
+            if organization.org_id != active.org_id:
+                warn_once(f"{org_path}: org_id: is '{organization.org_id}' but the file is named for '{active.org_id}'; the organization kernel stays off")
+                return None
         except documents.DocumentError as exc:
             for problem in exc.problems:
                 warn_once(f"{problem}; the organization kernel stays off until this is fixed")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from org.a0.compat import add_warning, ui_log
-from org.contracts import RoleProfile
+from org.contracts import Finding, RoleProfile
 from org.kernel import salute
 from org.kernel.context_fill import context_fill
 from org.kernel.dispatcher import PACE_ATTR, ROLE_ATTR
@@ -111,6 +111,8 @@ def build_snapshot(agent: Any, loop_data: Any, role: RoleProfile, turn: int, nat
 
 
 class MicrocosmSupervisor:
+    """Runs the radio check for one agent at the end of each of its turns."""
+
     def __init__(self, layout_provider, steering: SteeringBook | None = None):
         self._layout_provider = layout_provider
         self._steering = steering
@@ -119,6 +121,17 @@ class MicrocosmSupervisor:
         if self._steering is None or self._steering.override_path != layout.steering_file:
             self._steering = SteeringBook(layout.steering_file)
         return self._steering
+
+    async def _steer(self, agent: Any, finding: Finding, state: SupervisorState, layout: OrganizationLayout) -> None:
+        """Inject one steering; only one that reached the agent starts its cooldown."""
+        finding.text = self.steering(layout).render(finding, repeated=state.repeated(finding.anomaly))
+        try:
+            await add_warning(agent, finding.text)
+        except Exception as exc:
+            warn_once(f"agent.hist_add_warning failed ({type(exc).__name__}: {exc}); the {finding.anomaly} steering was not injected and will be tried again")
+            return
+        state.record(finding)
+        ui_log(agent, type="warning", heading=f"{STEERING_HEADING}{finding.anomaly}", content=finding.text)
 
     async def turn_end(self, agent: Any, loop_data: Any) -> RadioCheckResult | None:
         role_dict = getattr(agent, ROLE_ATTR, None)
@@ -137,10 +150,7 @@ class MicrocosmSupervisor:
             result = radio_check(snapshot, state)
             layout: OrganizationLayout = self._layout_provider()
             if result.steer is not None:
-                finding = result.steer
-                finding.text = self.steering(layout).render(finding, repeated=state.episode.get(finding.anomaly, 0) > 1)
-                await add_warning(agent, finding.text)
-                ui_log(agent, type="warning", heading=f"{STEERING_HEADING}{finding.anomaly}", content=finding.text)
+                await self._steer(agent, result.steer, state, layout)
             if result.findings and getattr(agent, "number", 0) == 0:
                 salute.correct_health(layout, role.role_id, result.health, [f.anomaly for f in result.findings], state.turn)
             return result

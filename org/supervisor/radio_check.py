@@ -38,6 +38,17 @@ class SupervisorState:
     episode: dict[str, int] = field(default_factory=dict)
     injections: int = 0
 
+    def record(self, steered: Finding) -> None:
+        """Start the cooldown of a steering that reached the agent."""
+        self.last_fired[steered.anomaly] = steered.turn
+        self.last_severity[steered.anomaly] = steered.severity
+        self.episode[steered.anomaly] = self.episode.get(steered.anomaly, 0) + 1
+        self.injections += 1
+
+    def repeated(self, anomaly: str) -> bool:
+        """Whether this anomaly already steered in its current episode."""
+        return self.episode.get(anomaly, 0) > 0
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "version": 1,
@@ -59,14 +70,16 @@ class SupervisorState:
                 return {}
             return {str(k): int(v) for k, v in value.items() if isinstance(v, int) and not isinstance(v, bool)}
 
-        turn = data.get("turn")
+        def count(value: Any) -> int:
+            return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
         severities = data.get("last_severity")
         return cls(
-            turn=turn if isinstance(turn, int) and not isinstance(turn, bool) and turn >= 0 else 0,
+            turn=count(data.get("turn")),
             last_fired=ints(data.get("last_fired")),
             last_severity={str(k): v for k, v in severities.items() if v in SEVERITY_ORDER} if isinstance(severities, dict) else {},
             episode=ints(data.get("episode")),
-            injections=data.get("injections") if isinstance(data.get("injections"), int) else 0,
+            injections=count(data.get("injections")),
         )
 
 
@@ -93,24 +106,23 @@ def _rank(finding: Finding) -> tuple[int, int]:
 
 
 def decide(findings: list[Finding], state: SupervisorState, doctrine: Doctrine) -> RadioCheckResult:
-    """Apply the cooldown rule to one check's findings. Updates ``state`` for what steers."""
+    """Apply the cooldown rule to one check's findings.
+
+    Ends the episodes of anomalies that cleared; the caller calls ``state.record`` once
+    the chosen steering has really reached the agent.
+    """
     findings = sorted(findings, key=_rank)
     present = {f.anomaly for f in findings}
     for anomaly in list(state.episode):
         if anomaly not in present:
             del state.episode[anomaly]  # the anomaly cleared: its next steering starts a new episode
     steer = next((f for f in findings if may_steer(f, state, doctrine.cooldown_for(f.anomaly))), None)
-    if steer is not None:
-        state.last_fired[steer.anomaly] = steer.turn
-        state.last_severity[steer.anomaly] = steer.severity
-        state.episode[steer.anomaly] = state.episode.get(steer.anomaly, 0) + 1
-        state.injections += 1
     health = max((_HEALTH_FOR_SEVERITY[f.severity] for f in findings), key=HEALTH_ORDER.index, default="nominal")
     return RadioCheckResult(findings=findings, steer=steer, health=health)
 
 
 def radio_check(snapshot: Snapshot, state: SupervisorState) -> RadioCheckResult:
-    """Run the detectors over a snapshot and decide what steers."""
+    """Run the detectors over a snapshot and decide what steers (see :func:`decide`)."""
     return decide(run_detectors(snapshot), state, snapshot.doctrine)
 
 
