@@ -42,6 +42,8 @@ def test_cooldown_rule(checks, cooldown, gap, saved):
         if saved:  # the state goes through a chat save and reload between checks
             state = SupervisorState.from_dict(state.to_dict())
         result = decide(findings, state, doctrine)
+        if result.steer is not None:
+            state.record(result.steer)
 
         # at most one steering per check, and only ever one of the findings
         assert result.steer is None or result.steer in findings
@@ -77,6 +79,8 @@ def test_a_persistent_anomaly_steers_exactly_every_cooldown_turns_and_types_are_
         if turn % 2 == 0:
             findings.append(finding(other, "warning", turn))
         result = decide(findings, state, doctrine)
+        if result.steer is not None:
+            state.record(result.steer)
         for f in [result.steer] if result.steer else []:
             (stall_turns if f.anomaly == "stall" else other_turns).append(turn)
     # stall steers first at turn 1 and then as soon as each cooldown ends (turns when the
