@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 #: Identifiers that may become part of a file name (role ids, organization ids, units).
 #: Lower case, digits, ``_`` and ``-``; no dots or slashes, so nothing can leave its folder.
@@ -29,6 +30,14 @@ def is_identifier(value: object) -> bool:
 
 
 class Contract(BaseModel):
-    """Base of every file contract: unknown fields are mistakes, not extensions."""
+    """Base of every file contract.
 
-    model_config = ConfigDict(extra="forbid", frozen=False)
+    Unknown fields are mistakes, not extensions; and types are strict, as the JSON
+    Schemas say: YAML's ``yes`` is not the number 1, and ``"3"`` is not 3.
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+#: Times are ISO 8601 text in files, so they are parsed from text even in strict mode.
+Timestamp = Annotated[datetime, Field(strict=False)]

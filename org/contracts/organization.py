@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationInfo, field_validator
 
-from .common import Contract, Identifier
+from .common import IDENTIFIER_PATTERN, Contract, Identifier, Timestamp
+
+
+def _known_roles(info: ValidationInfo) -> set[str] | None:
+    """Every role named in an already validated hierarchy (None when it did not validate)."""
+    hierarchy = info.data.get("hierarchy")
+    if hierarchy is None:
+        return None
+    known = set(hierarchy)
+    for node in hierarchy.values():
+        known.update(node.subordinates)
+    return known
 
 
 class Mission(Contract):
@@ -29,24 +39,32 @@ class Organization(Contract):
     description: str = ""
     mission: Mission = Field(default_factory=Mission)
     mode: Literal["microcosm", "macrocosm"] = "microcosm"
+    # hierarchy comes before the fields checked against it
+    hierarchy: dict[Identifier, HierarchyNode] = Field(
+        min_length=1, json_schema_extra={"propertyNames": {"pattern": IDENTIFIER_PATTERN}}
+    )
     default_role: Identifier = Field(description="Role used when no BST domain routes to another.")
-    hierarchy: dict[Identifier, HierarchyNode] = Field(min_length=1)
     domain_routing: dict[str, list[Identifier]] = Field(
         default_factory=dict, description="BST domain -> roles to try, in order."
     )
 
-    @model_validator(mode="after")
-    def _roles_are_in_hierarchy(self) -> "Organization":
-        known = set(self.hierarchy)
-        for node in self.hierarchy.values():
-            known.update(node.subordinates)
-        if self.default_role not in known:
-            raise ValueError(f"default_role '{self.default_role}' is not in the hierarchy")
-        for domain, roles in self.domain_routing.items():
+    @field_validator("default_role")
+    @classmethod
+    def _default_role_in_hierarchy(cls, role: str, info: ValidationInfo) -> str:
+        known = _known_roles(info)
+        if known is not None and role not in known:
+            raise ValueError(f"'{role}' is not in the hierarchy")
+        return role
+
+    @field_validator("domain_routing")
+    @classmethod
+    def _routes_to_known_roles(cls, routing: dict[str, list[str]], info: ValidationInfo) -> dict[str, list[str]]:
+        known = _known_roles(info)
+        for domain, roles in routing.items():
             for role in roles:
-                if role not in known:
-                    raise ValueError(f"domain_routing['{domain}'] names '{role}', which is not in the hierarchy")
-        return self
+                if known is not None and role not in known:
+                    raise ValueError(f"'{domain}' routes to '{role}', which is not in the hierarchy")
+        return routing
 
     def role_ids(self) -> list[str]:
         seen: dict[str, None] = {}
@@ -62,5 +80,5 @@ class ActiveOrganization(Contract):
 
     schema_version: Literal[1] = 1
     org_id: Identifier
-    activated_at: datetime | None = None
+    activated_at: Timestamp | None = None
     activated_by: str | None = None

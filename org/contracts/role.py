@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import Discriminator, Field, Tag, model_validator
+from pydantic import Discriminator, Field, Tag, ValidationInfo, field_validator
 
 from .common import Contract, Identifier
 
@@ -53,19 +53,20 @@ def _trigger_kind(value: Any) -> str | None:
     """Pick the trigger shape from its keys, so an error names one shape, not three."""
     keys = value.keys() if isinstance(value, dict) else vars(value).keys() if hasattr(value, "__dict__") else ()
     if "any_of" in keys:
-        return "any_of"
+        return "AnyOf"
     if "all_of" in keys:
-        return "all_of"
+        return "AllOf"
     if "metric" in keys or "comparison" in keys or "value" in keys:
-        return "condition"
+        return "Condition"
     return None
 
 
 Trigger = Annotated[
     Union[
-        Annotated[Condition, Tag("condition")],
-        Annotated[AnyOf, Tag("any_of")],
-        Annotated[AllOf, Tag("all_of")],
+        # tags are class names, so they never collide with the data's own keys in error paths
+        Annotated[Condition, Tag("Condition")],
+        Annotated[AnyOf, Tag("AnyOf")],
+        Annotated[AllOf, Tag("AllOf")],
     ],
     Discriminator(
         _trigger_kind,
@@ -77,38 +78,41 @@ AnyOf.model_rebuild()
 AllOf.model_rebuild()
 
 
+class PrimaryTier(Contract):
+    """The default level: normal work, no trigger."""
+
+    description: str = Field(min_length=1, description="What this level means for the role.")
+    action: Literal["normal_execution", "fallback_chain", "escalate", "abort_and_report"] = "normal_execution"
+    trigger: None = Field(None, description="Primary is where the role starts; it takes no trigger.")
+
+
 class PaceTier(Contract):
+    """A level above primary, entered when its trigger holds."""
+
     description: str = Field(min_length=1, description="What this level means for the role; quoted in steering.")
     action: Literal["normal_execution", "fallback_chain", "escalate", "abort_and_report"] = "normal_execution"
-    trigger: Trigger | None = None
+    trigger: Trigger
     escalate_to: Identifier | None = None
 
 
 class PacePlan(Contract):
-    primary: PaceTier
+    primary: PrimaryTier
     alternate: PaceTier
     contingent: PaceTier
     emergency: PaceTier
-
-    @model_validator(mode="after")
-    def _triggers_above_primary(self) -> "PacePlan":
-        if self.primary.trigger is not None:
-            raise ValueError("primary is the default level and takes no trigger")
-        for name in ("alternate", "contingent", "emergency"):
-            if getattr(self, name).trigger is None:
-                raise ValueError(f"{name} needs a trigger")
-        return self
 
 
 class ContextThresholds(Contract):
     warning: float = Field(0.80, gt=0, le=1)
     critical: float = Field(0.90, gt=0, le=1)
 
-    @model_validator(mode="after")
-    def _ordered(self) -> "ContextThresholds":
-        if self.critical < self.warning:
-            raise ValueError("critical must not be below warning")
-        return self
+    @field_validator("critical")
+    @classmethod
+    def _not_below_warning(cls, critical: float, info: ValidationInfo) -> float:
+        warning = info.data.get("warning")
+        if warning is not None and critical < warning:
+            raise ValueError(f"must not be below warning ({warning})")
+        return critical
 
 
 class LoopDoctrine(Contract):

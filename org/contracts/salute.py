@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Literal
 
 from pydantic import Field
 
-from .common import AnomalyType, Contract, Health, Identifier, PaceLevel
+from .common import AnomalyType, Contract, Health, Identifier, PaceLevel, Timestamp
 
 SALUTE_SCHEMA_VERSION = 1
 
@@ -46,7 +45,7 @@ class SaluteUnit(Contract):
 
 
 class SaluteTime(Contract):
-    timestamp: datetime
+    timestamp: Timestamp
     turns_elapsed: int = Field(ge=0)
     turns_since_progress: int = Field(ge=0)
 
@@ -66,7 +65,7 @@ class SupervisorAssessment(Contract):
     turn: int = Field(ge=0)
     health: Health
     anomalies: list[AnomalyType] = Field(default_factory=list)
-    assessed_at: datetime
+    assessed_at: Timestamp
 
 
 class SaluteReport(Contract):

@@ -3,13 +3,26 @@
 ``org/supervisor/steering.yaml`` holds the defaults; a user's ``steering.yaml`` in the
 organizations folder overrides any of them. A key ending in ``.repeated`` is the firmer
 wording used when the same anomaly persists after it was already steered once.
+
+Each text starts with ``[SUPERVISOR]``, has at most three sentences and uses only the
+placeholders listed for its key. The same rules are checked by ``a0org validate`` and
+when the supervisor loads the file.
 """
 
 from __future__ import annotations
 
-from pydantic import ConfigDict, Field, create_model
+import re
+import string
+from typing import Any
+
+from pydantic import ConfigDict, Field, ValidationInfo, create_model, field_validator
 
 from .common import Contract
+
+TAG = "[SUPERVISOR]"
+MAX_SENTENCES = 3
+SENTENCE_END = re.compile(r"[.!?](?:\s+|$)")
+REPEATED = ".repeated"
 
 #: placeholders each template may use
 PLACEHOLDERS: dict[str, frozenset[str]] = {
@@ -23,17 +36,61 @@ PLACEHOLDERS: dict[str, frozenset[str]] = {
     "pace_emergency": frozenset({"level", "description"}),
 }
 
-_fields = {}
+
+def base_key(key: str) -> str:
+    return key.removesuffix(REPEATED)
+
+
+def count_sentences(text: str) -> int:
+    body = text[len(TAG):] if text.startswith(TAG) else text
+    return len(SENTENCE_END.findall(body.strip())) or 1
+
+
+def check_template(key: str, text: Any) -> str | None:
+    """Why a template is unusable, or None when it is fine."""
+    allowed = PLACEHOLDERS.get(base_key(key))
+    if allowed is None:
+        return f"unknown steering key (known: {', '.join(sorted(PLACEHOLDERS))}, each optionally with {REPEATED})"
+    if not isinstance(text, str):
+        return f"expected text, found {type(text).__name__}"
+    text = " ".join(text.split())
+    if not text.startswith(TAG):
+        return f"must start with {TAG}"
+    names = set()
+    for match in string.Template.pattern.finditer(text):
+        if match.group("invalid") is not None:
+            return "a '$' that starts no placeholder (write $$ for a dollar sign)"
+        names.add(match.group("named") or match.group("braced"))
+    unknown = names - allowed - {None}
+    if unknown:
+        return f"unknown placeholder(s) {', '.join('$' + n for n in sorted(unknown))}; allowed: {', '.join('$' + n for n in sorted(allowed))}"
+    sentences = count_sentences(string.Template(text).safe_substitute({name: "x" for name in allowed}))
+    if sentences > MAX_SENTENCES:
+        return f"has {sentences} sentences; steering is at most {MAX_SENTENCES}"
+    return None
+
+
+def _check(cls: type, value: str | None, info: ValidationInfo) -> str | None:
+    if value is not None:
+        key = info.field_name.replace("_repeated", REPEATED) if info.field_name.endswith("_repeated") else info.field_name
+        problem = check_template(key, value)
+        if problem:
+            raise ValueError(problem)
+    return value
+
+
+_fields: dict[str, Any] = {}
 for _key, _names in PLACEHOLDERS.items():
     _help = "Placeholders: " + ", ".join(f"${n}" for n in sorted(_names)) + ". Starts with [SUPERVISOR]; at most three sentences."
     _fields[_key] = (str | None, Field(None, pattern=r"^\s*\[SUPERVISOR\]", description=_help))
-    _fields[f"{_key}_repeated"] = (str | None, Field(None, alias=f"{_key}.repeated", pattern=r"^\s*\[SUPERVISOR\]", description=_help))
+    _fields[f"{_key}_repeated"] = (str | None, Field(None, alias=f"{_key}{REPEATED}", pattern=r"^\s*\[SUPERVISOR\]", description=_help))
 
 SteeringTemplates = create_model(  # type: ignore[call-overload]
     "SteeringTemplates",
     __base__=Contract,
     __doc__="Steering texts by key; every key is optional in an override file.",
+    __validators__={"check_rules": field_validator("*")(classmethod(_check))},
     **_fields,
 )
-SteeringTemplates.model_config = ConfigDict(extra="forbid", populate_by_name=True)
+SteeringTemplates.model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
 SteeringTemplates.model_rebuild(force=True)

@@ -8,9 +8,10 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Callable
+
+from .values import plain_number
 
 _plugin_lookup: Callable[[Any], dict] | None | bool = False  # False: not looked for yet
 #: No model has a window this large; a bigger count is garbage, not a measurement.
@@ -28,7 +29,7 @@ class ContextFill:
 
 
 def _plausible(number: Any) -> bool:
-    return isinstance(number, (int, float)) and not isinstance(number, bool) and math.isfinite(number) and 0 <= number < MAX_TOKENS
+    return plain_number(number, 0, MAX_TOKENS)
 
 
 def _tokens_used(agent: Any) -> int | None:

@@ -88,7 +88,8 @@ def _data_path(loc: tuple, data: Any) -> tuple:
 
 
 def path_is_tag(part: str) -> bool:
-    return part in {"condition", "any_of", "all_of"}
+    """Pydantic's names for the trigger shapes (see org/contracts/role.py), not data keys."""
+    return part in {"Condition", "AnyOf", "AllOf"}
 
 
 def _field_name(path: tuple) -> str:
@@ -167,6 +168,8 @@ def validate(model: type[M], data: Any, path: Path | str, lines: dict[tuple, int
             reason = error["msg"]
             if error["type"] == "missing":
                 reason = "required field is missing"
+            elif error["type"] == "value_error":
+                reason = reason.removeprefix("Value error, ")
             elif error["type"] == "extra_forbidden":
                 reason = "unknown field (check the spelling against the schema)"
             problems.append(Problem(str(path), _nearest_line(lines, field_path), _field_name(field_path), reason))

@@ -6,11 +6,11 @@ When present but malformed, the problem is logged once and the layer is ignored.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
 from .report import warn_once
+from .values import plain_number
 
 BST_BELIEF_KEY = "__bst_belief_state__"
 #: Names longer than this are cut: they end up in steering and in SALUTE reports.
@@ -32,6 +32,12 @@ class BstView:
     confidence: float | None
 
 
+def _shown(value: Any) -> str:
+    """A value for a log line, cut short."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
 def _text(value: Any) -> str | None:
     if isinstance(value, bool) or value is None:
         return None
@@ -47,11 +53,12 @@ def read_htn(agent: Any) -> HtnView | None:
     if state is None:
         return None
     if not isinstance(state, dict):
-        warn_once(f"agent._htn_state: expected a dict, found {type(state).__name__}; HTN state ignored")
+        warn_once(f"agent._htn_state: expected a dict, found {type(state).__name__}; HTN state ignored", key="agent._htn_state")
         return None
     turns = state.get("turns_since_progress")
-    if isinstance(turns, bool) or not isinstance(turns, (int, float)) or not math.isfinite(turns) or not 0 <= turns < MAX_TURNS:
-        warn_once(f"agent._htn_state.turns_since_progress: expected a non-negative number, found {turns!r}; HTN state ignored")
+    if not plain_number(turns, 0, MAX_TURNS):
+        warn_once(f"agent._htn_state.turns_since_progress: expected a non-negative number of turns, found {_shown(turns)}; HTN state ignored",
+                  key="agent._htn_state.turns_since_progress")
         return None
     return HtnView(int(turns), _text(state.get("current_step")), _text(state.get("plan_name") or state.get("plan_id")))
 
@@ -61,32 +68,29 @@ def read_bst(agent: Any) -> BstView | None:
     if store is None:
         return None
     if not isinstance(store, dict):
-        warn_once(f"agent._bst_store: expected a dict, found {type(store).__name__}; BST state ignored")
+        warn_once(f"agent._bst_store: expected a dict, found {type(store).__name__}; BST state ignored", key="agent._bst_store")
         return None
     belief = store.get(BST_BELIEF_KEY)
     if belief is None:
         return None
     if not isinstance(belief, dict):
-        warn_once(f"agent._bst_store[{BST_BELIEF_KEY!r}]: expected a dict, found {type(belief).__name__}; BST state ignored")
+        warn_once(f"agent._bst_store[{BST_BELIEF_KEY!r}]: expected a dict, found {type(belief).__name__}; BST state ignored",
+                  key="agent._bst_store.belief")
         return None
     domain = belief.get("domain")
     if not domain:
         return None
     if not isinstance(domain, str):
-        warn_once(f"agent._bst_store[{BST_BELIEF_KEY!r}].domain: expected text, found {domain!r}; BST state ignored")
+        warn_once(f"agent._bst_store[{BST_BELIEF_KEY!r}].domain: expected text, found {_shown(domain)}; BST state ignored",
+                  key="agent._bst_store.belief.domain")
         return None
     if len(domain) > MAX_TEXT:
-        warn_once(f"agent._bst_store[{BST_BELIEF_KEY!r}].domain: {len(domain)} characters; cut to {MAX_TEXT}")
+        warn_once(f"agent._bst_store[{BST_BELIEF_KEY!r}].domain: {len(domain)} characters; cut to {MAX_TEXT}",
+                  key="agent._bst_store.belief.domain.length")
         domain = domain[:MAX_TEXT]
     return BstView(domain, _confidence(belief.get("confidence")))
 
 
 def _confidence(value: Any) -> float | None:
     """A confidence is a probability; anything else is ignored."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    try:
-        number = float(value)
-    except OverflowError:
-        return None
-    return number if 0.0 <= number <= 1.0 else None
+    return float(value) if plain_number(value, 0, 2) and value <= 1 else None

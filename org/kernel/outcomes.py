@@ -20,6 +20,8 @@ from collections import deque
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .report import warn_once
+
 FAILURES_KEY = "_tool_failures"
 LEDGER_KEY = "_org_tool_ledger"
 FAILURE_HISTORY_LIMIT = 20
@@ -43,7 +45,7 @@ ERROR_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("network", r"(Connection (refused|reset|aborted)|ConnectionError|Name or service not known|Temporary failure in name resolution|Network is unreachable|getaddrinfo failed|\bECONNREFUSED\b|SSL(Error| certificate))"),
         ("resource", r"(MemoryError|Out of memory|No space left on device|Killed\s*$|Too many open files|disk quota exceeded)"),
         ("dependency", r"(ModuleNotFoundError|ImportError|No module named|cannot import name|package .* is not installed|unable to locate package)"),
-        ("execution", r"(^Traceback \(most recent call last\)|^\s*\w*(Error|Exception): |^error: |^fatal: |^ERROR[: ]|exit (code|status) [1-9]|returned non-zero exit status)"),
+        ("execution", r"(^Traceback \(most recent call last\)|^[ \t]*\w*(Error|Exception): |^error: |^fatal: |^ERROR[: ]|exit (code|status) [1-9]|returned non-zero exit status)"),
     )
 )
 
@@ -155,6 +157,8 @@ class ToolLedger:
 def ledger_of(data: dict) -> ToolLedger:
     ledger = data.get(LEDGER_KEY)
     if not isinstance(ledger, ToolLedger):
+        if ledger is not None:
+            warn_once(f"agent.data[{LEDGER_KEY!r}]: expected the pack's tool ledger, found {type(ledger).__name__}; started afresh", key=LEDGER_KEY)
         ledger = ToolLedger()
         data[LEDGER_KEY] = ledger
     return ledger
@@ -164,6 +168,8 @@ def update_failure_record(data: dict, tool: str, ok: bool, error_type: str | Non
     """Keep ``_tool_failures`` in the shape the seed and other layers read."""
     record = data.get(FAILURES_KEY)
     if not isinstance(record, dict) or not isinstance(record.get("consecutive"), dict) or not isinstance(record.get("history"), list):
+        if record is not None:
+            warn_once(f"agent.data[{FAILURES_KEY!r}]: not in the {{consecutive: {{}}, history: []}} shape; started afresh", key=FAILURES_KEY)
         record = {"consecutive": {}, "history": []}
         data[FAILURES_KEY] = record
     counts = record["consecutive"]

@@ -19,13 +19,18 @@ _MAX_REMEMBERED = 1024
 _already_logged: dict[str, None] = {}
 
 
-def warn_once(message: str) -> bool:
-    """Log ``message`` unless the very same message was logged before. True when logged."""
-    if message in _already_logged:
+def warn_once(message: str, key: str | None = None) -> bool:
+    """Log ``message`` unless it (or another with the same ``key``) was logged before.
+
+    Messages that quote a changing value pass a stable ``key`` (the field), so a field
+    that is wrong in a new way every turn is still reported once. True when logged.
+    """
+    key = message if key is None else key
+    if key in _already_logged:
         return False
     if len(_already_logged) >= _MAX_REMEMBERED:
         _already_logged.pop(next(iter(_already_logged)))
-    _already_logged[message] = None
+    _already_logged[key] = None
     logger.warning(message)
     return True
 

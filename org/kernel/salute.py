@@ -46,20 +46,26 @@ def _stamp(now: datetime) -> str:
 
 
 def write_report(layout: OrganizationLayout, report: SaluteReport, archive_limit: int) -> Path | None:
-    """Write ``<role>_latest.json`` and an archive copy; keep at most ``archive_limit`` archived."""
+    """Write ``<role>_latest.json`` and an archive copy; keep at most ``archive_limit`` archived.
+
+    Returns the latest report's path once that is written; an archive problem is only logged.
+    """
     role_id = report.unit.role_id
     text = report.model_dump_json(indent=2) + "\n"
     try:
         latest = layout.latest_report(role_id)
         atomic_write_text(latest, text)
+    except OSError as exc:
+        warn_once(f"{layout.reports_dir}: cannot write the SALUTE report for '{role_id}': {exc.strerror or exc}")
+        return None
+    try:
         archived = layout.archive_report(role_id, _stamp(report.time.timestamp))
         if archive_limit > 0:
             atomic_write_text(archived, text)
         prune_archive(layout, role_id, archive_limit, archived if archive_limit > 0 else None)
-        return latest
     except OSError as exc:
-        warn_once(f"{layout.reports_dir}: cannot write the SALUTE report for '{role_id}': {exc.strerror or exc}")
-        return None
+        warn_once(f"{layout.archive_dir}: cannot archive the SALUTE report for '{role_id}': {exc.strerror or exc}")
+    return latest
 
 
 #: (archive folder, role) -> archived files, oldest first. Listed once, then kept up to

@@ -44,7 +44,7 @@ def role_profile(role_dict: Any) -> RoleProfile | None:
     try:
         role = RoleProfile.model_validate(role_dict)
     except Exception as exc:
-        warn_once(f"agent.{ROLE_ATTR}: not a valid role profile ({str(exc).splitlines()[0]}); supervisor skipped")
+        warn_once(f"agent.{ROLE_ATTR}: not a valid role profile ({str(exc).splitlines()[0]}); supervisor skipped", key=f"agent.{ROLE_ATTR}")
         return None
     if len(_roles) > 64:
         _roles.clear()
@@ -79,12 +79,12 @@ def build_snapshot(agent: Any, loop_data: Any, role: RoleProfile, turn: int, nat
     bst = read_bst(agent)
     ledger = agent.data.get(LEDGER_KEY)
     if ledger is not None and not isinstance(ledger, ToolLedger):
-        warn_once(f"agent.data[{LEDGER_KEY!r}]: expected the pack's tool ledger, found {type(ledger).__name__}; tool history ignored")
+        warn_once(f"agent.data[{LEDGER_KEY!r}]: expected the pack's tool ledger, found {type(ledger).__name__}; tool history ignored", key=LEDGER_KEY)
         ledger = None
     fill = context_fill(agent)
     level = getattr(agent, PACE_ATTR, None)
     if level is not None and level not in ("primary", "alternate", "contingent", "emergency"):
-        warn_once(f"agent.{PACE_ATTR}: unknown PACE level {level!r}; ignored")
+        warn_once(f"agent.{PACE_ATTR}: unknown PACE level {str(level)[:40]!r}; ignored", key=f"agent.{PACE_ATTR}")
         level = None
     if htn is not None:
         turns, source = htn.turns_since_progress, "htn"

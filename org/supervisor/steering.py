@@ -12,43 +12,8 @@ from typing import Any
 import yaml
 
 from org.contracts import Finding
-from org.contracts.steering import PLACEHOLDERS
+from org.contracts.steering import PLACEHOLDERS, SENTENCE_END, TAG, base_key, check_template, count_sentences  # noqa: F401 (re-exported)
 from org.kernel.report import warn_once
-
-TAG = "[SUPERVISOR]"
-MAX_SENTENCES = 3
-_SENTENCE_END = re.compile(r"[.!?](?:\s+|$)")
-
-def count_sentences(text: str) -> int:
-    body = text[len(TAG):] if text.startswith(TAG) else text
-    return len(_SENTENCE_END.findall(body.strip())) or 1
-
-
-def _base_key(key: str) -> str:
-    return key.removesuffix(".repeated")
-
-
-def check_template(key: str, text: Any) -> str | None:
-    """Why a template is unusable, or None when it is fine."""
-    if _base_key(key) not in PLACEHOLDERS:
-        return f"unknown steering key (known: {', '.join(sorted(PLACEHOLDERS))}, each optionally with .repeated)"
-    if not isinstance(text, str):
-        return f"expected text, found {type(text).__name__}"
-    text = " ".join(text.split())
-    if not text.startswith(TAG):
-        return f"must start with {TAG}"
-    try:
-        names = {m.group("named") or m.group("braced") for m in string.Template.pattern.finditer(text)} - {None}
-    except ValueError as exc:
-        return f"bad placeholder: {exc}"
-    unknown = names - PLACEHOLDERS[_base_key(key)]
-    if unknown:
-        return f"unknown placeholder(s) {', '.join('$' + n for n in sorted(unknown))}; allowed: {', '.join('$' + n for n in sorted(PLACEHOLDERS[_base_key(key)]))}"
-    sample = string.Template(text).safe_substitute({name: "x" for name in PLACEHOLDERS[_base_key(key)]})
-    if count_sentences(sample) > MAX_SENTENCES:
-        return f"has {count_sentences(sample)} sentences; steering is at most {MAX_SENTENCES}"
-    return None
-
 
 def _load_defaults() -> dict[str, str]:
     text = resources.files("org.supervisor").joinpath("steering.yaml").read_text(encoding="utf-8")
@@ -63,7 +28,7 @@ def _load_defaults() -> dict[str, str]:
 def _clean(value: Any, limit: int = 100) -> str:
     """One short clause: no line breaks, no sentence breaks, bounded length."""
     text = " ".join(str(value).split())
-    match = _SENTENCE_END.search(text)
+    match = SENTENCE_END.search(text)
     if match:
         text = text[: match.start()]
     text = text.rstrip(" .!?;:,")
@@ -135,5 +100,5 @@ class SteeringBook:
         key = finding.template
         if repeated and f"{key}.repeated" in self._templates:
             key = f"{key}.repeated"
-        template = self._templates.get(key) or self._templates[_base_key(finding.template)]
+        template = self._templates.get(key) or self._templates[base_key(finding.template)]
         return string.Template(template).safe_substitute(template_values(finding))
