@@ -7,7 +7,8 @@
 # Run `./install_all.sh --help` for every option; docs/install.md explains them.
 set -euo pipefail
 
-component="all"
+# install_supervisor_loop.sh runs this script for its one component
+component="${A0ORG_INSTALL_COMPONENT:-all}"
 pack_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 python=""

@@ -1,43 +1,7 @@
 #!/usr/bin/env bash
 # Install only the supervisor-loop hook into Agent-Zero (install_all.sh installs everything).
 #   ./install_supervisor_loop.sh [--a0-root /a0] [--python PATH] [--check-only | --dry-run | --uninstall]
-# All the work is done by `python -m org.install` (standard library only); this
-# script only finds the pack (its own folder) and Agent-Zero's Python.
+# Same options and Python look-up as install_all.sh, which does the work.
 # Run `./install_supervisor_loop.sh --help` for every option; docs/install.md explains them.
 set -euo pipefail
-
-component="supervisor-loop"
-pack_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-
-python=""
-args=()
-while [[ $# -gt 0 ]]; do
-    case "$1" in
-        --python)
-            [[ $# -ge 2 ]] || { echo "error: --python needs a path" >&2; exit 2; }
-            python="$2"; shift 2 ;;
-        --python=*)
-            python="${1#--python=}"; shift ;;
-        *)
-            args+=("$1"); shift ;;
-    esac
-done
-
-if [[ -n "$python" ]]; then
-    if [[ ! -x "$python" ]] && ! command -v "$python" >/dev/null 2>&1; then
-        echo "error: --python $python: no such executable" >&2
-        exit 2
-    fi
-elif [[ -x /opt/venv-a0/bin/python ]]; then
-    python=/opt/venv-a0/bin/python      # Agent-Zero's own venv since v0.9.6
-elif [[ -x /opt/venv/bin/python ]]; then
-    python=/opt/venv/bin/python         # Agent-Zero v0.9.5 and older
-else
-    echo "error: Agent-Zero's Python was not found at /opt/venv-a0/bin/python or /opt/venv/bin/python;" \
-         "run this inside the Agent-Zero container or pass --python PATH" >&2
-    exit 2
-fi
-
-# PYTHONSAFEPATH: `-m` would otherwise put the current folder first on sys.path, and an
-# `org` folder there (a checkout of this pack, say) would run instead of this pack's installer.
-PYTHONPATH="$pack_dir" PYTHONSAFEPATH=1 exec "$python" -m org.install "$component" ${args[@]+"${args[@]}"}
+A0ORG_INSTALL_COMPONENT=supervisor-loop exec bash "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/install_all.sh" "$@"

@@ -79,7 +79,7 @@ def run_demo(out: TextIO, reports_dir: Path | None = None, era: str = "D") -> Pa
             phase = name
             out.write(f"\n== {phase}\n")
         out.write(f"turn {turn.turn:2d} | PACE {result.pace or '-':10s} | {_describe(turn)}\n")
-        for anomaly, text in result.steering:
+        for _, text in result.steering:
             out.write(f"         >> {text}\n")
         for text in result.native_warnings:
             out.write(f"         (Agent-Zero) {text}\n")

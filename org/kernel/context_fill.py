@@ -62,19 +62,24 @@ def _model_config_plugin() -> Callable[[Any], dict] | None:
     return _plugin_lookup  # type: ignore[return-value]
 
 
+def _chat_model_setting(agent: Any, key: str) -> Any:
+    """A chat-model setting: ``agent.config.chat_model.<key>`` up to v0.9.8.x, else the
+    ``_model_config`` plugin's ``get_chat_model_config(agent)[key]``."""
+    try:
+        value = getattr(getattr(getattr(agent, "config", None), "chat_model", None), key, None)
+        if value is None:
+            lookup = _model_config_plugin()
+            if lookup is not None:
+                settings = lookup(agent)
+                value = settings.get(key) if isinstance(settings, dict) else None
+        return value
+    except Exception:  # a misbehaving config or plugin: the setting is unknown
+        return None
+
+
 def _window_size(agent: Any) -> int | None:
-    chat_model = getattr(getattr(agent, "config", None), "chat_model", None)
-    size = getattr(chat_model, "ctx_length", None)
-    if size is None:
-        lookup = _model_config_plugin()
-        if lookup is not None:
-            try:
-                size = (lookup(agent) or {}).get("ctx_length")
-            except Exception:
-                size = None
-    if _plausible(size) and size >= 1:
-        return int(size)
-    return None
+    size = _chat_model_setting(agent, "ctx_length")
+    return int(size) if _plausible(size) and size >= 1 else None
 
 
 def context_fill(agent: Any) -> ContextFill | None:
@@ -88,13 +93,5 @@ def context_fill(agent: Any) -> ContextFill | None:
 
 
 def model_name(agent: Any) -> str | None:
-    chat_model = getattr(getattr(agent, "config", None), "chat_model", None)
-    name = getattr(chat_model, "name", None)
-    if name is None:
-        lookup = _model_config_plugin()
-        if lookup is not None:
-            try:
-                name = (lookup(agent) or {}).get("name")
-            except Exception:
-                name = None
-    return str(name) if name else None
+    name = _chat_model_setting(agent, "name")
+    return name[:200] if isinstance(name, str) and name else None

@@ -43,26 +43,33 @@ def base_module_name(era: str) -> str:
 
 
 @contextmanager
-def provided_base_class(era: str) -> Iterator[None]:
-    """Make ``helpers.extension`` (or ``python.helpers.extension``) importable while loading."""
-    parts = base_module_name(era).split(".")
-    saved = {name: sys.modules.get(name) for name in (".".join(parts[:i]) for i in range(1, len(parts) + 1))}
+def provided_modules(name: str, **attributes: Any) -> Iterator[None]:
+    """Make module ``name`` (and its parent packages) importable, with ``attributes``,
+    for the duration of the block; whatever was there before is put back."""
+    parts = name.split(".")
+    names = [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+    saved = {n: sys.modules.get(n) for n in names}
     try:
-        for i in range(1, len(parts) + 1):
-            name = ".".join(parts[:i])
-            module = types.ModuleType(name)
+        for i, module_name in enumerate(names):
+            module = types.ModuleType(module_name)
             module.__path__ = []  # type: ignore[attr-defined]
-            sys.modules[name] = module
-            if i > 1:
-                setattr(sys.modules[".".join(parts[: i - 1])], parts[i - 1], module)
-        sys.modules[base_module_name(era)].Extension = Extension  # type: ignore[attr-defined]
+            sys.modules[module_name] = module
+            if i:
+                setattr(sys.modules[names[i - 1]], parts[i], module)
+        for attribute, value in attributes.items():
+            setattr(sys.modules[name], attribute, value)
         yield
     finally:
-        for name, module in saved.items():
+        for module_name, module in saved.items():
             if module is None:
-                sys.modules.pop(name, None)
+                sys.modules.pop(module_name, None)
             else:
-                sys.modules[name] = module
+                sys.modules[module_name] = module
+
+
+def provided_base_class(era: str):
+    """Make ``helpers.extension`` (or ``python.helpers.extension``) importable while loading."""
+    return provided_modules(base_module_name(era), Extension=Extension)
 
 
 def _load_file(path: Path) -> type[Extension] | None:

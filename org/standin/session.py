@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
-import types
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +18,7 @@ from org.resources import HOOK_POINTS, extensions_dir
 from org.supervisor.microcosm import STEERING_HEADING
 
 from .agent import REPEAT_WARNING, LoopData, Response, StandInAgent, Tool
-from .loader import call_point, load_point
+from .loader import call_point, load_point, provided_modules
 
 MODEL_CONFIG_MODULE = "plugins._model_config.helpers.model_config"
 
@@ -36,24 +34,15 @@ class TurnResult:
 @contextmanager
 def model_config_plugin(agent_ctx_length: int) -> Iterator[None]:
     """v0.9.9+: the chat model's settings come from the _model_config plugin."""
-    names = ["plugins", "plugins._model_config", "plugins._model_config.helpers", MODEL_CONFIG_MODULE]
-    saved = {name: sys.modules.get(name) for name in names}
-    for name in names:
-        module = types.ModuleType(name)
-        module.__path__ = []  # type: ignore[attr-defined]
-        sys.modules[name] = module
-    sys.modules[MODEL_CONFIG_MODULE].get_chat_model_config = lambda agent: {  # type: ignore[attr-defined]
-        "name": "stand-in-model", "ctx_length": getattr(agent, "ctx_length", agent_ctx_length), "ctx_history": 0.7,
-    }
+
+    def get_chat_model_config(agent: Any) -> dict:
+        return {"name": "stand-in-model", "ctx_length": getattr(agent, "ctx_length", agent_ctx_length), "ctx_history": 0.7}
+
     context_fill.reset_lookups()
     try:
-        yield
+        with provided_modules(MODEL_CONFIG_MODULE, get_chat_model_config=get_chat_model_config):
+            yield
     finally:
-        for name, module in saved.items():
-            if module is None:
-                sys.modules.pop(name, None)
-            else:
-                sys.modules[name] = module
         context_fill.reset_lookups()
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import string
 from importlib import resources
 from pathlib import Path

@@ -26,7 +26,6 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import sys
 import tempfile
 import threading
