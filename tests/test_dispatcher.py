@@ -168,3 +168,27 @@ def test_reports_are_atomic_under_concurrent_reads(tmp_path):
         thread.join()
     assert torn == []
     assert not [p for p in tmp_path.iterdir() if p.name != "r.json"]  # no temporary files left behind
+
+
+def test_a_file_broken_again_after_a_fix_is_reported_again(make_session, org_home, caplog, monkeypatch):
+    from org.kernel import store
+
+    monkeypatch.setattr(store, "RECHECK_SECONDS", 0)
+    session = make_session()
+    role_file = org_home / "roles" / "codegen.yaml"
+    good = role_file.read_text()
+    broken = good.replace("role_type: specialist", "role_type: wizard")
+
+    def turn_with(text: str, n: int, mtime: int) -> None:
+        role_file.write_text(text)
+        os.utime(role_file, ns=(mtime, mtime))
+        session.run(ok("t", n))
+
+    caplog.set_level("WARNING", logger="a0org")
+    turn_with(broken, 1, 10**9)
+    turn_with(broken, 2, 2 * 10**9)
+    turn_with(good, 3, 3 * 10**9)
+    assert session.agent._org_active_role["role_id"] == "codegen"
+    turn_with(broken, 4, 4 * 10**9)
+    messages = [r.getMessage() for r in caplog.records if "role_type" in r.getMessage()]
+    assert len(messages) == 2 and all(str(role_file) in m for m in messages)

@@ -35,6 +35,12 @@ def warn_once(message: str, key: str | None = None) -> bool:
     return True
 
 
+def forget_logged_about(prefix: str) -> None:
+    """A file that is fine again: its next problem is news and gets logged."""
+    for key in [k for k in _already_logged if k.startswith(prefix)]:
+        del _already_logged[key]
+
+
 def forget_logged() -> None:
     """Tests and the demo start from a clean slate."""
     _already_logged.clear()

@@ -17,7 +17,7 @@ from org.contracts import ActiveOrganization, Organization, RoleProfile
 
 from . import documents
 from .paths import OrganizationLayout, UnsafePathError, organizations_dir
-from .report import warn_once
+from .report import forget_logged_about, warn_once
 
 RECHECK_SECONDS = 1.0
 
@@ -123,6 +123,8 @@ class OrganizationStore:
                 "could not be loaded; the organization kernel stays off"
             )
             return None
+        for path in (layout.active_file, org_path, *(layout.role_file(r) for r in roles)):
+            forget_logged_about(str(path))
         return LoadedOrganization(organization=organization, roles=roles, layout=layout)
 
 
