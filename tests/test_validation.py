@@ -159,7 +159,7 @@ CASES = [
          "pace_plan.alternate.trigger.any_of", "any_of: []", "at least 1 item", "role_profile"),
     Case("thresholds_out_of_order", RoleProfile, "codegen.yaml", ROLE_SRC,
          replace("warning: 0.80", "warning: 0.95"),
-         "doctrine.context_thresholds", "context_thresholds:", "critical must not be below warning", None),
+         "doctrine.context_thresholds.critical", "critical: 0.90", "must not be below warning (0.95)", None),
     Case("threshold_over_one", RoleProfile, "codegen.yaml", ROLE_SRC,
          replace("critical: 0.90", "critical: 90"),
          "doctrine.context_thresholds.critical", "critical: 90", "less than or equal to 1", "role_profile"),
@@ -174,7 +174,7 @@ CASES = [
          "org_id", "org_id:", "String should match pattern '^[a-z0-9][a-z0-9_-]{0,63}$'", "organization"),
     Case("org_hierarchy_key_with_a_slash", Organization, "software_dev.yaml", ORG_SRC,
          replace("  ops_xo:\n", "  ops/xo:\n"),
-         "hierarchy.ops/xo.[key]", "ops/xo:", "String should match pattern", None),
+         "hierarchy.ops/xo.[key]", "ops/xo:", "String should match pattern", "organization"),
     Case("org_subordinate_not_an_id", Organization, "software_dev.yaml", ORG_SRC,
          replace("subordinates: [codegen, bugfix]", "subordinates: [codegen, Bug Fix]"),
          "hierarchy.engineering_xo.subordinates[1]", "Bug Fix", "String should match pattern", "organization"),
@@ -265,15 +265,11 @@ def test_a0org_validate_prints_the_problem_and_fails(case, tmp_path):
     assert done.stdout.strip().endswith("1 file(s) checked: 1 problem(s)"), done.stdout
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: org/kernel/documents.py _data_path() drops pydantic's union tags ('any_of', "
-    "'all_of', 'condition') only when the data has no key of that name; a trigger that mixes "
-    "shapes, {metric: ..., any_of: [...]}, is validated as any_of, and the error location "
-    "(..., 'trigger', <tag any_of>, 'metric') is mapped through the data's real any_of key, "
-    "so the problem reads 'pace_plan.alternate.trigger.any_of: unknown field' at the any_of "
-    "line: it calls the correct key unknown and never names the stray 'metric'"))
 @pytest.mark.parametrize("shape", ["any_of", "all_of"])
 def test_a_trigger_mixing_shapes_names_the_stray_field(tmp_path, shape):
+    """A trigger mixing shapes, {metric: ..., any_of: [...]}, is validated as any_of; the
+    problem names the stray ``metric`` at its line, not the correct ``any_of`` key
+    (pydantic's union tags are class names, never mistaken for the data's keys)."""
     text = ROLE_SRC.replace(_ALT_TRIGGER, _ALT_TRIGGER.replace("      any_of:", f"      metric: context_fill\n      {shape}:"))
     path = tmp_path / "codegen.yaml"
     path.write_text(text, encoding="utf-8")
@@ -282,78 +278,80 @@ def test_a_trigger_mixing_shapes_names_the_stray_field(tmp_path, shape):
         ("pace_plan.alternate.trigger.metric", line_of(text, "metric: context_fill"), "unknown field")]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG (schema export): dict keys typed Identifier (Organization.hierarchy, "
-    "HierarchyNode ids) are checked by pydantic but the generated "
-    "schemas/organization.schema.json has no propertyNames pattern, so an editor using the "
-    "modeline accepts 'ops/xo:' as a role id that a0org validate rejects"))
 def test_the_json_schema_checks_role_ids_used_as_keys():
+    """Role ids used as keys of Organization.hierarchy are Identifiers in the JSON Schema
+    too (propertyNames): an editor using the modeline rejects 'ops/xo:' as a0org validate does."""
     text = ORG_SRC.replace("  ops_xo:\n", "  ops/xo:\n")
     schema = json.loads((SCHEMAS / "organization.schema.json").read_text(encoding="utf-8"))
     assert list(jsonschema.Draft202012Validator(schema).iter_errors(yaml.safe_load(text)))
 
 
-# ---- model-level rules lose their location
+# ---- cross-field rules are reported at the field they are about, with its line
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: rules checked by a model_validator (org/contracts/organization.py "
-    "Organization._roles_are_in_hierarchy, org/contracts/role.py PacePlan._triggers_above_primary) "
-    "raise a plain ValueError on the whole model, so org/kernel/documents.py validate() "
-    "reports them at the model's own location: for an organization the field is '(document)' "
-    "and the line is the document's first line (e.g. 'software_dev.yaml:2: (document): Value "
-    "error, default_role 'frontend' is not in the hierarchy'), not the default_role / "
-    "domain_routing line; for a PACE plan the field is 'pace_plan', not 'pace_plan.alternate.trigger'"))
-@pytest.mark.parametrize("source,change,field,marker", [
-    (ORG_SRC, replace("default_role: codegen", "default_role: frontend"), "default_role", "default_role: frontend"),
-    (ORG_SRC, replace("research: [research]", "research: [researcher]"), "domain_routing.research[0]", "research: [researcher]"),
-    (ROLE_SRC, replace(_ALT_TRIGGER + "\n", ""), "pace_plan.alternate.trigger", "  alternate:"),
+_ROUTING_TO_UNKNOWN_ROLE = replace("research: [research]", "research: [researcher]")
+
+
+@pytest.mark.parametrize("source,change,field,marker,reason", [
+    (ORG_SRC, replace("default_role: codegen", "default_role: frontend"), "default_role", "default_role: frontend",
+     "'frontend' is not in the hierarchy"),
+    (ORG_SRC, _ROUTING_TO_UNKNOWN_ROLE, "domain_routing.research[0]", "research: [researcher]",
+     "'research' routes to 'researcher', which is not in the hierarchy"),
+    (ROLE_SRC, replace(_ALT_TRIGGER + "\n", ""), "pace_plan.alternate.trigger", "  alternate:", "required field is missing"),
     (ROLE_SRC, replace('    action: normal_execution\n', '    action: normal_execution\n    trigger: {metric: context_fill, comparison: ">", value: 0.5}\n'),
-     "pace_plan.primary.trigger", "value: 0.5"),
-], ids=["default_role_not_in_hierarchy", "routing_to_unknown_role", "tier_without_trigger", "primary_with_trigger"])
-def test_cross_field_rules_point_at_the_field_and_its_line(tmp_path, source, change, field, marker):
+     "pace_plan.primary.trigger", "value: 0.5", "Input should be None"),
+], ids=["default_role_not_in_hierarchy", "routing_to_unknown_role_at_the_entry",
+        "tier_without_trigger", "primary_with_trigger"])
+def test_cross_field_rules_point_at_the_field_and_its_line(tmp_path, source, change, field, marker, reason):
+    """Rules relating two fields (the default role and the routing against the hierarchy, a
+    trigger required above primary and refused on it) are reported at the field they are
+    about, on its line, with pydantic's "Value error, " prefix stripped from the reason."""
     model = Organization if source is ORG_SRC else RoleProfile
     text = change(source)
     path = tmp_path / ("software_dev.yaml" if model is Organization else "codegen.yaml")
     path.write_text(text, encoding="utf-8")
     with pytest.raises(DocumentError) as raised:
         documents.load(model, path)
-    problems = [(p.field, p.line) for p in raised.value.problems]
-    assert (field, line_of(text, marker)) in problems, problems
+    problems = [(p.field, p.line, p.reason) for p in raised.value.problems]
+    assert problems == [(field, line_of(text, marker), reason)], problems
 
 
 def test_cross_field_rules_are_still_reported_with_a_useful_reason(tmp_path):
     path = tmp_path / "software_dev.yaml"
-    path.write_text(ORG_SRC.replace("default_role: codegen", "default_role: frontend"), encoding="utf-8")
+    text = ORG_SRC.replace("default_role: codegen", "default_role: frontend")
+    path.write_text(text, encoding="utf-8")
     problems = validate_file(path)
     assert len(problems) == 1 and problems[0].path == str(path)
-    assert "default_role 'frontend' is not in the hierarchy" in problems[0].reason
+    assert str(problems[0]) == f"{path}:{line_of(text, 'default_role: frontend')}: default_role: 'frontend' is not in the hierarchy"
 
 
 # ---- what YAML turns into something else
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: the contracts validate in pydantic's lax mode, so a YAML boolean is accepted where "
-    "an integer is required: 'cooldown_turns: true' (or yes/on) silently becomes 1, "
-    "'schema_version: true' becomes 1; a0org validate says the file is valid although its "
-    "own JSON Schema (schemas/role_profile.schema.json) rejects it ('True is not of type "
-    "'integer''). (Lax mode also turns cooldown_turns: \"3\" into 3.)"))
-@pytest.mark.parametrize("old,new", [
-    ("cooldown_turns: 3 ", "cooldown_turns: true "),
-    ("radio_check_interval_turns: 3", "radio_check_interval_turns: yes"),
-    ("schema_version: 1", "schema_version: true"),
+@pytest.mark.parametrize("old,new,field,reason", [
+    ("cooldown_turns: 3 ", "cooldown_turns: true ", "doctrine.cooldown_turns", "Input should be a valid integer"),
+    ("radio_check_interval_turns: 3", "radio_check_interval_turns: yes", "doctrine.radio_check_interval_turns",
+     "Input should be a valid integer"),
+    ("schema_version: 1", "schema_version: true", "schema_version", "must be the number 1, not a boolean"),
 ], ids=["cooldown_true", "interval_yes", "schema_version_true"])
-def test_a_boolean_is_not_an_integer(tmp_path, old, new):
+def test_a_boolean_is_not_an_integer(tmp_path, old, new, field, reason):
+    """The contracts are strict, as their JSON Schemas: YAML's true/yes is not the number 1."""
     path = tmp_path / "codegen.yaml"
     path.write_text(replace(old, new)(ROLE_SRC), encoding="utf-8")
     problems = validate_file(path)
-    assert problems and problems[0].line == line_of(path.read_text(), new.strip()), problems
+    assert [(p.field, p.line, p.reason) for p in problems] == [(field, line_of(path.read_text(), new.strip()), reason)], problems
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: org/kernel/documents.py _parse_json() takes line numbers from a YAML view of the "
-    "JSON text; a tab-indented JSON file is not YAML, so its problems have no line at all "
-    "('codegen_latest.json: status.health: ...')"))
+def test_numeric_text_is_not_an_integer(tmp_path):
+    """Strict contracts: the text "3" is not the number 3."""
+    path = tmp_path / "codegen.yaml"
+    new = 'cooldown_turns: "3"'
+    path.write_text(replace("cooldown_turns: 3 ", new + " ")(ROLE_SRC), encoding="utf-8")
+    problems = validate_file(path)
+    line = line_of(path.read_text(), new)
+    assert [str(p) for p in problems] == [f"{path}:{line}: doctrine.cooldown_turns: Input should be a valid integer"]
+
+
 def test_tab_indented_json_problems_have_line_numbers(tmp_path):
+    """Tab-indented JSON (valid JSON, not valid YAML) still gets line numbers in its problems."""
     data = salute_report()
     data["status"]["health"] = "fine"
     text = json.dumps(data, indent="\t")
@@ -534,24 +532,21 @@ def test_reports_written_by_a_real_session_validate(make_session, org_home):
 
 # ---- steering overrides
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: a0org validate checks a steering.yaml against org/contracts/steering.py "
-    "SteeringTemplates, which only requires the [SUPERVISOR] prefix; the supervisor "
-    "(org/supervisor/steering.py check_template) also rejects unknown placeholders and "
-    "more than three sentences, so validate says 'valid' for an override the supervisor "
-    "then refuses at run time (and logs, and replaces by the default)"))
-@pytest.mark.parametrize("text", [
-    "[SUPERVISOR] Loop on $secret.",
-    "[SUPERVISOR] One. Two. Three. Four.",
+@pytest.mark.parametrize("text,reason", [
+    ("[SUPERVISOR] Loop on $secret.", "unknown placeholder(s) $secret; allowed: $outcome, $times, $tool"),
+    ("[SUPERVISOR] One. Two. Three. Four.", "has 4 sentences; steering is at most 3"),
 ], ids=["unknown_placeholder", "four_sentences"])
-def test_validate_rejects_steering_the_supervisor_would_refuse(tmp_path, text):
+def test_validate_rejects_steering_the_supervisor_would_refuse(tmp_path, text, reason):
+    """a0org validate checks a steering override by the supervisor's own rules
+    (org/supervisor/steering.py check_template), not only the [SUPERVISOR] prefix: what the
+    supervisor would refuse at run time is reported at the key, with the same reason."""
     from org.supervisor.steering import check_template
 
-    assert check_template("loop_repeat", text) is not None  # the supervisor refuses it
+    assert check_template("loop_repeat", text) == reason  # the supervisor refuses it
     path = tmp_path / "steering.yaml"
     path.write_text(f'# yaml-language-server: $schema=../schemas/steering.schema.json\nloop_repeat: "{text}"\n', encoding="utf-8")
     problems = validate_file(path)
-    assert [(p.field, p.line) for p in problems] == [("loop_repeat", 2)]
+    assert [str(p) for p in problems] == [f"{path}:2: loop_repeat: {reason}"]
 
 
 def test_validate_rejects_steering_without_the_tag(tmp_path):

@@ -6,7 +6,7 @@ import re
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
 
 #: Identifiers that may become part of a file name (role ids, organization ids, units).
 #: Lower case, digits, ``_`` and ``-``; no dots or slashes, so nothing can leave its folder.
@@ -38,6 +38,16 @@ class Contract(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
+
+def _not_a_bool(value: object) -> object:
+    # Literal[1] alone lets True through, even in strict mode
+    if isinstance(value, bool):
+        raise ValueError("must be the number 1, not a boolean")
+    return value
+
+
+#: The version of a file format; only 1 exists.
+SchemaVersion = Annotated[Literal[1], BeforeValidator(_not_a_bool)]
 
 #: Times are ISO 8601 text in files, so they are parsed from text even in strict mode.
 Timestamp = Annotated[datetime, Field(strict=False)]

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from .common import IDENTIFIER_PATTERN, Contract, Identifier, Timestamp
+from .common import Contract, IDENTIFIER_PATTERN, Identifier, SchemaVersion, Timestamp
 
 
 def _known_roles(info: ValidationInfo) -> set[str] | None:
@@ -33,7 +34,7 @@ class HierarchyNode(Contract):
 class Organization(Contract):
     """An organization template: ``<org_id>.yaml`` in the organizations folder."""
 
-    schema_version: Literal[1] = 1
+    schema_version: SchemaVersion = 1
     org_id: Identifier
     org_name: str = Field(min_length=1)
     description: str = ""
@@ -56,15 +57,25 @@ class Organization(Contract):
             raise ValueError(f"'{role}' is not in the hierarchy")
         return role
 
-    @field_validator("domain_routing")
-    @classmethod
-    def _routes_to_known_roles(cls, routing: dict[str, list[str]], info: ValidationInfo) -> dict[str, list[str]]:
-        known = _known_roles(info)
-        for domain, roles in routing.items():
-            for role in roles:
-                if known is not None and role not in known:
-                    raise ValueError(f"'{domain}' routes to '{role}', which is not in the hierarchy")
-        return routing
+    @model_validator(mode="after")
+    def _routes_to_known_roles(self) -> "Organization":
+        """Each route names a role of the hierarchy; a bad one is reported at its own entry."""
+        known = set(self.role_ids())
+        errors = [
+            InitErrorDetails(
+                type=PydanticCustomError(
+                    "unknown_role", "'{domain}' routes to '{role}', which is not in the hierarchy", {"domain": domain, "role": role}
+                ),
+                loc=("domain_routing", domain, index),
+                input=role,
+            )
+            for domain, roles in self.domain_routing.items()
+            for index, role in enumerate(roles)
+            if role not in known
+        ]
+        if errors:
+            raise ValidationError.from_exception_data(type(self).__name__, errors)
+        return self
 
     def role_ids(self) -> list[str]:
         seen: dict[str, None] = {}
@@ -78,7 +89,7 @@ class Organization(Contract):
 class ActiveOrganization(Contract):
     """``active.json``: which organization is active. Its absence switches the pack off."""
 
-    schema_version: Literal[1] = 1
+    schema_version: SchemaVersion = 1
     org_id: Identifier
     activated_at: Timestamp | None = None
     activated_by: str | None = None

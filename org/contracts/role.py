@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import Discriminator, Field, Tag, ValidationInfo, field_validator
 
-from .common import Contract, Identifier
+from .common import Contract, Identifier, SchemaVersion
 
 TriggerMetric = Literal[
     "consecutive_tool_failures",
@@ -160,7 +160,7 @@ class Capabilities(Contract):
 class RoleProfile(Contract):
     """A role and its doctrine: the file ``roles/<role_id>.yaml``."""
 
-    schema_version: Literal[1] = 1
+    schema_version: SchemaVersion = 1
     role_id: Identifier
     role_name: str = Field(min_length=1)
     role_type: Literal["commander", "executive", "specialist"]

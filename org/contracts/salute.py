@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from .common import AnomalyType, Contract, Health, Identifier, PaceLevel, Timestamp
+from .common import AnomalyType, Contract, Health, Identifier, PaceLevel, SchemaVersion, Timestamp
 
 SALUTE_SCHEMA_VERSION = 1
 
@@ -71,7 +71,7 @@ class SupervisorAssessment(Contract):
 class SaluteReport(Contract):
     """``reports/<role_id>_latest.json``."""
 
-    schema_version: Literal[1] = SALUTE_SCHEMA_VERSION
+    schema_version: SchemaVersion = SALUTE_SCHEMA_VERSION
     reason: Literal["interval", "pace_change", "first", "supervisor"] = "interval"
     status: SaluteStatus
     activity: SaluteActivity

@@ -148,7 +148,8 @@ def _parse_json(path: Path | str, text: str) -> tuple[Any, dict[tuple, int]]:
     except json.JSONDecodeError as exc:
         raise DocumentError([Problem(str(path), exc.lineno, "", f"not valid JSON: {exc.msg}")]) from None
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        # raw tabs in valid JSON are only ever indentation, which YAML refuses; spaces keep the lines
+        node = yaml.compose(text.replace("\t", " "), Loader=yaml.SafeLoader)
     except (yaml.YAMLError, RecursionError):
         return data, {}
     return data, (_line_map(node) if node is not None else {})
