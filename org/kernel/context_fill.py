@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from .report import warn_once
 from .values import plain_number
 
 _plugin_lookup: Callable[[Any], dict] | None | bool = False  # False: not looked for yet
@@ -38,6 +39,9 @@ def _tokens_used(agent: Any) -> int | None:
         tokens = window.get("tokens")
         if _plausible(tokens):
             return int(tokens)
+        if tokens is not None:
+            warn_once(f"agent.data['ctx_window'].tokens: not a plausible token count ({repr(tokens)[:40]}); context fill unknown",
+                      key="agent.data['ctx_window'].tokens")
         return None
     if isinstance(window, str):
         return len(window) // 4

@@ -202,7 +202,7 @@ def guess_kind(data: Any, text: str) -> str | None:
         return "role_profile"
     if "hierarchy" in data and "org_id" in data:
         return "organization"
-    if "status" in data and "unit" in data:
+    if "status" in data and data.keys() & {"unit", "activity", "time", "environment"}:
         return "salute_report"
     if set(data) <= {"schema_version", "org_id", "activated_at", "activated_by"} and "org_id" in data:
         return "active_organization"
