@@ -37,6 +37,7 @@ ORGS_REL = Path("usr") / "organizations"
 MANIFEST_NAME = ".a0org-manifest.json"
 ACTIVE_NAME = "active.json"
 NEW_SUFFIX = ".new"
+# the identifier rule of org.contracts.common (not imported: it needs pydantic); a test keeps them equal
 ORG_ID_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 DEFAULT_A0_ROOT = Path("/a0")
 

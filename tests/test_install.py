@@ -512,3 +512,10 @@ def test_library_really_installs_into_a_fresh_venv(tmp_path):
     gone = subprocess.run([python, "-c", "import importlib.metadata as m; print(m.version('a0-org-kernel'))"],
                           capture_output=True, text=True, cwd=tmp_path, env=clean_env)
     assert preinstalled or gone.returncode != 0
+
+
+def test_installer_identifier_rule_is_the_contracts_rule():
+    from org.contracts.common import IDENTIFIER_PATTERN
+    from org.install import ORG_ID_RE
+
+    assert ORG_ID_RE.pattern == IDENTIFIER_PATTERN
