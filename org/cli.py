@@ -61,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="a0org", description="An executive officer for Agent-Zero.")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("validate", help="validate role doctrines, organizations, active.json and SALUTE reports")
+    p = sub.add_parser("validate", help="validate role doctrines, organizations, active.json, steering.yaml and SALUTE reports")
     p.add_argument("paths", nargs="+", help="files or folders (folders are searched for *.yaml, *.yml, *.json)")
     p.set_defaults(func=_cmd_validate)
 

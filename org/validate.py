@@ -1,4 +1,4 @@
-"""``a0org validate``: check doctrines, organizations, ``active.json`` and SALUTE reports."""
+"""``a0org validate``: check doctrines, organizations, ``active.json``, ``steering.yaml`` and SALUTE reports."""
 
 from __future__ import annotations
 

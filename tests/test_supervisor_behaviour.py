@@ -95,3 +95,13 @@ def test_no_loop_steering_when_newer_agent_zero_counted_an_unusable_response_thi
     loop_data = LoopData(iteration=5, last_response="b")
     loop_data.params_persistent["_unusable_response_failures"] = {"iteration": 4, "count": 2}
     assert not native_repeat_fired(loop_data)
+
+
+def test_a0org_validate_recognises_a_steering_override_file_without_a_modeline(org_home):
+    from org.validate import validate_file
+
+    path = org_home / "steering.yaml"
+    path.write_text('stall: "[SUPERVISOR] Stalled $turns turns. Change approach."\n')
+    assert validate_file(path) == []
+    path.write_text('stall: "[SUPERVISOR] Stalled $turns turns."\nloop_repeat: "[SUPERVISOR] $secret"\n')
+    assert [str(p) for p in validate_file(path)] == [f"{path}:2: loop_repeat: unknown placeholder(s) $secret; allowed: $outcome, $times, $tool"]

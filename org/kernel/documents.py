@@ -16,6 +16,8 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from org.contracts.steering import PLACEHOLDERS, base_key
+
 M = TypeVar("M", bound=BaseModel)
 
 #: Files larger than this are refused before parsing: a doctrine is a page, not a novel.
@@ -208,6 +210,8 @@ def guess_kind(data: Any, text: str) -> str | None:
         return "active_organization"
     if data.get("kind") == "header":
         return "trace_header"
+    if data and all(isinstance(key, str) and base_key(key) in PLACEHOLDERS for key in data):
+        return "steering"
     return None
 
 
