@@ -19,7 +19,7 @@ from typing import Any, Iterator
 
 import yaml
 
-from org.contracts import RoleProfile, TraceHeader, TraceTurn
+from org.contracts import Organization, RoleProfile, TraceHeader, TraceTurn
 from org.kernel import documents
 from org.kernel.documents import DocumentError, Problem
 from org.kernel.paths import ENV_HOME
@@ -91,8 +91,8 @@ def prepare_organization(home: Path, header: TraceHeader | None) -> str:
         documents.validate(RoleProfile, role, "trace header (doctrine overrides)")
         role_path.write_text(yaml.safe_dump(role, sort_keys=False), encoding="utf-8")
     organization.update(org_id=REPLAY_ORG_ID, org_name="Replay", default_role=role_id)
-    if role_id not in {r for node in organization["hierarchy"].values() for r in node.get("subordinates", [])} | set(organization["hierarchy"]):
-        organization["hierarchy"].setdefault(role_id, {"subordinates": []})
+    if role_id not in Organization.model_validate(organization).role_ids():
+        organization["hierarchy"][role_id] = {"subordinates": []}
     (home / f"{REPLAY_ORG_ID}.yaml").write_text(yaml.safe_dump(organization, sort_keys=False), encoding="utf-8")
     active = {"schema_version": 1, "org_id": REPLAY_ORG_ID, "activated_at": datetime.now(timezone.utc).isoformat(), "activated_by": "a0org replay"}
     (home / "active.json").write_text(json.dumps(active), encoding="utf-8")

@@ -46,6 +46,3 @@ def roles_dir() -> Path:
 def organizations_templates_dir() -> Path:
     return roles_dir() / "organizations"
 
-
-def schemas_dir() -> Path:
-    return pack_root() / "schemas"

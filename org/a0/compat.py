@@ -14,6 +14,20 @@ from typing import Any
 from org.kernel.report import logger
 
 
+def read_attr(obj: Any, name: str) -> Any:
+    """An attribute of an Agent-Zero object, or None when it is missing or cannot be read."""
+    try:
+        return getattr(obj, name, None)
+    except Exception:
+        return None
+
+
+def agent_number(agent: Any) -> int:
+    """``agent.number``: 0 for the top-level agent, 1 and up for subordinates."""
+    number = read_attr(agent, "number")
+    return number if isinstance(number, int) and not isinstance(number, bool) and number >= 0 else 0
+
+
 def ui_log(agent: Any, *, type: str, heading: str, content: str = "") -> Any:
     """Write one item to the Agent-Zero UI log; never raises."""
     try:

@@ -22,7 +22,6 @@ Health = Literal["nominal", "degraded", "critical"]
 HEALTH_ORDER: tuple[str, ...] = ("nominal", "degraded", "critical")
 
 AnomalyType = Literal["stall", "loop", "context", "cascade", "pace"]
-ANOMALY_TYPES: tuple[str, ...] = ("stall", "loop", "context", "cascade", "pace")
 
 
 def is_identifier(value: object) -> bool:

@@ -36,7 +36,7 @@ METRIC_HELP: dict[str, str] = {
 class Condition(Contract):
     """One comparison of a metric against a value, e.g. consecutive_tool_failures >= 3."""
 
-    metric: TriggerMetric
+    metric: TriggerMetric = Field(description="; ".join(f"{name}: {meaning}" for name, meaning in METRIC_HELP.items()))
     comparison: Comparison
     value: float
 

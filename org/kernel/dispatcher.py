@@ -14,14 +14,14 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from org.a0.compat import ui_log
+from org.a0.compat import agent_number, read_attr, ui_log
 from org.contracts import RoleProfile, SaluteReport
 from org.contracts.common import PACE_LEVELS
 
 from . import salute
 from .context_fill import context_fill, model_name
 from .layers import read_bst, read_htn
-from .outcomes import FAILURES_KEY, ledger_of
+from .outcomes import FAILURES_KEY, ToolLedger, ledger_of
 from .pace import metrics_from, pace_level
 from .store import LoadedOrganization, OrganizationStore, select_role
 
@@ -93,7 +93,7 @@ def dispatch(agent: Any, loop_data: Any, store: OrganizationStore) -> str | None
         direction = "escalated" if PACE_LEVELS.index(level) > PACE_LEVELS.index(previous) else "restored"
         ui_log(agent, type="info", heading=f"[ORG] PACE {direction} {previous} -> {level} ({role.role_id})")
 
-    if _agent_number(agent) == 0:
+    if agent_number(agent) == 0:
         reason = None
         if state.last_report_turn is None:
             reason = "first"
@@ -102,18 +102,15 @@ def dispatch(agent: Any, loop_data: Any, store: OrganizationStore) -> str | None
         elif state.turn - state.last_report_turn >= role.doctrine.salute_interval_turns:
             reason = "interval"
         if reason is not None:
-            report = build_report(agent, loaded, role, level, metrics, fill, htn, bst, ledger.turn, reason)
-            if salute.write_report(loaded.layout or store.layout, report, role.doctrine.report_archive_limit):
+            report = build_report(agent, loaded, role, level, metrics, fill, htn, bst, ledger, reason)
+            if salute.write_report(loaded.layout, report, role.doctrine.report_archive_limit):
                 state.last_report_turn = state.turn
     return level
 
 
-def build_report(agent, loaded: LoadedOrganization, role: RoleProfile, level, metrics, fill, htn, bst, turns_elapsed, reason) -> SaluteReport:
-    current_tool = None
-    outcomes = ledger_of(agent.data).outcomes
-    if outcomes:
-        current_tool = outcomes[-1].tool
-    context = _attr(agent, "context")
+def build_report(agent, loaded: LoadedOrganization, role: RoleProfile, level, metrics, fill, htn, bst, ledger: ToolLedger, reason) -> SaluteReport:
+    current_tool = ledger.outcomes[-1].tool if ledger.outcomes else None
+    context = read_attr(agent, "context")
     return SaluteReport.model_validate(
         {
             "reason": reason,
@@ -138,13 +135,13 @@ def build_report(agent, loaded: LoadedOrganization, role: RoleProfile, level, me
                 "role_type": role.role_type,
                 "reports_to": role.chain_of_command.reports_to,
                 "organization": loaded.organization.org_id,
-                "agent_number": _agent_number(agent),
-                "agent_name": _str_or_none(_attr(agent, "agent_name")),
-                "context_id": _str_or_none(_attr(context, "id")),
+                "agent_number": agent_number(agent),
+                "agent_name": _str_or_none(read_attr(agent, "agent_name")),
+                "context_id": _str_or_none(read_attr(context, "id")),
             },
             "time": {
                 "timestamp": datetime.now(timezone.utc),
-                "turns_elapsed": turns_elapsed,
+                "turns_elapsed": ledger.turn,
                 "turns_since_progress": metrics.turns_without_progress,
             },
             "environment": {
@@ -169,15 +166,3 @@ def _cwd() -> str | None:
 def _str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
-
-def _attr(obj: Any, name: str) -> Any:
-    """An Agent-Zero attribute for a report: one that cannot be read is left out."""
-    try:
-        return getattr(obj, name, None)
-    except Exception:
-        return None
-
-
-def _agent_number(agent: Any) -> int:
-    number = _attr(agent, "number")
-    return number if isinstance(number, int) and not isinstance(number, bool) and number >= 0 else 0

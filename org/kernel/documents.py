@@ -213,7 +213,3 @@ def guess_kind(data: Any, text: str) -> str | None:
     if data and all(isinstance(key, str) and base_key(key) in PLACEHOLDERS for key in data):
         return "steering"
     return None
-
-
-def dumps_json(data: Any) -> str:
-    return json.dumps(data, indent=2, sort_keys=False, default=str) + "\n"

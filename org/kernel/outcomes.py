@@ -17,7 +17,7 @@ import hashlib
 import json
 import re
 from collections import deque
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from .report import warn_once
@@ -93,22 +93,6 @@ class ToolOutcome:
     message_preview: str
     novel: bool = False
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "ToolOutcome":
-        return cls(
-            turn=int(data["turn"]),
-            tool=str(data["tool"]),
-            ok=bool(data["ok"]),
-            error_type=data.get("error_type"),
-            signature=str(data.get("signature", "")),
-            output_hash=str(data.get("output_hash", "")),
-            message_preview=str(data.get("message_preview", "")),
-            novel=bool(data.get("novel", False)),
-        )
-
 
 @dataclass
 class ToolLedger:
@@ -121,7 +105,6 @@ class ToolLedger:
     """
 
     turn: int = 0
-    task_started_turn: int = 0
     last_progress_turn: int = 0
     outcomes: deque = field(default_factory=lambda: deque(maxlen=LEDGER_LIMIT))
     seen: dict = field(default_factory=dict)
@@ -130,7 +113,6 @@ class ToolLedger:
         """Called once per turn, before the model is asked."""
         self.turn += 1
         if new_task:
-            self.task_started_turn = self.turn
             self.last_progress_turn = self.turn
             self.seen.clear()
 

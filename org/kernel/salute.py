@@ -119,7 +119,7 @@ def correct_health(layout: OrganizationLayout, role_id: str, health: str, anomal
             return False
         report = SaluteReport.model_validate(json.loads(path.read_text(encoding="utf-8")))
     except Exception as exc:
-        warn_once(f"{layout.reports_dir}/{role_id}_latest.json: cannot read it to correct health: {exc}")
+        warn_once(f"{path}: cannot read it to correct health: {exc}")
         return False
     if len(_known_health) > 256:
         _known_health.clear()

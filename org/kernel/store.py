@@ -26,13 +26,12 @@ RECHECK_SECONDS = 1.0
 class LoadedOrganization:
     organization: Organization
     roles: dict[str, RoleProfile]
+    layout: OrganizationLayout
     #: the same roles as plain dicts, handed to other layers as ``agent._org_active_role``
-    role_dicts: dict[str, dict[str, Any]] = field(default_factory=dict)
-    layout: OrganizationLayout | None = None
+    role_dicts: dict[str, dict[str, Any]] = field(init=False)
 
     def __post_init__(self) -> None:
-        if not self.role_dicts:
-            self.role_dicts = {rid: role.model_dump(mode="json") for rid, role in self.roles.items()}
+        self.role_dicts = {rid: role.model_dump(mode="json") for rid, role in self.roles.items()}
 
 
 def _stamp(path: Path) -> tuple[str, int, int] | None:
@@ -119,7 +118,7 @@ class OrganizationStore:
                 del roles[role_id]
         if organization.default_role not in roles:
             warn_once(
-                f"{layout.organization_file(organization.org_id)}: default_role: role '{organization.default_role}' "
+                f"{org_path}: default_role: role '{organization.default_role}' "
                 "could not be loaded; the organization kernel stays off"
             )
             return None

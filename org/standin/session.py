@@ -95,15 +95,14 @@ class StandInSession:
         if turn.pace is not None:
             agent._org_pace_level = turn.pace  # type: ignore[attr-defined]
         response = self.response_text(turn)
-        if response == loop_data.last_response:
+        repeated = response == loop_data.last_response
+        agent.hist_add_ai_response(response)
+        if repeated:
             # Agent-Zero's own repeat check: the response is kept, a warning added, no tool run
-            agent.hist_add_ai_response(response)
             agent.hist_add_warning(REPEAT_WARNING)
             agent.context.log.log(type="warning", content=REPEAT_WARNING)
-        else:
-            agent.hist_add_ai_response(response)
-            if turn.tool:
-                await self._run_tool(turn)
+        elif turn.tool:
+            await self._run_tool(turn)
         await self._call("message_loop_end", loop_data=loop_data)
         warnings = [m.content["system_warning"] for m in agent.history[history_start:] if m.kind == "warning"]
         logged = {item.content: item.heading[len(STEERING_HEADING):] for item in agent.context.log.items[log_start:]

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from org.a0.compat import add_warning, ui_log
+from org.a0.compat import add_warning, agent_number, ui_log
 from org.contracts import Finding, RoleProfile
+from org.contracts.common import PACE_LEVELS
 from org.kernel import salute
 from org.kernel.context_fill import context_fill
 from org.kernel.dispatcher import PACE_ATTR, ROLE_ATTR
@@ -83,7 +84,7 @@ def build_snapshot(agent: Any, loop_data: Any, role: RoleProfile, turn: int, nat
         ledger = None
     fill = context_fill(agent)
     level = getattr(agent, PACE_ATTR, None)
-    if level is not None and level not in ("primary", "alternate", "contingent", "emergency"):
+    if level is not None and level not in PACE_LEVELS:
         warn_once(f"agent.{PACE_ATTR}: unknown PACE level {str(level)[:40]!r}; ignored", key=f"agent.{PACE_ATTR}")
         level = None
     if htn is not None:
@@ -151,7 +152,7 @@ class MicrocosmSupervisor:
             layout: OrganizationLayout = self._layout_provider()
             if result.steer is not None:
                 await self._steer(agent, result.steer, state, layout)
-            if result.findings and getattr(agent, "number", 0) == 0:
+            if result.findings and agent_number(agent) == 0:
                 salute.correct_health(layout, role.role_id, result.health, [f.anomaly for f in result.findings], state.turn)
             return result
         finally:
