@@ -11,8 +11,9 @@ from typing import Any
 import yaml
 
 from org.contracts import Finding
-from org.contracts.steering import PLACEHOLDERS, SENTENCE_END, TAG, base_key, check_template, count_sentences  # noqa: F401 (re-exported)
+from org.contracts.steering import PLACEHOLDERS, REPEATED, SENTENCE_END, TAG, base_key, check_template, count_sentences  # noqa: F401 (re-exported)
 from org.kernel.report import warn_once
+
 
 def _load_defaults() -> dict[str, str]:
     text = resources.files("org.supervisor").joinpath("steering.yaml").read_text(encoding="utf-8")
@@ -97,7 +98,7 @@ class SteeringBook:
     def render(self, finding: Finding, repeated: bool = False) -> str:
         self._refresh()
         key = finding.template
-        if repeated and f"{key}.repeated" in self._templates:
-            key = f"{key}.repeated"
+        if repeated and key + REPEATED in self._templates:
+            key += REPEATED
         template = self._templates.get(key) or self._templates[base_key(finding.template)]
         return string.Template(template).safe_substitute(template_values(finding))
