@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from pathlib import Path
@@ -57,6 +58,10 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     return doctor.run(args)
 
 
+#: Feature packages that bring their own commands: each has ``add_commands(subparsers)``.
+COMMAND_MODULES: tuple[str, ...] = ("org.macrocosm.cli",)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="a0org", description="An executive officer for Agent-Zero.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -85,6 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("doctor", help="check an Agent-Zero installation of the pack")
     doctor.add_arguments(p)
     p.set_defaults(func=_cmd_doctor)
+
+    for module_name in COMMAND_MODULES:
+        importlib.import_module(module_name).add_commands(sub)
     return parser
 
 

@@ -19,8 +19,11 @@ import jsonschema
 import pytest
 import yaml
 
-from org.contracts import SCHEMAS, ActiveOrganization, Finding, Organization, RoleProfile, SaluteReport, TraceHeader, TraceTurn
+from org.contracts import SCHEMAS, ActiveOrganization, Finding, Organization, RoleProfile, SaluteReport, SteeringMessage, TraceHeader, TraceTurn
+from org.kernel.outcomes import ToolOutcome
+from org.macrocosm.signals import signals_from_snapshot
 from org.schema_export import schema_documents
+from org.supervisor.snapshot import Snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_DIR = ROOT / "schemas"
@@ -119,6 +122,11 @@ def _instances() -> dict[str, object]:
         "time": {"timestamp": now, "turns_elapsed": 3, "turns_since_progress": 0},
         "environment": {"context_fill_pct": 0.5, "context_tokens_used": 16000, "context_tokens_max": 32000},
         "supervisor": {"turn": 3, "health": "critical", "anomalies": ["cascade"], "assessed_at": now},
+        "signals": signals_from_snapshot(Snapshot(
+            turn=3, role_id="codegen", doctrine=role.doctrine, pace_plan=role.pace_plan, pace_level="primary",
+            turns_since_progress=1, progress_source="pack", context_fill=0.5,
+            outcomes=(ToolOutcome(2, "code_execution_tool", False, "not_found", "a" * 16, "b" * 16, "cat: x: No such file"),),
+        )),
     })
     instances: dict[str, object] = {
         "role_profile": role,
@@ -128,6 +136,10 @@ def _instances() -> dict[str, object]:
         "trace_header": TraceHeader(kind="header", role="codegen", doctrine={"cooldown_turns": 1}),
         "trace_turn": TraceTurn(turn=1, tool="code_execution_tool", args={"code": "ls"}, output="x", htn={"turns_since_progress": 2},
                                 bst={"domain": "coding", "confidence": 0.5}, pace="alternate", context_fill=0.4),
+        "steering_message": SteeringMessage(
+            id="0" * 32, seq=1, unit="codegen-1", sender_role="engineering_xo", kind="steer", anomaly="loop",
+            severity="hint", text="[SUPERVISOR] Loop.", report_turn=3, created_at=now, signature="f" * 64,
+        ),
         "finding": Finding(anomaly="loop", template="loop_repeat", turn=3, evidence={"tool": "t", "times": 3}, text="[SUPERVISOR] x."),
     }
     if "steering" in SCHEMAS:

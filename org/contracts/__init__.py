@@ -5,6 +5,7 @@ from .organization import ActiveOrganization, Organization
 from .role import Doctrine, PacePlan, RoleProfile
 from .salute import SaluteReport
 from .steering import SteeringTemplates
+from .steering_message import SteeringMessage
 from .trace import TraceHeader, TraceTurn
 
 #: schema file stem -> model. ``a0org schemas`` writes ``schemas/<stem>.schema.json``.
@@ -17,6 +18,7 @@ SCHEMAS = {
     "trace_turn": TraceTurn,
     "finding": Finding,
     "steering": SteeringTemplates,
+    "steering_message": SteeringMessage,
 }
 
 __all__ = [
@@ -28,6 +30,7 @@ __all__ = [
     "PacePlan",
     "RoleProfile",
     "SaluteReport",
+    "SteeringMessage",
     "SteeringTemplates",
     "TraceHeader",
     "TraceTurn",

@@ -21,7 +21,14 @@ PACE_LEVELS: tuple[str, ...] = ("primary", "alternate", "contingent", "emergency
 Health = Literal["nominal", "degraded", "critical"]
 HEALTH_ORDER: tuple[str, ...] = ("nominal", "degraded", "critical")
 
-AnomalyType = Literal["stall", "loop", "context", "cascade", "pace"]
+#: "heartbeat" is the macrocosm's own: a unit whose reports stopped arriving.
+AnomalyType = Literal["stall", "loop", "context", "cascade", "pace", "heartbeat"]
+
+#: How firmly the XO words a nudge; it rises while nudges go unanswered.
+NudgeSeverity = Literal["hint", "warning", "critical"]
+
+#: How recent a unit's last SALUTE report is, by its doctrine's heartbeat thresholds.
+Freshness = Literal["fresh", "stale", "very_stale"]
 
 
 def is_identifier(value: object) -> bool:

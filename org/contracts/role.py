@@ -126,6 +126,27 @@ class CascadeDoctrine(Contract):
     window: int = Field(5, ge=2, description="How many of the latest tool outcomes are looked at.")
 
 
+class HeartbeatDoctrine(Contract):
+    """How old a unit's last SALUTE report may be before the XO treats it as silent."""
+
+    stale_after_seconds: float = Field(120, gt=0, description="Older than this: stale, and an active unit gets a nudge.")
+    very_stale_after_seconds: float = Field(300, gt=0, description="Older than this: very stale, reported as lost rather than healthy.")
+
+    @field_validator("very_stale_after_seconds")
+    @classmethod
+    def _not_below_stale(cls, very: float, info: ValidationInfo) -> float:
+        stale = info.data.get("stale_after_seconds")
+        if stale is not None and very < stale:
+            raise ValueError(f"must not be below stale_after_seconds ({stale})")
+        return very
+
+
+class EscalationDoctrine(Contract):
+    """Nudges grow firmer while they go unanswered: hint, warning, critical, then a pause."""
+
+    pause_after_nudges: int = Field(5, ge=1, description="Unanswered nudges after which the XO pauses the unit.")
+
+
 class Doctrine(Contract):
     salute_interval_turns: int = Field(5, ge=1)
     max_turns_without_progress: int = Field(12, ge=1)
@@ -136,6 +157,8 @@ class Doctrine(Contract):
     loop: LoopDoctrine = Field(default_factory=LoopDoctrine)
     cascade: CascadeDoctrine = Field(default_factory=CascadeDoctrine)
     report_archive_limit: int = Field(50, ge=0, description="SALUTE reports kept in reports/archive per role.")
+    heartbeat: HeartbeatDoctrine = Field(default_factory=HeartbeatDoctrine)
+    escalation: EscalationDoctrine = Field(default_factory=EscalationDoctrine)
     autonomous_retry_limit: int = Field(2, ge=0)
     report_on_completion: bool = True
     report_on_failure: bool = True

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from .common import AnomalyType, Contract, Health, Identifier, PaceLevel, SchemaVersion, Timestamp
+from .role import Doctrine, PacePlan
 
 SALUTE_SCHEMA_VERSION = 1
 
@@ -34,6 +35,7 @@ class SaluteLocation(Contract):
 
 
 class SaluteUnit(Contract):
+    unit_id: Identifier | None = Field(None, description="The unit's id on a shared volume (macrocosm); None in a single container.")
     role_id: Identifier
     role_name: str
     role_type: Literal["commander", "executive", "specialist"]
@@ -68,11 +70,45 @@ class SupervisorAssessment(Contract):
     assessed_at: Timestamp
 
 
+class OutcomeSignal(Contract):
+    """One tool outcome as the detectors see it."""
+
+    turn: int = Field(ge=0)
+    tool: str = Field(max_length=200)
+    ok: bool
+    error_type: str | None = Field(None, max_length=64)
+    signature: str = Field(max_length=64, description="Hash of the tool and its canonical arguments.")
+    output_hash: str = Field(max_length=64)
+    message_preview: str = Field("", max_length=200)
+    novel: bool = False
+
+
+class SaluteSignals(Contract):
+    """Everything a radio check reads, so that an XO reading this report reaches the
+    verdict the unit's own supervisor reached from the live agent."""
+
+    turn: int = Field(ge=0, description="The unit supervisor's turn counter at this report.")
+    role_id: Identifier
+    doctrine_version: str = Field(pattern=r"^[0-9a-f]{16}$", description="Digest of the doctrine and PACE plan below.")
+    doctrine: Doctrine
+    pace_plan: PacePlan | None = None
+    pace_level: PaceLevel | None = None
+    turns_since_progress: int | None = Field(None, ge=0)
+    progress_source: Literal["htn", "pack"] | None = None
+    current_step: str | None = Field(None, max_length=200)
+    plan_name: str | None = Field(None, max_length=200)
+    bst_domain: str | None = Field(None, max_length=200)
+    bst_confidence: float | None = None
+    outcomes: list[OutcomeSignal] = Field(default_factory=list, max_length=64, description="Latest tool outcomes, oldest first.")
+    context_fill: float | None = Field(None, ge=0)
+    native_repeat_warning: bool = False
+
+
 class SaluteReport(Contract):
-    """``reports/<role_id>_latest.json``."""
+    """``reports/<role_id>_latest.json``, and ``units/<unit>/salute.json`` on a shared volume."""
 
     schema_version: SchemaVersion = SALUTE_SCHEMA_VERSION
-    reason: Literal["interval", "pace_change", "first", "supervisor"] = "interval"
+    reason: Literal["interval", "pace_change", "first", "supervisor", "turn", "task_end"] = "interval"
     status: SaluteStatus
     activity: SaluteActivity
     location: SaluteLocation = Field(default_factory=SaluteLocation)
@@ -80,3 +116,4 @@ class SaluteReport(Contract):
     time: SaluteTime
     environment: SaluteEnvironment
     supervisor: SupervisorAssessment | None = None
+    signals: SaluteSignals | None = Field(None, description="The radio check's inputs; written by units on a shared volume.")

@@ -34,6 +34,8 @@ PLACEHOLDERS: dict[str, frozenset[str]] = {
     "cascade": frozenset({"tools", "count"}),
     "pace_contingent": frozenset({"level", "description"}),
     "pace_emergency": frozenset({"level", "description"}),
+    "heartbeat_stale": frozenset({"minutes"}),
+    "pause": frozenset({"nudges", "anomaly"}),
 }
 
 

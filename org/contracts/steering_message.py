@@ -1,0 +1,34 @@
+"""Steering message: one file the XO writes into a unit's inbox on the shared volume.
+
+``units/<unit>/inbox/<seq>-<id>.json``. The unit applies it once (by ``id``), then
+moves it to ``inbox/processed/``. With an organization key configured, ``signature``
+is the HMAC-SHA256 of the message without it (see ``org.macrocosm.signing``).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from .common import AnomalyType, Contract, Identifier, NudgeSeverity, SchemaVersion, Timestamp
+
+#: A message bigger than this is refused unread.
+MAX_MESSAGE_BYTES = 16_000
+MESSAGE_ID_PATTERN = r"^[0-9a-f]{32}$"
+
+
+class SteeringMessage(Contract):
+    schema_version: SchemaVersion = 1
+    id: str = Field(pattern=MESSAGE_ID_PATTERN, description="Unique id; a unit applies each id at most once.")
+    seq: int = Field(ge=1, description="Per-unit sequence number, in the order the XO sent them.")
+    unit: Identifier = Field(description="The unit the message is for.")
+    sender_role: Identifier = Field(description="Role id of the XO that sent it.")
+    kind: Literal["steer", "pause"] = Field(description="steer: inject the text; pause: inject it and pause the agent.")
+    anomaly: AnomalyType
+    severity: NudgeSeverity = Field(description="Rises while the unit leaves nudges unanswered.")
+    text: str = Field(min_length=1, max_length=2000)
+    nudge: int = Field(0, ge=0, description="How many nudges about this episode went before this one.")
+    report_turn: int | None = Field(None, ge=0, description="The unit's turn in the report that was judged.")
+    created_at: Timestamp
+    signature: str | None = Field(None, pattern=r"^[0-9a-f]{64}$", description="HMAC-SHA256 with the organization key, hex.")

@@ -1,0 +1,175 @@
+"""The shared volume's layout, and reading its files defensively.
+
+::
+
+    <volume>/
+      units/<unit>/salute.json              the unit's latest SALUTE report (written by the unit)
+      units/<unit>/inbox/<seq>-<id>.json    steering from the XO, waiting to be applied
+      units/<unit>/inbox/processed/         steering the unit applied (its acknowledgement)
+      units/<unit>/inbox/rejected/          steering the unit refused, with a .reason file
+      xo/units/<unit>.json                  the XO's state for the unit (cooldowns, escalation, outbox)
+      xo/xo.lock                            held by the running XO
+
+Every file is written atomically (temporary file in the same folder, fsync, rename).
+Unit ids are checked before they reach a path, and nothing is written through a
+symbolic link that leads out of the volume.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from org.contracts import SaluteReport
+from org.contracts.common import is_identifier
+from org.kernel.paths import UnsafePathError, checked_id, safe_child
+from org.kernel.salute import MAX_REPORT_BYTES
+
+ENV_VOLUME = "A0ORG_VOLUME"
+ENV_UNIT = "A0ORG_UNIT"
+
+REPORT_NAME = "salute.json"
+MESSAGE_SUFFIX = ".json"
+
+
+class VolumeFileError(Exception):
+    """A file on the volume that cannot be used; the message names the path and the reason."""
+
+    def __init__(self, path: Path, reason: str):
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+class VolumeLayout:
+    def __init__(self, root: Path | str):
+        self.root = Path(root)
+
+    @property
+    def units_dir(self) -> Path:
+        return self.root / "units"
+
+    @property
+    def xo_dir(self) -> Path:
+        return self.root / "xo"
+
+    @property
+    def xo_lock(self) -> Path:
+        return self.xo_dir / "xo.lock"
+
+    def unit_dir(self, unit: str) -> Path:
+        return safe_child(self.units_dir, checked_id(unit, "unit id"))
+
+    def report(self, unit: str) -> Path:
+        return self.unit_dir(unit) / REPORT_NAME
+
+    def inbox(self, unit: str) -> Path:
+        return self.unit_dir(unit) / "inbox"
+
+    def processed(self, unit: str) -> Path:
+        return self.inbox(unit) / "processed"
+
+    def rejected(self, unit: str) -> Path:
+        return self.inbox(unit) / "rejected"
+
+    def message_file(self, unit: str, seq: int, message_id: str) -> Path:
+        return self.inbox(unit) / message_name(seq, message_id)
+
+    def xo_state(self, unit: str) -> Path:
+        return safe_child(self.xo_dir / "units", checked_id(unit, "unit id") + ".json")
+
+    def unit_ids(self) -> tuple[list[str], list[str]]:
+        """Unit folders on the volume: (valid ids, names that are not valid ids)."""
+        valid, invalid = [], []
+        try:
+            entries = os.scandir(self.units_dir)
+        except OSError:
+            return valid, invalid
+        with entries:
+            for entry in entries:
+                if entry.name.startswith("."):
+                    continue
+                if is_identifier(entry.name) and entry.is_dir(follow_symlinks=False):
+                    valid.append(entry.name)
+                else:
+                    invalid.append(entry.name)
+        return valid, invalid
+
+    def ensure_inside(self, folder: Path) -> Path:
+        """Create ``folder`` if needed and refuse it when it resolves outside the volume."""
+        folder.mkdir(parents=True, exist_ok=True)
+        root = os.path.realpath(self.root)
+        real = os.path.realpath(folder)
+        if real != root and not real.startswith(root + os.sep):
+            raise UnsafePathError(f"{folder} resolves to {real}, outside the volume {root}")
+        return folder
+
+
+def message_name(seq: int, message_id: str) -> str:
+    return f"{seq:010d}-{message_id}{MESSAGE_SUFFIX}"
+
+
+def read_capped(path: Path, limit: int) -> bytes:
+    """The file's bytes, refusing symbolic links and anything over ``limit`` bytes."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise VolumeFileError(path, "is a symbolic link; refused") from None
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size > limit:
+            raise VolumeFileError(path, f"{size} bytes, over the {limit}-byte limit")
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise VolumeFileError(path, f"grew past the {limit}-byte limit while being read")
+    return data
+
+
+def parse_json_object(path: Path, data: bytes) -> dict[str, Any]:
+    try:
+        value = json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise VolumeFileError(path, f"not valid JSON ({exc})") from None
+    if not isinstance(value, dict):
+        raise VolumeFileError(path, f"expected a JSON object, found {type(value).__name__}")
+    return value
+
+
+def check_version(path: Path, value: dict[str, Any], supported: int = 1) -> None:
+    version = value.get("schema_version")
+    if isinstance(version, int) and not isinstance(version, bool) and version > supported:
+        raise VolumeFileError(path, f"schema_version {version} is newer than this pack reads ({supported}); update the pack")
+
+
+def first_error(exc: Exception) -> str:
+    """One line for a validation error: the field path and the reason."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        try:
+            first = errors()[0]
+            where = ".".join(str(p) for p in first.get("loc", ())) or "(top level)"
+            more = len(errors()) - 1
+            return f"{where}: {first.get('msg')}" + (f" (and {more} more)" if more else "")
+        except Exception:
+            pass
+    return str(exc).splitlines()[0]
+
+
+def read_report(path: Path) -> SaluteReport:
+    """A validated SALUTE report, or :class:`VolumeFileError` saying why not.
+
+    ``FileNotFoundError`` passes through: a unit that has not reported yet is not an error.
+    """
+    data = read_capped(path, MAX_REPORT_BYTES)
+    value = parse_json_object(path, data)
+    check_version(path, value)
+    try:
+        return SaluteReport.model_validate(value)
+    except Exception as exc:
+        raise VolumeFileError(path, f"not a valid SALUTE report: {first_error(exc)}") from None

@@ -1,0 +1,123 @@
+"""A radio check computed from a SALUTE file gives the verdict computed from the live agent."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from org.contracts import SaluteReport
+from org.contracts.role import CascadeDoctrine, ContextThresholds, Doctrine, LoopDoctrine
+from org.kernel.outcomes import ToolOutcome
+from org.macrocosm.signals import doctrine_version, needed_outcomes, signals_from_snapshot, snapshot_from_signals
+from org.macrocosm.volume import read_report
+from org.supervisor.radio_check import SupervisorState, radio_check
+from org.supervisor.snapshot import Snapshot
+from org.contracts import RoleProfile
+from org.kernel import documents
+from org.resources import roles_dir
+
+TOOLS = ["code_execution_tool", "text_editor", "search_engine", "wait", "response"]
+
+outcome = st.builds(
+    lambda turn, tool, ok, error, sig, out, msg, novel: ToolOutcome(turn, tool, ok, None if ok else error, sig, out, msg, novel),
+    st.integers(0, 500), st.sampled_from(TOOLS), st.booleans(),
+    st.sampled_from(["not_found", "timeout", "execution", "x" * 64]),
+    st.sampled_from(["s1", "s2", "s3"]), st.sampled_from(["h1", "h2"]),
+    st.sampled_from(["", "cat: /x: No such file", "Traceback …"]), st.booleans(),
+)
+
+doctrine = st.builds(
+    lambda repeat, cycles, exempt, distinct, window, warning, spread, cooldown, limit: Doctrine(
+        loop=LoopDoctrine(repeat_threshold=repeat, oscillation_cycles=cycles, exempt_tools=exempt),
+        cascade=CascadeDoctrine(distinct_tools=distinct, window=window),
+        context_thresholds=ContextThresholds(warning=warning, critical=min(1.0, warning + spread)),
+        cooldown_turns=cooldown, max_turns_without_progress=limit,
+    ),
+    st.integers(2, 5), st.integers(2, 3), st.lists(st.sampled_from(TOOLS), max_size=2, unique=True),
+    st.integers(2, 4), st.integers(2, 9), st.floats(0.5, 0.95), st.floats(0, 0.2), st.integers(0, 4), st.integers(1, 20),
+)
+
+ROLE = documents.load(RoleProfile, roles_dir() / "codegen.yaml")
+
+snapshot = st.builds(
+    lambda turn, d, level, tsp, source, step, fill, native, outcomes, domain: Snapshot(
+        turn=turn, role_id=ROLE.role_id, doctrine=d, pace_level=level, pace_plan=ROLE.pace_plan,
+        turns_since_progress=tsp, progress_source=source if tsp is not None else None, current_step=step,
+        plan_name=None, bst_domain=domain, bst_confidence=None, outcomes=tuple(outcomes), context_fill=fill,
+        native_repeat_warning=native,
+    ),
+    st.integers(1, 1000), doctrine, st.sampled_from([None, "primary", "alternate", "contingent", "emergency"]),
+    st.one_of(st.none(), st.integers(0, 40)), st.sampled_from(["htn", "pack"]),
+    st.one_of(st.none(), st.text(max_size=50)), st.one_of(st.none(), st.floats(0, 1.2)), st.booleans(),
+    st.lists(outcome, max_size=64), st.one_of(st.none(), st.sampled_from(["codegen", "devops"])),
+)
+
+state = st.builds(
+    lambda fired, severities, episode: SupervisorState(
+        turn=0, last_fired=fired, last_severity={k: v for k, v in severities.items() if k in fired}, episode=episode,
+    ),
+    st.dictionaries(st.sampled_from(["stall", "loop", "context", "cascade", "pace"]), st.integers(0, 1000), max_size=5),
+    st.dictionaries(st.sampled_from(["stall", "loop", "context", "cascade", "pace"]), st.sampled_from(["warning", "critical"])),
+    st.dictionaries(st.sampled_from(["stall", "loop", "context", "cascade", "pace"]), st.integers(1, 5), max_size=5),
+)
+
+
+def verdict(result):
+    return (
+        [f.model_dump() for f in result.findings],
+        result.steer.model_dump() if result.steer else None,
+        result.health,
+    )
+
+
+def report_with(signals) -> SaluteReport:
+    return SaluteReport.model_validate({
+        "reason": "turn",
+        "status": {"state": "active", "pace_level": signals.pace_level or "primary", "health": "nominal"},
+        "activity": {},
+        "unit": {"unit_id": "unit-1", "role_id": ROLE.role_id, "role_name": ROLE.role_name, "role_type": ROLE.role_type,
+                 "reports_to": "engineering_xo", "organization": "software_dev"},
+        "time": {"timestamp": datetime.now(timezone.utc), "turns_elapsed": signals.turn, "turns_since_progress": 0},
+        "environment": {},
+        "signals": signals,
+    })
+
+
+@settings(max_examples=400, deadline=None)
+@given(live=snapshot, saved=state)
+def test_verdict_from_the_file_equals_the_live_verdict(tmp_path_factory, live, saved):
+    path = tmp_path_factory.mktemp("volume") / "salute.json"
+    path.write_text(report_with(signals_from_snapshot(live)).model_dump_json(indent=2))
+
+    from_file = snapshot_from_signals(read_report(path).signals)
+
+    live_state = SupervisorState.from_dict(saved.to_dict())
+    file_state = SupervisorState.from_dict(saved.to_dict())
+    assert verdict(radio_check(from_file, file_state)) == verdict(radio_check(live, live_state))
+    assert file_state.to_dict() == live_state.to_dict()
+
+
+def test_only_the_outcomes_the_detectors_can_see_are_carried():
+    d = Doctrine(loop=LoopDoctrine(repeat_threshold=3, oscillation_cycles=2, exempt_tools=["wait"]), cascade=CascadeDoctrine(window=5))
+    history = tuple(ToolOutcome(i, "wait" if i % 2 else "text_editor", True, None, "s", "h", "") for i in range(40))
+    kept = needed_outcomes(history, d)
+    # four watched (non-exempt) outcomes reach back past interleaved waits
+    assert [o.turn for o in kept] == list(range(32, 40))
+    assert needed_outcomes((), d) == ()
+
+
+def test_report_size_stays_small_with_a_full_history():
+    history = tuple(ToolOutcome(i, "code_execution_tool", False, "execution", f"s{i}", f"h{i}", "x" * 150) for i in range(64))
+    live = Snapshot(turn=64, role_id=ROLE.role_id, doctrine=ROLE.doctrine, pace_plan=ROLE.pace_plan, outcomes=history)
+    text = report_with(signals_from_snapshot(live)).model_dump_json()
+    assert len(text) < 8000
+    assert json.loads(text)["signals"]["doctrine_version"] == doctrine_version(ROLE.doctrine, ROLE.pace_plan)
+
+
+def test_doctrine_version_follows_the_numbers():
+    a = Doctrine()
+    assert doctrine_version(a, ROLE.pace_plan) == doctrine_version(Doctrine(), ROLE.pace_plan)
+    assert doctrine_version(a, ROLE.pace_plan) != doctrine_version(Doctrine(cooldown_turns=9), ROLE.pace_plan)
