@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Install the organization kernel and the supervisor loop into Agent-Zero.
 #   ./install_all.sh [--a0-root /a0] [--python PATH] [--check-only | --dry-run | --uninstall]
-#                    [--no-library] [--activate ORG_ID | --deactivate]
+#                    [--no-library] [--activate ORG_ID | --deactivate] [--with-supervisors]
+# Phase 3, the LLM-backed supervisors, is off by default: it is installed with
+# --with-supervisors, or once usr/organizations/supervisors.yaml configures a model.
+# A0ORG_INSTALL_COMPONENT=supervisors installs (or --uninstall removes) only that phase.
 # All the work is done by `python -m org.install` (standard library only); this
 # script only finds the pack (its own folder) and Agent-Zero's Python.
 # Run `./install_all.sh --help` for every option; docs/install.md explains them.

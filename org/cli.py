@@ -59,7 +59,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
 
 
 #: Feature packages that bring their own commands: each has ``add_commands(subparsers)``.
-COMMAND_MODULES: tuple[str, ...] = ("org.macrocosm.cli",)
+COMMAND_MODULES: tuple[str, ...] = ("org.macrocosm.cli", "org.knowledge.cli", "org.llm_supervisors.cli")
 
 
 def build_parser() -> argparse.ArgumentParser:

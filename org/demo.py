@@ -2,6 +2,10 @@
 
 Normal work, then a tool loop, an oscillation, a failure cascade, a stall, a filling
 context and a PACE escalation, with the supervisor steering as each one appears.
+
+Then the LLM-backed supervisors: a local scripted OpenAI-compatible server plays the
+model, the code style supervisor runs after a task, and the next task's prompt carries
+the convention it wrote (PROJECT KNOWLEDGE) and its cleanup directive (ACTIVE DIRECTIVES).
 """
 
 from __future__ import annotations
@@ -88,4 +92,90 @@ def run_demo(out: TextIO, reports_dir: Path | None = None, era: str = "D") -> Pa
     archived = len(list((folder / "reports" / "archive").glob("*.json")))
     out.write(f"\n{total} steering messages in {len(turns)} turns.\n")
     out.write(f"SALUTE reports written to {folder / 'reports'}: {', '.join(p.name for p in reports)} (+{archived} archived)\n")
+    run_supervisors_demo(out, folder / "llm-supervisors", era)
     return folder
+
+
+# --------------------------------------------------------------------------- LLM-backed supervisors
+
+#: What the scripted model answers for the code style supervisor.
+DEMO_CODE_STYLE_ANSWER = {
+    "conventions_updated": [{
+        "category": "conventions", "name": "error_handling", "title": "Error handling",
+        "rules": ["Raise ConfigError with the file and the reason; never a bare Exception",
+                  "Let errors reach the caller; never return None to mean failure"],
+        "examples": "Good:\n  raise ConfigError(f\"{path}: missing key 'port'\")\nBad:\n  raise Exception('bad config')",
+        "rationale": "A failure that names the file and the reason can be fixed without reading the code.",
+        "tags": ["errors", "config"],
+    }],
+    "inconsistencies": ["app/loader.py raises a bare Exception", "app/loader.py returns None when the file is missing"],
+    "directives": [{"type": "cleanup", "description": "Raise ConfigError instead of Exception in app/loader.py, and stop returning None",
+                    "rationale": "Follows conventions/error_handling.md", "files": ["app/loader.py"]}],
+    "summary": "Error handling in the new loader differs from the rest of the code; convention written.",
+}
+DEMO_LOADER = """import yaml
+
+
+def load(path):
+    try:
+        return yaml.safe_load(open(path))
+    except FileNotFoundError:
+        return None
+    except yaml.YAMLError:
+        raise Exception("bad config")
+"""
+
+
+def _demo_task(number: int, *raw: dict) -> list[TraceTurn]:
+    return [TraceTurn.model_validate({"turn": n, **turn}) for n, turn in enumerate(raw, start=1)]
+
+
+def run_supervisors_demo(out: TextIO, home: Path, era: str = "D") -> None:
+    """Two tasks in a stand-in agent with the code style supervisor on a local scripted model."""
+    from org.contracts.supervisor_outputs import CodeStyleOutput
+    from org.llm.scripted_server import Reply, ScriptedServer
+    from org.llm_supervisors.records import outcome_line
+    from org.llm_supervisors.runner import runner_for
+    from org.standin.session import StandInSession
+
+    (home / "knowledge" / "conventions").mkdir(parents=True, exist_ok=True)
+    (home / "app").mkdir(exist_ok=True)
+    # a person's own convention: read and respected, never rewritten by a supervisor
+    (home / "knowledge" / "conventions" / "naming.md").write_text(
+        "# Naming\n\n## Rules\n\n1. snake_case for functions and modules\n", encoding="utf-8")
+    loader = home / "app" / "loader.py"
+    answers = (Reply.valid(CodeStyleOutput, DEMO_CODE_STYLE_ANSWER, prompt_tokens=2400, completion_tokens=310, cost=0.0119),
+               Reply.valid(CodeStyleOutput, DEMO_CODE_STYLE_ANSWER | {"conventions_updated": [], "directives": [],
+                                                                  "summary": "Nothing new; the cleanup directive stands."},
+                           prompt_tokens=2600, completion_tokens=120, cost=0.0096))
+    with ScriptedServer(*answers) as server, organization_home(home):
+        (home / "supervisors.yaml").write_text(
+            f"model: {{base_url: '{server.base_url}', model: scripted/demo, api_key_env: null}}\n"
+            "supervisors:\n  code_style: {every_tasks: 1, time_budget_seconds: 30}\n"
+            "  design: {enabled: false}\n  internaliser: {enabled: false}\n", encoding="utf-8")
+        out.write(f"\n== LLM-backed supervisors (a scripted model at {server.base_url})\n")
+        session = StandInSession(era=era)
+        loader.write_text(DEMO_LOADER, encoding="utf-8")
+        out.write("task 1 | user: Add a loader for the YAML settings\n")
+        session.run_task("Add a loader for the YAML settings", _demo_task(
+            1, {"tool": "text_editor", "args": {"op": "write", "path": str(loader)}, "output": f"{loader} written"},
+            {"tool": "response", "args": {"text": "Added app/loader.py"}, "output": "Added app/loader.py"}))
+        out.write("task 1 | done; the code style supervisor is due (every task here) and runs in the background\n")
+        logged = len(session.agent.context.log.items)
+        out.write("task 2 | user: Add a test for the loader\n")
+        results = session.run_task("Add a test for the loader", _demo_task(
+            2, {"tool": "response", "args": {"text": "Added tests/test_loader.py"}, "output": "Added tests/test_loader.py"}))
+        for item in session.agent.context.log.items[logged:]:
+            out.write(f"         (UI log) {item.heading}\n")
+        out.write("task 2 | the prompt's extras on its first turn:\n")
+        for key in ("org_knowledge", "org_directives"):
+            for line in results[0].extras.get(key, "(missing)").splitlines():
+                out.write(f"         {line}\n")
+        out.write("task 2 | done; the code style supervisor runs again (the demo waits for it)\n")
+        runner = runner_for(home)
+        while runner.in_flight():
+            runner.wait_for_runs()
+            for run in runner.collect():
+                out.write(f"         {outcome_line(run)}\n")
+    out.write(f"Knowledge store: {home / 'knowledge'}; run records: {home / 'supervisors' / 'runs.jsonl'}\n")
+    out.write(f"See them with: a0org supervisors log --org-dir {home}  (and: a0org supervisors stats --org-dir {home})\n")

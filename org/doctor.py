@@ -35,6 +35,7 @@ from org.install import (
     DEFAULT_A0_ROOT,
     HOOKS,
     KERNEL,
+    LLM_SUPERVISORS,
     MANIFEST_NAME,
     PACKAGE,
     Hook,
@@ -45,6 +46,7 @@ from org.install import (
     find_clashes,
     find_pack_dir,
     sha256_file,
+    supervisors_in_use,
 )
 
 OK, INFO, WARNING, PROBLEM = "ok", "info", "warning", "problem"
@@ -86,6 +88,8 @@ class Report:
 
 
 def installer_for(hook: Hook) -> str:
+    if hook.phase == LLM_SUPERVISORS:
+        return "install_all.sh --with-supervisors (or A0ORG_INSTALL_COMPONENT=supervisors install_all.sh)"
     return "install_all.sh" if hook.phase == KERNEL else "install_supervisor_loop.sh (or install_all.sh)"
 
 
@@ -193,6 +197,9 @@ def check_hook(tree: Tree, hook: Hook, pack: Pack | None, base: type | None) -> 
     if not tree.supports(hook):
         return Check("hook", INFO, hook.label,
                      f"not installed: this Agent-Zero has no {hook.point} extension point (added in v0.9.5)")
+    if not path.is_file() and hook.phase == LLM_SUPERVISORS and not supervisors_in_use(tree):
+        return Check("hook", INFO, hook.label, "not installed: the LLM supervisors are off (optional)",
+                     "to use them: write supervisors.yaml (docs/supervisors-llm.md) and run install_all.sh again")
     if not path.is_file():
         return Check("hook", PROBLEM, hook.label, f"not installed: {path} is missing", f"run {installer_for(hook)}")
     check = _currency(hook, path, pack)
@@ -321,7 +328,7 @@ def check_organizations(tree: Tree) -> list[Check]:
     if not orgs.is_dir():
         return [Check("organization", PROBLEM, str(orgs), "the organizations folder is missing", "run install_all.sh")]
     roles = sorted(p.stem for p in (orgs / "roles").glob("*.yaml"))
-    templates = sorted(p.stem for p in orgs.glob("*.yaml") if p.name != "steering.yaml")
+    templates = sorted(p.stem for p in orgs.glob("*.yaml") if p.name not in ("steering.yaml", "supervisors.yaml"))
     schemas = sorted(p.name for p in (orgs / "schemas").glob("*.json"))
     details = {"roles": roles, "templates": templates, "schemas": schemas, "manifest": (orgs / MANIFEST_NAME).is_file()}
     summary = (f"{len(roles)} role(s), {len(templates)} organization template(s) ({', '.join(templates) or 'none'}), "
@@ -402,6 +409,39 @@ def _problems(exc: Exception) -> str:
     return "; ".join(str(p) for p in getattr(exc, "problems", None) or [exc])
 
 
+# --------------------------------------------------------------------------- LLM supervisors
+
+
+def check_llm_supervisors(tree: Tree) -> list[Check]:
+    """``supervisors.yaml``: present, valid, and what it switches on (the hooks are checked above)."""
+    path = tree.organizations / "supervisors.yaml"
+    write_it = "write it (docs/supervisors-llm.md), then run install_all.sh --with-supervisors"
+    if not path.is_file():
+        if supervisors_in_use(tree):
+            return [Check("supervisors", WARNING, str(path), "the LLM supervisors' hooks are installed, but there is no config: they do nothing",
+                          write_it)]
+        return [Check("supervisors", INFO, str(path), "not configured: the LLM supervisors are off (optional)", write_it)]
+    try:
+        from org.kernel.documents import DocumentError
+        from org.llm.config import read_config
+    except Exception as exc:  # the library's dependencies are missing; reported under Library
+        return [Check("supervisors", INFO, str(path), f"not validated: {type(exc).__name__}: {exc}")]
+    try:
+        config = read_config(path)
+    except DocumentError as exc:
+        return [Check("supervisors", PROBLEM, str(path), f"{_problems(exc)}; the LLM supervisors stay off",
+                      "fix the file named in the message (schemas/supervisors_config.schema.json describes every field)")]
+    enabled = config.enabled_supervisors()
+    if not enabled or config.model is None:
+        return [Check("supervisors", INFO, str(path), "valid; every supervisor is switched off")]
+    key_env = config.model.api_key_env
+    key = ("no key (local endpoint)" if key_env is None else
+           f"key from ${key_env} ({'set' if os.environ.get(key_env) else 'not set'} in this shell; Agent-Zero's own environment counts)")
+    details = {"enabled": enabled, "model": config.model.model, "base_url": config.model.base_url}
+    return [Check("supervisors", OK, str(path),
+                  f"valid; {', '.join(enabled)} on {config.model.model} at {config.model.base_url}; {key}", details=details)]
+
+
 # --------------------------------------------------------------------------- report
 
 
@@ -420,12 +460,14 @@ def diagnose(a0_root: Path, pack_dir: Path | None = None) -> Report:
     report.pack_dir = str(found_pack) if found_pack else None
     report.add(*check_hooks(tree, pack))
     report.add(*check_clashes(tree))
+    report.add(*check_llm_supervisors(tree))
     report.add(*check_library())
     report.add(*check_organizations(tree))
     return report
 
 
-_TOPICS = {"tree": "Agent-Zero", "hook": "Hooks", "clash": "Name clashes", "library": "Library", "organization": "Organization"}
+_TOPICS = {"tree": "Agent-Zero", "hook": "Hooks", "clash": "Name clashes", "library": "Library", "organization": "Organization",
+           "supervisors": "LLM supervisors"}
 
 
 def render(report: Report) -> str:

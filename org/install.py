@@ -43,7 +43,11 @@ DEFAULT_A0_ROOT = Path("/a0")
 
 KERNEL = "kernel"
 SUPERVISOR = "supervisor loop"
-COMPONENTS = {"all": "install_all.sh", "supervisor-loop": "install_supervisor_loop.sh"}
+LLM_SUPERVISORS = "LLM supervisors"
+COMPONENTS = {"all": "install_all.sh", "supervisor-loop": "install_supervisor_loop.sh",
+              "supervisors": "A0ORG_INSTALL_COMPONENT=supervisors install_all.sh"}
+#: In the organizations folder: once it exists, install_all.sh installs the LLM supervisors' hooks too.
+SUPERVISORS_CONFIG = "supervisors.yaml"
 
 EXIT_OK = 0
 EXIT_NOT_CURRENT = 1
@@ -72,6 +76,12 @@ HOOKS: tuple[Hook, ...] = (
     Hook("before_main_llm_call", "_12_org_dispatcher.py", KERNEL),
     Hook("tool_execute_after", "_25_org_tool_outcomes.py", KERNEL),
     Hook("message_loop_end", "_50_supervisor_loop.py", SUPERVISOR),
+    # a unit's steering from its XO (macrocosm); the point exists since Agent-Zero v0.8.5
+    Hook("message_loop_prompts_before", "_20_org_inbox.py", SUPERVISOR),
+    # the LLM-backed supervisors: off until asked for (--with-supervisors) or configured (supervisors.yaml)
+    Hook("monologue_start", "_65_org_supervisors.py", LLM_SUPERVISORS),
+    Hook("monologue_end", "_65_org_supervisors.py", LLM_SUPERVISORS),
+    Hook("message_loop_prompts_after", "_65_org_knowledge.py", LLM_SUPERVISORS),
 )
 
 
@@ -752,10 +762,30 @@ class Options:
     dry_run: bool = False
     activate: str | None = None
     deactivate: bool = False
+    #: also the LLM supervisors' phase (component "all"); see wants_supervisors
+    supervisors: bool = False
 
 
-def hooks_of(component: str) -> list[Hook]:
-    return [h for h in HOOKS if component == "all" or h.phase == SUPERVISOR]
+def hooks_of(component: str, supervisors: bool = False) -> list[Hook]:
+    """The hooks a component installs; with "all", the LLM supervisors' only when ``supervisors``."""
+    phases = {"all": {KERNEL, SUPERVISOR} | ({LLM_SUPERVISORS} if supervisors else set()),
+              "supervisor-loop": {SUPERVISOR}, "supervisors": {LLM_SUPERVISORS}}[component]
+    return [h for h in HOOKS if h.phase in phases]
+
+
+def wants_supervisors(tree: Tree, options: Options) -> bool:
+    """install_all.sh takes the LLM supervisors' phase along when asked (--with-supervisors), once a
+    model is configured (supervisors.yaml exists), when their hooks are installed already (to keep
+    them current), and always when uninstalling."""
+    if options.component != "all":
+        return options.component == "supervisors"
+    return options.supervisors or options.mode == "uninstall" or supervisors_in_use(tree)
+
+
+def supervisors_in_use(tree: Tree) -> bool:
+    """A model is configured for the LLM supervisors, or one of their hooks is installed."""
+    installed = any(tree.hook_path(h).exists() for h in HOOKS if h.phase == LLM_SUPERVISORS)
+    return installed or (tree.organizations / SUPERVISORS_CONFIG).is_file()
 
 
 def library_subject(python: str) -> str:
@@ -789,18 +819,36 @@ def library_warnings(status: LibraryStatus, python: str) -> list[str]:
 
 def install_plan(tree: Tree, pack: Pack, options: Options) -> Plan:
     plan = Plan()
-    hooks = hooks_of(options.component)
+    hooks = hooks_of(options.component, options.supervisors)
     if options.component == "all":
         plan.phases.append(kernel_phase(tree, pack, options, plan))
     supervisor = Phase("Phase 2: supervisor loop" if options.component == "all" else "Supervisor loop")
-    if options.component == "supervisor-loop" or not options.library:
+    if options.component != "all" or not options.library:
         # not installing the library here, so at least say whether the hooks will find it
         plan.warnings += library_warnings(library_status(options.python, pack), options.python)
-    supervisor.steps = hook_steps(tree, pack, [h for h in hooks if h.phase == SUPERVISOR], plan)
-    plan.phases.append(supervisor)
+    if options.component != "supervisors":
+        supervisor.steps = hook_steps(tree, pack, [h for h in hooks if h.phase == SUPERVISOR], plan)
+        plan.phases.append(supervisor)
+    if options.component != "supervisor-loop":
+        plan.phases.append(llm_supervisors_phase(tree, pack, options, plan))
     plan.warnings.extend(era_warnings(tree))
     plan.warnings.extend(c.message() for c in find_clashes(tree, hooks))
     return plan
+
+
+def llm_supervisors_phase(tree: Tree, pack: Pack, options: Options, plan: Plan) -> Phase:
+    phase = Phase("Phase 3: LLM supervisors" if options.component == "all" else "LLM supervisors")
+    hooks = [h for h in HOOKS if h.phase == LLM_SUPERVISORS]
+    config = tree.organizations / SUPERVISORS_CONFIG
+    if not options.supervisors:
+        phase.steps.append(Step(", ".join(h.label for h in hooks), "off",
+                                note=f"installed with --with-supervisors, or once {config} configures a model"))
+        return phase
+    phase.steps = hook_steps(tree, pack, hooks, plan)
+    if not config.is_file() and options.mode != "uninstall":
+        plan.warnings.append(f"the LLM supervisors do nothing until {config} configures a model "
+                             "(see docs/supervisors-llm.md in the pack).")
+    return phase
 
 
 def kernel_phase(tree: Tree, pack: Pack, options: Options, plan: Plan) -> Phase:
@@ -839,8 +887,9 @@ def era_warnings(tree: Tree) -> list[str]:
 
 def uninstall_plan(tree: Tree, pack: Pack | None, options: Options) -> Plan:
     plan = Plan()
-    hooks = hooks_of(options.component)
-    phase = Phase("Uninstall: " + ("kernel and supervisor loop" if options.component == "all" else "supervisor loop"))
+    hooks = hooks_of(options.component, options.supervisors)
+    phase = Phase("Uninstall: " + {"all": "kernel, supervisor loop and LLM supervisors", "supervisor-loop": "supervisor loop",
+                                   "supervisors": "LLM supervisors"}[options.component])
     removed_dirs: list[Path] = []
     for hook in hooks:
         path = tree.hook_path(hook)
@@ -1018,9 +1067,13 @@ def parse_args(argv: Sequence[str]) -> Options:
     component = argv[0]
     parser = argparse.ArgumentParser(
         prog=COMPONENTS[component],
-        description=("Install the organization kernel (library, dispatcher and tool-outcome hooks, roles, schemas, "
-                     "organization templates) and the supervisor loop into Agent-Zero." if component == "all" else
-                     "Install only the supervisor-loop hook into Agent-Zero."),
+        description={
+            "all": "Install the organization kernel (library, dispatcher and tool-outcome hooks, roles, schemas, "
+                   "organization templates) and the supervisor loop into Agent-Zero; the LLM supervisors too with "
+                   "--with-supervisors or once supervisors.yaml configures a model.",
+            "supervisor-loop": "Install only the supervisor-loop hooks (radio check, and a unit's steering inbox) into Agent-Zero.",
+            "supervisors": "Install only the LLM supervisors' hooks (task start and end, prompt sections) into Agent-Zero.",
+        }[component],
     )
     parser.add_argument("--a0-root", type=Path, default=DEFAULT_A0_ROOT, metavar="DIR", help="Agent-Zero's folder (default: /a0)")
     parser.add_argument(
@@ -1042,6 +1095,9 @@ def parse_args(argv: Sequence[str]) -> Options:
         switch.add_argument("--activate", metavar="ORG_ID",
                             help="make ORG_ID (an installed organization template) the active organization")
         switch.add_argument("--deactivate", action="store_true", help="remove active.json, switching the organization kernel off")
+        parser.add_argument("--with-supervisors", action="store_true",
+                            help="also install the LLM supervisors' hooks (phase 3; docs/supervisors-llm.md). Without it "
+                                 "they are installed only once supervisors.yaml exists or when they are installed already")
     args = parser.parse_args(list(argv[1:]))
     if args.python and os.path.abspath(args.python) != os.path.abspath(sys.executable):
         raise InstallError(
@@ -1061,6 +1117,7 @@ def parse_args(argv: Sequence[str]) -> Options:
         deactivate=getattr(args, "deactivate", False),
         mode=mode,
         dry_run=args.dry_run,
+        supervisors=getattr(args, "with_supervisors", False),
     )
 
 
@@ -1085,8 +1142,9 @@ def run(options: Options) -> int:
         raise InstallError(f"cannot find the pack (looked in {', '.join(map(str, default_pack_dirs()))}); pass --pack-dir.")
     # uninstalling works from the manifest alone when the pack is gone
     pack = Pack(pack_dir) if pack_dir else None
+    options.supervisors = wants_supervisors(tree, options)
     if pack and not uninstalling:
-        pack.check_complete(hooks_of(options.component), need_doctrine=options.component == "all")
+        pack.check_complete(hooks_of(options.component, options.supervisors), need_doctrine=options.component == "all")
     print_header(tree, pack, options)
     plan = uninstall_plan(tree, pack, options) if uninstalling else install_plan(tree, pack, options)  # type: ignore[arg-type]
     return execute(plan, options, tree)

@@ -12,7 +12,10 @@ import sysconfig
 from pathlib import Path
 
 ENV_PACK_DIR = "A0ORG_PACK_DIR"
-HOOK_POINTS = ("before_main_llm_call", "tool_execute_after", "message_loop_end")
+HOOK_POINTS = (
+    "monologue_start", "message_loop_prompts_before", "message_loop_prompts_after", "before_main_llm_call",
+    "tool_execute_after", "message_loop_end", "monologue_end",
+)
 
 
 def _candidates() -> list[Path]:

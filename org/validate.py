@@ -1,4 +1,4 @@
-"""``a0org validate``: check doctrines, organizations, ``active.json``, ``steering.yaml`` and SALUTE reports."""
+"""``a0org validate``: check doctrines, organizations, ``active.json``, ``steering.yaml``, ``supervisors.yaml`` and SALUTE reports."""
 
 from __future__ import annotations
 
@@ -9,13 +9,16 @@ from org.kernel import documents
 from org.kernel.documents import DocumentError, Problem
 
 _SUFFIXES = {".yaml", ".yml", ".json"}
+#: Folders of machine-written state (the supervisors' ledger and counters, the knowledge review
+#: queue), not documents a person edits.
+_SKIPPED_FOLDERS = {"schemas", "supervisors", "_review"}
 
 
 def _files(paths: list[Path]) -> tuple[list[Path], list[Problem]]:
     files, problems = [], []
     for path in paths:
         if path.is_dir():
-            files.extend(sorted(p for p in path.rglob("*") if p.suffix in _SUFFIXES and p.is_file() and ".a0org-manifest" not in p.name and p.parent.name != "schemas"))
+            files.extend(sorted(p for p in path.rglob("*") if p.suffix in _SUFFIXES and p.is_file() and ".a0org-manifest" not in p.name and not _SKIPPED_FOLDERS.intersection(p.relative_to(path).parts[:-1])))
         elif path.is_file():
             files.append(path)
         else:
@@ -33,7 +36,7 @@ def validate_file(path: Path) -> list[Problem]:
         return [Problem(str(path), None, "", "not UTF-8 text")]
     kind = documents.guess_kind(data, text)
     if kind is None or kind not in SCHEMAS:
-        return [Problem(str(path), None, "", "cannot tell what this file is: add the schema modeline, or check it is a role, organization, active.json or SALUTE report")]
+        return [Problem(str(path), None, "", "cannot tell what this file is: add the schema modeline, or check it is a role, organization, active.json, steering.yaml, supervisors.yaml or SALUTE report")]
     try:
         documents.validate(SCHEMAS[kind], data, path, lines)
     except DocumentError as exc:

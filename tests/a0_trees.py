@@ -23,8 +23,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 
-POINTS = ("before_main_llm_call", "tool_execute_after", "message_loop_end")
+POINTS = ("message_loop_prompts_before", "before_main_llm_call", "tool_execute_after", "message_loop_end")
 HOOK_FILES = {
+    "message_loop_prompts_before": "_20_org_inbox.py",
     "before_main_llm_call": "_12_org_dispatcher.py",
     "tool_execute_after": "_25_org_tool_outcomes.py",
     "message_loop_end": "_50_supervisor_loop.py",

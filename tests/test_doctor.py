@@ -114,13 +114,15 @@ def test_failed_library_import_in_a_hook_is_a_problem(tmp_path):
         assert "install the library" in check["fix"]
 
 
-def test_missing_hook_names_the_script_that_installs_it(tmp_path, pack):
-    tree = make_a0_tree(tmp_path / "a0", "D")
+@pytest.mark.parametrize("era", ["D", "C", "B"])
+@pytest.mark.parametrize("point", ["message_loop_end", "message_loop_prompts_before"])
+def test_missing_hook_names_the_script_that_installs_it(tmp_path, pack, era, point):
+    tree = make_a0_tree(tmp_path / "a0", era)
     install(pack, tree)
-    hook_path(tree, "D", "message_loop_end").unlink()
+    hook_path(tree, era, point).unlink()
     code, report = doctor_json(tree, pack)
     assert code == 1
-    check = hook_check(report, "message_loop_end")
+    check = hook_check(report, point)
     assert check["level"] == "problem" and "not installed" in check["message"]
     assert "install_supervisor_loop.sh" in check["fix"]
 

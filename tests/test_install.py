@@ -388,13 +388,33 @@ def test_uninstall_keeps_edited_roles_and_reports(tmp_path, pack):
     assert "Nothing to change: everything is already removed." in again.stdout
 
 
-def test_supervisor_loop_uninstall_removes_only_its_hook(tmp_path, pack):
-    tree = make_a0_tree(tmp_path / "a0", "D")
+SUPERVISOR_POINTS = ("message_loop_end", "message_loop_prompts_before")
+KERNEL_POINTS = ("before_main_llm_call", "tool_execute_after")
+
+
+@pytest.mark.parametrize("era", ["D", "C", "B"])
+def test_uninstall_removes_every_hook_in_each_era(tmp_path, pack, era):
+    tree = make_a0_tree(tmp_path / "a0", era)
+    install(pack, tree)
+    assert all(hook_path(tree, era, point).is_file() for point in POINTS)
+    result = run_script(pack, "install_all.sh", "--a0-root", str(tree), "--no-library", "--uninstall")
+    assert result.returncode == 0, result.stdout + result.stderr
+    for point in POINTS:
+        assert not hook_path(tree, era, point).exists()
+        rel = f"{HOOK_DIRS[era].format(point=point)}/{HOOK_FILES[point]}"
+        assert any(line.split()[:2] == ["remove", rel] for line in result.stdout.splitlines()), result.stdout
+
+
+@pytest.mark.parametrize("era", ["D", "C", "B"])
+def test_supervisor_loop_uninstall_removes_only_its_hooks(tmp_path, pack, era):
+    tree = make_a0_tree(tmp_path / "a0", era)
     install(pack, tree)
     result = run_script(pack, "install_supervisor_loop.sh", "--a0-root", str(tree), "--uninstall")
     assert result.returncode == 0, result.stderr
-    assert not hook_path(tree, "D", "message_loop_end").exists()
-    assert hook_path(tree, "D", "before_main_llm_call").exists()
+    for point in SUPERVISOR_POINTS:
+        assert not hook_path(tree, era, point).exists()
+    for point in KERNEL_POINTS:
+        assert hook_path(tree, era, point).exists()
     assert (tree / ORGS / "roles" / "lead.yaml").exists()
 
 
@@ -427,6 +447,9 @@ def test_pycache_is_cleared_after_writing_hooks_only(tmp_path, pack):
         ("D", "extensions/python/tool_execute_after", "loads ours"),
         ("D", "usr/extensions/message_loop_end", "does not read"),
         ("C", "usr/agents/agent0/extensions/message_loop_end", "INSTEAD of"),
+        ("C", "usr/agents/agent0/extensions/message_loop_prompts_before", "INSTEAD of"),
+        ("D", "extensions/python/message_loop_prompts_before", "loads ours"),
+        ("B", "usr/extensions/message_loop_prompts_before", "does not read"),
         ("C", "python/extensions/before_main_llm_call", "loads ours"),
         ("C", "usr/extensions/python/message_loop_end", "does not read"),
         ("B", "agents/developer/extensions/tool_execute_after", "INSTEAD of"),
@@ -448,12 +471,14 @@ def test_name_clashes_are_reported(tmp_path, pack, era, rel, kind):
 # --------------------------------------------------------------------------- the supervisor-loop script and the library
 
 
-def test_supervisor_loop_script_installs_only_its_hook(tmp_path, pack):
+def test_supervisor_loop_script_installs_only_its_hooks(tmp_path, pack):
     tree = make_a0_tree(tmp_path / "a0", "D")
     result = run_script(pack, "install_supervisor_loop.sh", "--a0-root", str(tree))
     assert result.returncode == 0, result.stderr
-    assert hook_path(tree, "D", "message_loop_end").is_file()
-    assert not hook_path(tree, "D", "before_main_llm_call").exists()
+    for point in SUPERVISOR_POINTS:
+        assert hook_path(tree, "D", point).is_file()
+    for point in KERNEL_POINTS:
+        assert not hook_path(tree, "D", point).exists()
     assert not (tree / ORGS).exists()
     assert "Phase 1" not in result.stdout
 

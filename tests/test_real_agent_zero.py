@@ -23,6 +23,10 @@ import yaml
 
 from conftest import ROOT
 from org.contracts import SaluteReport
+from org.contracts.steering_message import SteeringMessage
+from org.kernel.salute import atomic_write_text
+from org.macrocosm.signing import ENV_KEY, signature
+from org.macrocosm.volume import ENV_UNIT, ENV_VOLUME, VolumeLayout, read_report
 
 A0_ROOT = os.environ.get("A0ORG_TEST_A0_ROOT")
 A0_PYTHON = os.environ.get("A0ORG_TEST_A0_PYTHON")
@@ -60,12 +64,13 @@ def install(tree: Path, activate: bool, doctrine: dict | None = None) -> Path:
     return organizations
 
 
-def run_chat(tree: Path, script: list[dict], tmp_path: Path) -> dict:
+def run_chat(tree: Path, script: list[dict], tmp_path: Path, env_extra: dict[str, str] | None = None,
+             harness_args: tuple[str, ...] = ()) -> dict:
     script_file = tmp_path / "script.json"
     script_file.write_text(json.dumps(script))
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **(env_extra or {})}
     env.pop("A0ORG_HOME", None)  # the pack must find the organizations folder through Agent-Zero itself
-    extra = shlex.split(os.environ.get("A0ORG_TEST_HARNESS_ARGS", ""))
+    extra = [*shlex.split(os.environ.get("A0ORG_TEST_HARNESS_ARGS", "")), *harness_args]
     done = subprocess.run([A0_PYTHON, str(HARNESS), "--script", str(script_file), "--message", "Read /nonexistent/file", *extra],
                           cwd=tree, env=env, capture_output=True, text=True, timeout=300)
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
@@ -120,3 +125,40 @@ def test_without_an_active_organization_the_pack_does_nothing(tree, tmp_path):
     assert not [w for w in warnings(result) if "[SUPERVISOR]" in w]
     assert not [item for item in result["log"] if item["heading"].startswith(("Supervisor:", "[ORG]"))]
     assert not list((organizations / "reports").glob("*.json"))
+
+
+def test_a_unit_applies_signed_xo_steering_and_publishes_its_report(tree, tmp_path):
+    install(tree, activate=True, doctrine={"radio_check_interval_turns": 1})
+    layout, key, unit_id = VolumeLayout(tmp_path / "volume"), "organization-key", "unit-a"
+    payload = SteeringMessage(
+        id="0123456789abcdef0123456789abcdef", seq=1, unit=unit_id, sender_role="xo", kind="steer", anomaly="loop",
+        severity="warning", text="[SUPERVISOR] Loop: the same command failed three times. Try a different approach.",
+        nudge=1, report_turn=3, created_at="2026-01-01T00:00:00Z",
+    ).model_dump(mode="json")
+    payload["signature"] = signature(payload, key.encode())
+    steering_file = layout.message_file(unit_id, 1, payload["id"])
+    atomic_write_text(steering_file, json.dumps(payload))
+    requests = tmp_path / "requests.json"
+
+    result = run_chat(tree, [reply(f"attempt {i}") for i in range(1, 4)] + [FINAL], tmp_path,
+                      env_extra={ENV_VOLUME: str(layout.root), ENV_UNIT: unit_id, ENV_KEY: key},
+                      harness_args=("--dump-requests", str(requests)))
+
+    text = f"{payload['text']} (XO xo, warning)"
+    assert [w for w in warnings(result) if "[SUPERVISOR]" in w] == [w for w in warnings(result) if text in w]
+    assert len([w for w in warnings(result) if text in w]) == 1
+    first_prompt = next(r["request"]["messages"] for r in json.loads(requests.read_text()) if r["kind"] == "main")
+    assert text in json.dumps(first_prompt)  # in the very first prompt after it arrived
+    logged = [item for item in result["log"] if item["heading"] == "Supervisor (XO xo): loop"]
+    assert len(logged) == 1 and logged[0]["type"] == "warning" and text in logged[0]["content"]
+    assert not [item for item in result["log"] if item["heading"] == "Supervisor: loop"]  # the XO steers, not the unit
+    assert not steering_file.exists() and (layout.processed(unit_id) / steering_file.name).is_file()
+    assert not layout.rejected(unit_id).exists()
+    assert result["result"] == "The file does not exist."
+
+    report = read_report(layout.report(unit_id))
+    assert report.unit.unit_id == unit_id and report.unit.role_id == "codegen"
+    assert report.reason == "task_end" and report.status.state == "idle"
+    assert report.signals is not None and report.signals.turn == 4 and report.signals.role_id == "codegen"
+    assert [o.tool for o in report.signals.outcomes] == ["code_execution_tool"] * 3 + ["response"]
+    assert report.signals.doctrine.radio_check_interval_turns == 1 and report.signals.context_fill

@@ -145,7 +145,62 @@ def _instances() -> dict[str, object]:
     if "steering" in SCHEMAS:
         instances["steering"] = SCHEMAS["steering"].model_validate(
             yaml.safe_load((ROOT / "org" / "supervisor" / "steering.yaml").read_text(encoding="utf-8")))
+    instances["supervisors_config"] = SCHEMAS["supervisors_config"].model_validate(
+        yaml.safe_load((ROOT / "roles" / "supervisors.example.yaml").read_text(encoding="utf-8")))
+    instances.update(_knowledge_instances(now))
+    instances.update(_supervisor_instances(now))
     return {stem: model.model_dump(mode="json", by_alias=True, exclude_none=False) for stem, model in instances.items()}
+
+
+def _supervisor_instances(now: datetime) -> dict[str, object]:
+    """The LLM-backed supervisors' answers, run record, counters and task digest."""
+    from org.contracts.supervisor_outputs import (
+        CodeStyleOutput, DesignOutput, InternaliserOutput, SupervisorRun, SupervisorsState, TaskDigest,
+    )
+
+    draft = {"category": "conventions", "name": "errors", "title": "Errors", "rules": ["Raise ToolError"], "examples": "Good: x"}
+    return {
+        "code_style_output": CodeStyleOutput.model_validate({
+            "conventions_updated": [draft], "inconsistencies": ["a.py raises Exception"], "resolved": ["D3"],
+            "directives": [{"type": "cleanup", "description": "Use ToolError in a.py", "files": ["a.py"]}], "summary": "s"}),
+        "design_output": DesignOutput.model_validate({
+            "design_updates": [{**draft, "category": "design"}], "divergences": ["storage is a list"],
+            "directives": [{"type": "functional", "description": "Use a dict", "rationale": "lookups", "priority": "critical"}],
+            "summary": "s"}),
+        "internaliser_output": InternaliserOutput.model_validate({"knowledge_items": [
+            {"category": "lesson", "topic": "tooling", "content": "pip needs --user", "source_task": "4",
+             "confidence": "high", "needs_user_review": True}], "summary": "s"}),
+        "supervisor_run": SupervisorRun(run_id="0123456789ab", supervisor="code_style", trigger="periodic", reasons=["periodic"],
+                                        started=now, duration_seconds=1.5, model="m", prompt_tokens=10, completion_tokens=5,
+                                        cost_usd=0.001, attempts=1, outcome="applied", findings=1,
+                                        directives=["cleanup/low: x"], documents=["conventions/errors.md"], interval_tasks=10),
+        "supervisors_state": SupervisorsState.model_validate({"tasks_completed": 3, "urgency": 0.5, "supervisors": {
+            "design": {"tasks_since_run": 2, "pending": ["abort"], "last_run": now.isoformat()}}}),
+        "task_digest": TaskDigest.model_validate({
+            "task": 1, "started": now.isoformat(), "duration_seconds": 2.0, "user_message": "fix it",
+            "tools": [{"tool": "text_editor", "args": "path=a.py", "ok": False, "error_type": "permission"}],
+            "tool_calls": 1, "files_touched": ["a.py"], "pace_levels": ["primary"], "outcome": "aborted",
+            "abort_reason": "ended without a successful response"}),
+    }
+
+
+def _knowledge_instances(now: datetime) -> dict[str, object]:
+    from org.contracts.knowledge import Directive, DirectiveQueueFile, DirectiveRecord, KnowledgeDocument, KnowledgeDraft, ReviewItem
+
+    directive = Directive(type="cleanup", source="code_style", description="Use ToolError in tools/", rationale="one pattern",
+                          priority="low", files=["tools/a.py"], id="D3", created_task=4, age=2, created_at=now)
+    draft = KnowledgeDraft(category="lessons", name="state_reducers", title="State reducers", rules=["Give defaults."],
+                           examples="x = 1", rationale="None is dropped.", domains=["langgraph"], tags=["state"], change="created")
+    return {
+        "knowledge_document": KnowledgeDocument(title="Errors", category="conventions", status="established", author="code_style",
+                                                last_updated_by="code_style", updated_after_task=12, created_at=now, updated_at=now,
+                                                clean_tasks=5, domains=["python"], tags=["errors"]),
+        "directive": directive,
+        "directive_queue": DirectiveQueueFile(next_id=4, tasks_completed=6, pending=[directive], history=[
+            DirectiveRecord(id="D1", description="x", outcome="addressed", by="agent", task=5, at=now)]),
+        "review_item": ReviewItem(id="R1", source="internaliser", reason="implicit decision", task=7, created_at=now, draft=draft,
+                                  status="approved", decided_at=now, decided_by="human"),
+    }
 
 
 @pytest.mark.parametrize("stem", sorted(SCHEMAS))

@@ -441,6 +441,16 @@ def test_folder_of_good_files_exits_zero(tmp_path):
     assert done.stdout.strip() == f"{len(list(ROLES.rglob('*.yaml'))) + 2} file(s) checked: valid"
 
 
+def test_machine_written_state_is_not_validated_at_any_depth(tmp_path):
+    folder = copy_roles(tmp_path / "organizations")
+    for state in ("supervisors/usage.json", "knowledge/_review/R1.json", "knowledge/_review/done/R2.json"):
+        (folder / state).parent.mkdir(parents=True, exist_ok=True)
+        (folder / state).write_text('{"not": "a document"}', encoding="utf-8")
+    done = a0org_validate(folder)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"{len(list(ROLES.rglob('*.yaml')))} file(s) checked: valid"
+
+
 def test_folder_with_one_bad_file_among_good_ones_exits_one(tmp_path):
     folder = copy_roles(tmp_path / "roles")
     bad = folder / "organizations" / "software_dev.yaml"
@@ -579,6 +589,8 @@ def expected_schema(path: Path) -> str:
         return "organization.schema.json"
     if path.name == "steering.yaml":
         return "steering.schema.json"
+    if path.name == "supervisors.example.yaml":
+        return "supervisors_config.schema.json"
     return "role_profile.schema.json"
 
 

@@ -4,22 +4,39 @@ whatever goes wrong is logged and the agent's loop carries on untouched.
 
 from __future__ import annotations
 
+import asyncio
+import importlib
 import traceback
+from types import ModuleType
 from typing import Any
 
+from org.a0.compat import agent_number
 from org.kernel import dispatcher
 from org.kernel.outcomes import diagnosed_verdict, record_outcome
 from org.kernel.report import logger, warn_once
 from org.kernel.store import OrganizationStore
+from org.macrocosm import unit
 from org.supervisor.microcosm import MicrocosmSupervisor
 
 store = OrganizationStore()
-supervisor = MicrocosmSupervisor(lambda: store.layout)
+supervisor = MicrocosmSupervisor(lambda: store.layout, link_provider=unit.current_link)
 
 
 def _failed(where: str, exc: BaseException) -> None:
     warn_once(f"{where} failed and was skipped: {type(exc).__name__}: {exc}")
     logger.debug("%s", traceback.format_exc())
+
+
+async def message_loop_prompts_before(agent: Any, loop_data: Any = None, **_: Any) -> None:
+    """``message_loop_prompts_before``: a unit applies its XO's steering before the prompt is built."""
+    try:
+        if agent_number(agent) != 0:
+            return  # the XO judges agent 0's reports, so agent 0 takes its steering
+        link = unit.current_link()
+        if link is not None:
+            await unit.drain_inbox(agent, link)
+    except Exception as exc:
+        _failed("org unit inbox", exc)
 
 
 def before_main_llm_call(agent: Any, loop_data: Any = None, **_: Any) -> None:
@@ -32,6 +49,7 @@ def before_main_llm_call(agent: Any, loop_data: Any = None, **_: Any) -> None:
 
 def tool_execute_after(agent: Any, response: Any = None, tool_name: Any = None, **_: Any) -> None:
     """``tool_execute_after``: record the tool's outcome for the detectors and other layers."""
+    _note_tool_for_supervisors(agent, response, tool_name)
     try:
         if not dispatcher.is_active(agent):
             return
@@ -62,10 +80,64 @@ def _tool_args(agent: Any) -> Any:
 
 
 async def message_loop_end(agent: Any, loop_data: Any = None, **_: Any) -> None:
-    """``message_loop_end``: the supervisor's radio check."""
+    """``message_loop_end``: the supervisor's radio check, or a unit's SALUTE report to its XO."""
     try:
         if getattr(agent, dispatcher.ROLE_ATTR, None) is None:
             return
         await supervisor.turn_end(agent, loop_data)
     except Exception as exc:
         _failed("org supervisor", exc)
+
+
+# --------------------------------------------------------------------------- LLM-backed supervisors
+# Imported on first use, so a problem in them can never take the kernel's hooks down.
+
+_TASK_TRACE_KEY = "_org_task_trace"  # org.llm_supervisors.digests.TRACE_KEY
+
+
+def _llm_runner() -> Any:
+    runner_module: ModuleType = importlib.import_module("org.llm_supervisors.runner")
+    return runner_module.runner_for()
+
+
+async def monologue_start(agent: Any, loop_data: Any = None, **_: Any) -> None:
+    """``monologue_start``: wait (at most the rest of their time budgets) for supervisor runs, apply their results."""
+    try:
+        runner = _llm_runner()
+        if agent_number(agent) != 0 or runner.active_config() is None:
+            return  # a subordinate's monologue is part of its superior's task
+        if runner.in_flight():
+            await asyncio.to_thread(runner.wait_for_runs)  # the event loop stays free while we wait
+        runner.task_start(agent, loop_data)
+    except Exception as exc:
+        _failed("org LLM supervisors (task start)", exc)
+
+
+def monologue_end(agent: Any, loop_data: Any = None, **_: Any) -> None:
+    """``monologue_end``: the task's digest, the trigger counters, and the runs that are due."""
+    try:
+        _llm_runner().task_end(agent, loop_data)
+    except Exception as exc:
+        _failed("org LLM supervisors (task end)", exc)
+
+
+def message_loop_prompts_after(agent: Any, loop_data: Any = None, **_: Any) -> None:
+    """``message_loop_prompts_after``: the PROJECT KNOWLEDGE and ACTIVE DIRECTIVES prompt sections."""
+    try:
+        _llm_runner().prompt_sections(agent, loop_data)
+    except Exception as exc:
+        _failed("org LLM supervisors (prompt sections)", exc)
+
+
+def _note_tool_for_supervisors(agent: Any, response: Any, tool_name: Any) -> None:
+    """A tool call into the running task's digest; nothing at all unless the supervisors trace the task."""
+    try:
+        data = getattr(agent, "data", None)
+        if not isinstance(data, dict) or _TASK_TRACE_KEY not in data:
+            return
+        tool = tool_name if isinstance(tool_name, str) and tool_name else "unknown"
+        runner_module = importlib.import_module("org.llm_supervisors.runner")
+        runner_module.note_tool(agent, tool, _tool_args(agent), _response_text(response), diagnosed_verdict(agent, tool),
+                                bool(getattr(response, "break_loop", False)))
+    except Exception as exc:
+        _failed("org LLM supervisors (tool record)", exc)

@@ -5,6 +5,9 @@ Attributes it sets on the agent, for the supervisor and any other layer to read:
 ``_org_active_role`` (the role profile as a dict), ``_org_pace_level`` (primary,
 alternate, contingent or emergency) and ``_org_active_org_id``. With no active
 organization it removes them, so every reader switches off too.
+
+It also builds the report a unit on a shared volume publishes at the end of every
+turn (:func:`unit_report`): the same fields, plus the radio check's inputs.
 """
 
 from __future__ import annotations
@@ -17,18 +20,22 @@ from typing import Any
 from org.a0.compat import agent_number, read_attr, ui_log
 from org.contracts import RoleProfile, SaluteReport
 from org.contracts.common import PACE_LEVELS
+from org.contracts.salute import SaluteSignals
 
 from . import salute
 from .context_fill import context_fill, model_name
 from .layers import read_bst, read_htn
 from .outcomes import FAILURES_KEY, ToolLedger, ledger_of
-from .pace import metrics_from, pace_level
-from .store import LoadedOrganization, OrganizationStore, select_role
+from .pace import PaceMetrics, metrics_from, pace_level
+from .report import warn_once
+from .store import OrganizationStore, select_role
 
 ROLE_ATTR = "_org_active_role"
 PACE_ATTR = "_org_pace_level"
 ORG_ATTR = "_org_active_org_id"
 STATE_KEY = "_org_dispatch"
+#: Agent-Zero's final-answer tool: the turn it runs ends the task.
+RESPONSE_TOOL = "response"
 
 
 @dataclass
@@ -78,9 +85,7 @@ def dispatch(agent: Any, loop_data: Any, store: OrganizationStore) -> str | None
     htn = read_htn(agent)
     role = select_role(loaded, bst.domain if bst else None)
     fill = context_fill(agent)
-    turns_without_progress = htn.turns_since_progress if htn else ledger.turns_since_progress
-    failures = data.get(FAILURES_KEY)
-    metrics = metrics_from(failures, turns_without_progress, role.doctrine.max_turns_without_progress, fill.fill if fill else None)
+    metrics = turn_metrics(data, role, htn, fill, ledger)
     level = pace_level(role.pace_plan, metrics)
 
     previous = getattr(agent, PACE_ATTR, None)
@@ -102,20 +107,50 @@ def dispatch(agent: Any, loop_data: Any, store: OrganizationStore) -> str | None
         elif state.turn - state.last_report_turn >= role.doctrine.salute_interval_turns:
             reason = "interval"
         if reason is not None:
-            report = build_report(agent, loaded, role, level, metrics, fill, htn, bst, ledger, reason)
+            report = build_report(agent, loaded.organization.org_id, role, level, metrics, fill, htn, bst, ledger, reason)
             if salute.write_report(loaded.layout, report, role.doctrine.report_archive_limit):
                 state.last_report_turn = state.turn
     return level
 
 
-def build_report(agent, loaded: LoadedOrganization, role: RoleProfile, level, metrics, fill, htn, bst, ledger: ToolLedger, reason) -> SaluteReport:
+def turn_metrics(data: dict, role: RoleProfile, htn, fill, ledger: ToolLedger) -> PaceMetrics:
+    turns_without_progress = htn.turns_since_progress if htn else ledger.turns_since_progress
+    return metrics_from(data.get(FAILURES_KEY), turns_without_progress, role.doctrine.max_turns_without_progress, fill.fill if fill else None)
+
+
+def task_ended(ledger: ToolLedger) -> bool:
+    """Whether this turn ran the final-answer tool, which ends the task."""
+    return bool(ledger.outcomes) and ledger.outcomes[-1].turn == ledger.turn and ledger.outcomes[-1].tool == RESPONSE_TOOL
+
+
+def unit_report(agent: Any, role: RoleProfile, unit_id: str, signals: SaluteSignals) -> SaluteReport | None:
+    """A unit's end-of-turn report: the dispatcher's view as it is now, and the radio check's inputs.
+
+    None (logged once) when the dispatcher has not named the organization this turn.
+    """
+    org_id = read_attr(agent, ORG_ATTR)
+    if not isinstance(org_id, str):
+        warn_once(f"agent.{ORG_ATTR}: no organization id ({type(org_id).__name__}); the unit's SALUTE report is skipped", key=f"agent.{ORG_ATTR}")
+        return None
+    htn, bst, fill = read_htn(agent), read_bst(agent), context_fill(agent)
+    ledger = ledger_of(agent.data)
+    metrics = turn_metrics(agent.data, role, htn, fill, ledger)
+    ended = task_ended(ledger)
+    return build_report(
+        agent, org_id, role, signals.pace_level or "primary", metrics, fill, htn, bst, ledger, "task_end" if ended else "turn",
+        unit_id=unit_id, signals=signals, state="idle" if ended else None,
+    )
+
+
+def build_report(agent, org_id: str, role: RoleProfile, level, metrics, fill, htn, bst, ledger: ToolLedger, reason, *,
+                 unit_id: str | None = None, signals: SaluteSignals | None = None, state: str | None = None) -> SaluteReport:
     current_tool = ledger.outcomes[-1].tool if ledger.outcomes else None
     context = read_attr(agent, "context")
     return SaluteReport.model_validate(
         {
             "reason": reason,
             "status": {
-                "state": state_for(level),
+                "state": state or state_for(level),
                 "pace_level": level,
                 "health": health_for(level, metrics.consecutive_tool_failures),
             },
@@ -130,11 +165,12 @@ def build_report(agent, loaded: LoadedOrganization, role: RoleProfile, level, me
             },
             "location": {"working_directory": _cwd()},
             "unit": {
+                "unit_id": unit_id,
                 "role_id": role.role_id,
                 "role_name": role.role_name,
                 "role_type": role.role_type,
                 "reports_to": role.chain_of_command.reports_to,
-                "organization": loaded.organization.org_id,
+                "organization": org_id,
                 "agent_number": agent_number(agent),
                 "agent_name": _str_or_none(read_attr(agent, "agent_name")),
                 "context_id": _str_or_none(read_attr(context, "id")),
@@ -152,6 +188,7 @@ def build_report(agent, loaded: LoadedOrganization, role: RoleProfile, level, me
                 "tool_failures_consecutive": metrics.consecutive_tool_failures,
                 "tool_failures_total": metrics.recent_tool_failures,
             },
+            "signals": signals,
         }
     )
 

@@ -212,4 +212,6 @@ def guess_kind(data: Any, text: str) -> str | None:
         return "trace_header"
     if data and all(isinstance(key, str) and base_key(key) in PLACEHOLDERS for key in data):
         return "steering"
+    if isinstance(data.get("model"), dict) or isinstance(data.get("supervisors"), dict):
+        return "supervisors_config"
     return None

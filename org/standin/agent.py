@@ -67,6 +67,7 @@ class Config:
 @dataclass
 class LoopData:
     iteration: int = -1
+    user_message: Any = None  # Agent-Zero: the history message that started the monologue
     last_response: str = ""
     params_temporary: dict = field(default_factory=dict)
     params_persistent: dict = field(default_factory=dict)

@@ -1,14 +1,19 @@
 """Runs turns through the real hook files in a stand-in agent, the way Agent-Zero's
-message loop calls them: ``before_main_llm_call``, the model's response, Agent-Zero's
-own repeat check, ``tool_execute_after`` for a tool call, then ``message_loop_end``.
+message loop calls them: ``message_loop_prompts_before`` (prompt building starts),
+``before_main_llm_call``, the model's response, Agent-Zero's own repeat check,
+``tool_execute_after`` for a tool call, then ``message_loop_end``. The prompt's extras set
+by ``message_loop_prompts_after`` are taken (and the temporary ones cleared) before
+``before_main_llm_call``, as Agent-Zero renders them into the prompt's last message.
+:meth:`StandInSession.run_task` wraps turns in ``monologue_start`` and ``monologue_end``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -21,6 +26,7 @@ from .agent import REPEAT_WARNING, LoopData, Response, StandInAgent, Tool
 from .loader import call_point, load_point, provided_modules
 
 MODEL_CONFIG_MODULE = "plugins._model_config.helpers.model_config"
+XO_HEADING_RE = re.compile(r"^Supervisor \(XO [^)]*\): (.+)$")
 
 
 @dataclass
@@ -29,6 +35,10 @@ class TurnResult:
     steering: list[tuple[str, str]]  # (anomaly, text) injected this turn
     native_warnings: list[str]  # Agent-Zero's own warnings this turn
     pace: str | None
+    #: the chat is paused: Agent-Zero would now wait in handle_intervention until it is resumed
+    paused: bool = False
+    #: the prompt extras of this turn (Agent-Zero renders them as a final [EXTRAS] message)
+    extras: dict[str, Any] = field(default_factory=dict)
 
 
 @contextmanager
@@ -46,6 +56,21 @@ def model_config_plugin(agent_ctx_length: int) -> Iterator[None]:
         context_fill.reset_lookups()
 
 
+def render_extras(extras: dict[str, Any]) -> str:
+    """The extras as Agent-Zero puts them at the end of the prompt: ``[EXTRAS]`` and the extras as JSON."""
+    return "[EXTRAS]\n" + json.dumps(extras, ensure_ascii=False) if extras else ""
+
+
+def steering_anomaly(heading: str | None) -> str | None:
+    """The anomaly a supervisor's UI log heading names: "Supervisor: loop", "Supervisor (XO xo): loop"."""
+    if not heading:
+        return None
+    if heading.startswith(STEERING_HEADING):
+        return heading[len(STEERING_HEADING):]
+    match = XO_HEADING_RE.match(heading)
+    return match.group(1) if match else None
+
+
 class StandInSession:
     """One agent, one monologue, the pack's hook files loaded as Agent-Zero loads them."""
 
@@ -56,8 +81,17 @@ class StandInSession:
         folders = extension_folders or [extensions_dir()]
         self.points = {point: load_point(folders, point, era) for point in HOOK_POINTS}
 
-    def new_task(self) -> None:
+    def new_task(self, user_message: str | None = None) -> None:
         self.agent.loop_data = self.loop_data = LoopData()
+        if user_message is not None:
+            self.loop_data.user_message = self.agent.hist_add_message(False, {"user_message": user_message})
+
+    def _consume_extras(self) -> dict[str, Any]:
+        """What this turn's prompt carries as extras; the temporary ones are cleared, as Agent-Zero does."""
+        loop_data = self.loop_data
+        extras = {**loop_data.extras_persistent, **loop_data.extras_temporary}
+        loop_data.extras_temporary.clear()
+        return extras
 
     async def _call(self, point: str, **kwargs: Any) -> None:
         await call_point(self.points[point], self.era, self.agent, **kwargs)
@@ -91,6 +125,9 @@ class StandInSession:
         loop_data.params_temporary = {}
         history_start, log_start = len(agent.history), len(agent.context.log.items)
         self._apply_layers(turn)
+        await self._call("message_loop_prompts_before", loop_data=loop_data)
+        await self._call("message_loop_prompts_after", loop_data=loop_data)
+        extras = self._consume_extras()
         await self._call("before_main_llm_call", loop_data=loop_data)
         if turn.pace is not None:
             agent._org_pace_level = turn.pace  # type: ignore[attr-defined]
@@ -105,13 +142,15 @@ class StandInSession:
             await self._run_tool(turn)
         await self._call("message_loop_end", loop_data=loop_data)
         warnings = [m.content["system_warning"] for m in agent.history[history_start:] if m.kind == "warning"]
-        logged = {item.content: item.heading[len(STEERING_HEADING):] for item in agent.context.log.items[log_start:]
-                  if item.heading and item.heading.startswith(STEERING_HEADING)}
+        logged = {item.content: anomaly for item in agent.context.log.items[log_start:]
+                  if (anomaly := steering_anomaly(item.heading)) is not None}
         return TurnResult(
             turn=turn.turn,
             steering=[(logged.get(w, "unknown"), w) for w in warnings if w in logged],
             native_warnings=[w for w in warnings if w not in logged],
             pace=getattr(agent, "_org_pace_level", None),
+            paused=bool(agent.context.paused),
+            extras=extras,
         )
 
     async def _run_tool(self, turn: TraceTurn) -> None:
@@ -135,7 +174,23 @@ class StandInSession:
         async def _all() -> list[TurnResult]:
             return [await self.run_turn(t) for t in turns]
 
+        return self._run_async(_all)
+
+    def run_task(self, user_message: str, turns: list[TraceTurn]) -> list[TurnResult]:
+        """One whole monologue: ``monologue_start``, the turns, then ``monologue_end`` (in a
+        ``finally``, as Agent-Zero calls it, also when a turn raised)."""
+        async def _task() -> list[TurnResult]:
+            self.new_task(user_message)
+            await self._call("monologue_start", loop_data=self.loop_data)
+            try:
+                return [await self.run_turn(t) for t in turns]
+            finally:
+                await self._call("monologue_end", loop_data=self.loop_data)
+
+        return self._run_async(_task)
+
+    def _run_async(self, make: Any) -> Any:
         if self.era == "D":
             with model_config_plugin(self.agent.ctx_length):
-                return asyncio.run(_all())
-        return asyncio.run(_all())
+                return asyncio.run(make())
+        return asyncio.run(make())

@@ -4,22 +4,28 @@ It builds the snapshot from the live agent (read-only on every other layer), run
 radio check, injects the steering with ``hist_add_warning``, logs it to the
 Agent-Zero UI, and raises the SALUTE report's health when it sees worse than the
 dispatcher did.
+
+In a unit linked to a shared volume, agent 0 instead publishes its SALUTE report with
+that snapshot's signals every turn and leaves the radio check and the steering to the
+XO, so the agent is not nagged twice.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from org.a0.compat import add_warning, agent_number, ui_log
 from org.contracts import Finding, RoleProfile
 from org.contracts.common import PACE_LEVELS
 from org.kernel import salute
 from org.kernel.context_fill import context_fill
-from org.kernel.dispatcher import PACE_ATTR, ROLE_ATTR
+from org.kernel.dispatcher import PACE_ATTR, ROLE_ATTR, unit_report
 from org.kernel.layers import read_bst, read_htn
 from org.kernel.outcomes import LEDGER_KEY, ToolLedger
 from org.kernel.paths import OrganizationLayout
 from org.kernel.report import warn_once
+from org.macrocosm.signals import signals_from_snapshot
+from org.macrocosm.unit import UnitLink, note_task_end, publish
 
 from .radio_check import RadioCheckResult, SupervisorState, is_check_turn, radio_check
 from .snapshot import Snapshot
@@ -111,12 +117,23 @@ def build_snapshot(agent: Any, loop_data: Any, role: RoleProfile, turn: int, nat
     )
 
 
+def publish_turn(agent: Any, link: UnitLink, role: RoleProfile, snapshot: Snapshot) -> None:
+    """Publish the unit's report for this turn, carrying the snapshot a radio check reads."""
+    report = unit_report(agent, role, link.unit, signals_from_snapshot(snapshot))
+    if report is not None:
+        if report.reason == "task_end":
+            note_task_end(agent.data, snapshot.turn)
+        publish(link, report)
+
+
 class MicrocosmSupervisor:
     """Runs the radio check for one agent at the end of each of its turns."""
 
-    def __init__(self, layout_provider, steering: SteeringBook | None = None):
+    def __init__(self, layout_provider, steering: SteeringBook | None = None,
+                 link_provider: Callable[[], UnitLink | None] | None = None):
         self._layout_provider = layout_provider
         self._steering = steering
+        self._link_provider = link_provider or (lambda: None)
 
     def steering(self, layout: OrganizationLayout) -> SteeringBook:
         if self._steering is None or self._steering.override_path != layout.steering_file:
@@ -145,6 +162,10 @@ class MicrocosmSupervisor:
         state = SupervisorState.from_dict(agent.data.get(STATE_KEY))
         state.turn += 1
         try:
+            link = self._link_provider() if agent_number(agent) == 0 else None
+            if link is not None:
+                publish_turn(agent, link, role, build_snapshot(agent, loop_data, role, state.turn, native_repeat))
+                return None  # the XO runs the radio check on the report and steers
             if not is_check_turn(state.turn, role.doctrine.radio_check_interval_turns):
                 return None
             snapshot = build_snapshot(agent, loop_data, role, state.turn, native_repeat)

@@ -1,0 +1,176 @@
+#!/usr/bin/env python
+"""Benchmarks for the LLM-backed supervisors' hooks: what they cost the agent per turn and per task.
+
+``python bench/llm_supervisors.py`` prints one JSON object per line, as ``bench/run.py``
+does (``name``, ``value``, ``unit``; ``repeats``/``iterations``/``p95`` on timings).
+``--quick`` uses smaller counts. The model is a scripted server on 127.0.0.1, so the
+figures are the pack's own cost, not a model's. The script never asserts on a timing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+ROOT = Path(__file__).resolve().parent.parent
+for entry in (str(ROOT), str(Path(__file__).resolve().parent)):
+    if entry not in sys.path:
+        sys.path.insert(0, entry)
+
+from run import emit, percentile, r, set_home, temp_root  # noqa: E402
+
+from org.a0 import hooks  # noqa: E402
+from org.contracts.supervisor_outputs import CodeStyleOutput  # noqa: E402
+from org.knowledge.directives import DirectiveQueue  # noqa: E402
+from org.llm.scripted_server import Reply, ScriptedServer, Slow  # noqa: E402
+from org.llm_supervisors.runner import SECTIONS_KEY, runner_for  # noqa: E402
+from org.standin.agent import LoopData, Response, StandInAgent  # noqa: E402
+
+DOCUMENT = """---
+schema_version: 1
+title: Convention {n}
+category: conventions
+status: established
+author: code_style
+last_updated_by: code_style
+created_at: '2026-01-01T00:00:00Z'
+updated_at: '2026-01-01T00:00:00Z'
+---
+# Convention {n}
+
+## Rules
+
+1. Rule one of convention {n}: do this, never that.
+2. Rule two of convention {n}: name things for what they hold.
+"""
+
+
+def time_calls(call: Callable[[], Any], iterations: int, repeats: int) -> dict[str, Any]:
+    """Median over repeats of the mean µs per call, and the p95 over repeat means."""
+    for _ in range(min(iterations, 200)):
+        call()
+    means = []
+    for _ in range(repeats):
+        started = time.perf_counter_ns()
+        for _ in range(iterations):
+            call()
+        means.append((time.perf_counter_ns() - started) / iterations / 1000)
+    return {"value": r(statistics.median(means)), "p95_of_repeats": r(percentile(means, 95)),
+            "repeats": repeats, "iterations": iterations}
+
+
+def store_with(home: Path, documents: int, directives: int) -> None:
+    folder = home / "knowledge" / "conventions"
+    folder.mkdir(parents=True, exist_ok=True)
+    for n in range(documents):
+        (folder / f"convention_{n}.md").write_text(DOCUMENT.format(n=n), encoding="utf-8")
+    DirectiveQueue(home / "supervisors" / "directives.json").add(
+        [{"type": "cleanup", "source": "code_style", "description": f"Clean up module {n}"} for n in range(directives)])
+
+
+def write_config(home: Path, base_url: str, budget: float = 120.0) -> None:
+    (home / "supervisors.yaml").write_text(
+        f"model: {{base_url: '{base_url}', model: bench, api_key_env: null, backoff_seconds: 0.01}}\n"
+        f"supervisors:\n  code_style: {{every_tasks: 1, time_budget_seconds: {budget}}}\n"
+        "  design: {enabled: false}\n  internaliser: {enabled: false}\n", encoding="utf-8")
+
+
+def bench_prompt_hook(base: Path, quick: bool) -> None:
+    iterations, repeats = (500, 5) if quick else (5_000, 11)
+    agent, loop_data = StandInAgent(), LoopData()
+    home = base / "none"
+    home.mkdir()
+    set_home(home)
+    emit("prompt_hook_without_config", unit="us/turn",
+         what="message_loop_prompts_after with no supervisors.yaml: one stat, nothing else",
+         **time_calls(lambda: hooks.message_loop_prompts_after(agent, loop_data=loop_data), iterations, repeats))
+
+    home = base / "store"
+    home.mkdir()
+    set_home(home)
+    write_config(home, "http://127.0.0.1:9/v1")
+    store_with(home, documents=20, directives=10)
+
+    def first_turn() -> None:
+        fresh = LoopData()
+        hooks.message_loop_prompts_after(agent, loop_data=fresh)
+        assert "org_knowledge" in fresh.extras_temporary and "org_directives" in fresh.extras_temporary
+
+    emit("prompt_hook_first_turn_of_a_task", unit="us/task",
+         what="building PROJECT KNOWLEDGE (20 documents) and ACTIVE DIRECTIVES (10) on a task's first turn",
+         **time_calls(first_turn, max(20, iterations // 50), repeats))
+    hooks.message_loop_prompts_after(agent, loop_data=loop_data)
+    assert SECTIONS_KEY in loop_data.params_persistent
+    emit("prompt_hook_later_turns", unit="us/turn",
+         what="the same sections on later turns of the task (built once a task, then reused)",
+         **time_calls(lambda: hooks.message_loop_prompts_after(agent, loop_data=loop_data), iterations, repeats))
+
+
+def bench_task_boundaries(base: Path, quick: bool) -> None:
+    tasks = 20 if quick else 200
+    home = base / "tasks"
+    home.mkdir()
+    set_home(home)
+    with ScriptedServer() as server:
+        write_config(home, server.base_url)
+        config = (home / "supervisors.yaml").read_text().replace("every_tasks: 1,", "every_tasks: 1000,")
+        (home / "supervisors.yaml").write_text(config)
+        agent = StandInAgent()
+        starts, ends = [], []
+        for n in range(tasks):
+            loop_data = LoopData(user_message={"user_message": f"task {n}"})
+            began = time.perf_counter_ns()
+            runner_for(home).task_start(agent, loop_data)
+            starts.append((time.perf_counter_ns() - began) / 1e6)
+            hooks.tool_execute_after(agent, response=Response(message="done", break_loop=True), tool_name="response")
+            began = time.perf_counter_ns()
+            hooks.monologue_end(agent, loop_data=loop_data)
+            ends.append((time.perf_counter_ns() - began) / 1e6)
+        assert runner_for(home).state.load().tasks_completed == tasks, "the tasks were not counted"
+    emit("task_start_no_run_in_flight", r(statistics.median(starts)), "ms/task", p95=r(percentile(starts, 95)), iterations=tasks,
+         what="monologue_start when no supervisor run is in flight: collect results, start the task's trace")
+    emit("task_end_no_run_due", r(statistics.median(ends)), "ms/task", p95=r(percentile(ends, 95)), iterations=tasks,
+         what="monologue_end: digest written, counters updated under the lock, queue aged, store noted; no run due")
+
+
+def bench_wait(base: Path) -> None:
+    home = base / "wait"
+    home.mkdir()
+    set_home(home)
+    budget, slow = 1.0, 5.0
+    answer = Reply.valid(CodeStyleOutput, {"summary": "nothing"})
+    with ScriptedServer(Slow(slow, answer)) as server:
+        write_config(home, server.base_url, budget=budget)
+        agent = StandInAgent()
+        runner = runner_for(home)
+        runner.task_start(agent, LoopData())
+        hooks.tool_execute_after(agent, response=Response(message="ok", break_loop=True), tool_name="response")
+        runner.task_end(agent, LoopData())
+        waited = runner.wait_for_runs()
+        runner.collect()
+    emit("wait_at_task_start", r(waited), "s", budget=budget, answer_after=slow,
+         what="how long the next task start waited for a run whose answer takes longer than its time budget")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smaller counts: a smoke check")
+    parser.add_argument("--tmp", help="scratch folder (default: /dev/shm when there is one)")
+    args = parser.parse_args()
+    base = temp_root(args.tmp)
+    try:
+        bench_prompt_hook(base, args.quick)
+        bench_task_boundaries(base, args.quick)
+        bench_wait(base)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,20 @@
+# Knowledge store and directives: puts the PROJECT KNOWLEDGE and ACTIVE DIRECTIVES sections
+# into the prompt's extras every turn. All logic lives in the `org` package.
+try:
+    from helpers.extension import Extension  # Agent-Zero v0.9.9 and later
+except ImportError:
+    from python.helpers.extension import Extension  # Agent-Zero up to v0.9.8.x
+
+try:
+    from org.a0 import hooks as _org_hooks
+
+    ORG_IMPORT_ERROR = None
+except Exception as _exc:  # the pack must never break Agent-Zero's loader
+    _org_hooks = None
+    ORG_IMPORT_ERROR = f"{type(_exc).__name__}: {_exc}"
+
+
+class OrgKnowledgePrompt(Extension):
+    async def execute(self, loop_data=None, **kwargs):
+        if _org_hooks is not None:
+            _org_hooks.message_loop_prompts_after(self.agent, loop_data=loop_data)

@@ -1,0 +1,50 @@
+"""Knowledge store and directive queue: the two channels from the supervisors to the agent.
+
+- :class:`KnowledgeStore`: markdown documents under a root (conventions, design, lessons,
+  domain), ownership per supervisor, a person's documents respected, ``_index.md``,
+  change logs, promotion from provisional to established, the review queue.
+- :func:`project_knowledge_section`: the ``## PROJECT KNOWLEDGE`` prompt section.
+- :class:`DirectiveQueue`: pending directives, their order, aging and cap, and the
+  ``## ACTIVE DIRECTIVES`` prompt section.
+- :func:`redact`: secrets out of everything written.
+
+See docs/knowledge.md.
+"""
+
+from .directives import (
+    DirectiveQueue,
+    TaskOutcome,
+    addressed_ids,
+    consumption_order,
+    default_queue_path,
+)
+from .documents import Document
+from .redact import redact
+from .selection import estimate_tokens, project_knowledge_section, select_documents
+from .store import (
+    KnowledgeStore,
+    OwnershipError,
+    ReviewError,
+    WriteOutcome,
+    check_owner,
+    default_root,
+)
+
+__all__ = [
+    "DirectiveQueue",
+    "Document",
+    "KnowledgeStore",
+    "OwnershipError",
+    "ReviewError",
+    "TaskOutcome",
+    "WriteOutcome",
+    "addressed_ids",
+    "check_owner",
+    "consumption_order",
+    "default_queue_path",
+    "default_root",
+    "estimate_tokens",
+    "project_knowledge_section",
+    "redact",
+    "select_documents",
+]

@@ -1,0 +1,300 @@
+"""The directive queue: what the supervisors ask the agent to deal with.
+
+Kept in one JSON file (``<organizations>/supervisors/directives.json`` by default),
+written atomically under a lock, so directives survive restarts and a supervisor
+thread, the agent's hooks and ``a0org directives`` can all use it.
+
+Consumption order (the design's): critical directives first, whatever their type; then
+functional ones (normal before low); then cleanup ones. Each task the agent finishes ages
+them; a cleanup directive still pending after ``cleanup_max_age_tasks`` (15) finished
+tasks is dropped, and at most ``cleanup_cap`` (10) cleanup directives wait at once (the
+oldest gives way). Critical directives are never dropped by the queue.
+
+Addressed, in Agent-Zero: the agent deals with a directive (does it, or finds it already
+handled or not worth doing and says why) and writes ``[done D12]`` in its final response
+(:func:`addressed_ids`); or a later supervisor run reports it resolved
+(:meth:`DirectiveQueue.mark_addressed`); or a person dismisses it (``a0org directives
+--done D12``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from org.contracts.knowledge import (
+    Directive,
+    DirectiveDraft,
+    DirectiveQueueFile,
+    DirectiveRecord,
+)
+from org.kernel.documents import DocumentError
+from org.kernel.paths import organizations_dir
+from org.kernel.report import logger, warn_once
+from org.kernel.salute import atomic_write_text
+
+from .documents import load_json, utc_now
+from .locking import exclusive
+from .redact import redact
+
+CLEANUP_MAX_AGE_TASKS = 15
+CLEANUP_CAP = 10
+#: Directives that left the queue, kept for ``a0org directives --history`` and the stats.
+HISTORY_LIMIT = 100
+#: Directives listed in the prompt section; the rest wait their turn.
+SECTION_LIMIT = 20
+HEADER = "## ACTIVE DIRECTIVES"
+
+_DONE_TAG = re.compile(r"\[\s*done\s*:?\s*((?:D\d+[\s,;]*)+)\]", re.IGNORECASE)
+_ID = re.compile(r"D(\d+)", re.IGNORECASE)
+_PRIORITY_RANK = {"critical": 0, "normal": 1, "low": 2}
+
+
+def default_queue_path() -> Path:
+    """``<organizations>/supervisors/directives.json``."""
+    return organizations_dir() / "supervisors" / "directives.json"
+
+
+def addressed_ids(text: str | None) -> list[str]:
+    """Directive ids the agent marked as dealt with: ``[done D12]``, ``[done D3, D4]``."""
+    found: list[str] = []
+    for tag in _DONE_TAG.finditer(text or ""):
+        for number in _ID.findall(tag.group(1)):
+            directive_id = f"D{int(number)}"
+            if int(number) > 0 and directive_id not in found:
+                found.append(directive_id)
+    return found
+
+
+def _number(directive: Directive) -> int:
+    return int(directive.id[1:])
+
+
+def consumption_order(directives: Iterable[Directive]) -> list[Directive]:
+    """Critical first; then functional; then cleanup; by priority, then oldest first."""
+    def key(d: Directive) -> tuple[int, int, int]:
+        group = 0 if d.priority == "critical" else (1 if d.type == "functional" else 2)
+        return group, _PRIORITY_RANK[d.priority], _number(d)
+    return sorted(directives, key=key)
+
+
+def _is_expendable_cleanup(directive: Directive) -> bool:
+    return directive.type == "cleanup" and directive.priority != "critical"
+
+
+def _normal(description: str) -> str:
+    return " ".join(description.casefold().split()).rstrip(".")
+
+
+@dataclass(frozen=True)
+class TaskOutcome:
+    """What one finished task did to the queue."""
+
+    addressed: list[str]  #: ids the agent marked done in its response
+    dropped: list[str]  #: cleanup ids dropped for age
+
+
+class DirectiveQueue:
+    """Pending directives in a JSON file; each call reads, changes and writes it whole."""
+
+    def __init__(self, path: Path | str | None = None, *, cleanup_max_age_tasks: int = CLEANUP_MAX_AGE_TASKS,
+                 cleanup_cap: int = CLEANUP_CAP):
+        self.path = Path(path) if path is not None else default_queue_path()
+        self.cleanup_max_age_tasks = max(1, int(cleanup_max_age_tasks))
+        self.cleanup_cap = max(0, int(cleanup_cap))
+
+    # -- file ------------------------------------------------------------------------------
+
+    def _lock(self):
+        return exclusive(self.path.with_name(self.path.name + ".lock"))
+
+    def _load(self, repair: bool) -> DirectiveQueueFile:
+        """The queue on disk; a broken file is logged and read as empty (and moved
+        aside first when about to be rewritten, so nothing is silently lost)."""
+        if not self.path.is_file():
+            return DirectiveQueueFile()
+        try:
+            return load_json(DirectiveQueueFile, self.path)
+        except DocumentError as exc:
+            for problem in exc.problems:
+                warn_once(f"{problem} (directive queue read as empty)", key=f"directives:{self.path}:{problem.field}")
+            if repair:
+                aside = self.path.with_name(f"{self.path.name}.broken-{utc_now():%Y%m%dT%H%M%S}")
+                os.replace(self.path, aside)
+                logger.warning("directives: %s kept as %s; starting an empty queue", self.path, aside)
+            return DirectiveQueueFile()
+
+    def _save(self, state: DirectiveQueueFile) -> None:
+        state.history[:] = state.history[-HISTORY_LIMIT:]
+        atomic_write_text(self.path, state.model_dump_json(indent=2) + "\n")  # fields redacted on the way in
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def pending(self) -> list[Directive]:
+        """Pending directives in consumption order."""
+        return consumption_order(self._load(repair=False).pending)
+
+    def history(self) -> list[DirectiveRecord]:
+        """The most recent directives that left the queue, oldest first."""
+        return list(self._load(repair=False).history)
+
+    @property
+    def tasks_completed(self) -> int:
+        """Tasks counted by :meth:`note_task_completed` since the queue began."""
+        return self._load(repair=False).tasks_completed
+
+    # -- changes ---------------------------------------------------------------------------
+
+    def add(self, directives: Iterable[DirectiveDraft | Mapping]) -> list[Directive]:
+        """Queue new directives; returns those added (with their ids).
+
+        One whose description matches a pending one (ignoring case and spacing) is not
+        added again; the pending one takes the more urgent priority and the union of the
+        files. An invalid one is logged and skipped.
+        """
+        added: list[Directive] = []
+        with self._lock():
+            state = self._load(repair=True)
+            by_text = {_normal(d.description): d for d in state.pending}
+            for raw in directives:
+                draft = _draft(raw)
+                if draft is None:
+                    continue
+                draft = draft.model_copy(update={
+                    "description": redact(draft.description)[:300], "rationale": redact(draft.rationale)[:300],
+                    "files": [redact(f)[:300] for f in draft.files],
+                })
+                twin = by_text.get(_normal(draft.description))
+                if twin is not None:
+                    _merge(twin, draft)
+                    continue
+                directive = Directive(**draft.model_dump(), id=f"D{state.next_id}", created_task=state.tasks_completed,
+                                      created_at=utc_now())
+                state.next_id += 1
+                state.pending.append(directive)
+                by_text[_normal(directive.description)] = directive
+                added.append(directive)
+            capped = self._enforce_cap(state)
+            self._save(state)
+        return [d for d in added if d.id not in capped]
+
+    def _enforce_cap(self, state: DirectiveQueueFile) -> list[str]:
+        cleanup = sorted((d for d in state.pending if _is_expendable_cleanup(d)), key=_number)
+        excess = cleanup[: max(0, len(cleanup) - self.cleanup_cap)]
+        for directive in excess:
+            logger.info("directives: %s dropped, the oldest of more than %d pending cleanup directives: %s",
+                        directive.id, self.cleanup_cap, directive.description[:80])
+        return _remove(state, [d.id for d in excess], "capped", "queue")
+
+    def mark_addressed(self, ids: Iterable[str], by: str = "agent") -> list[str]:
+        """Remove directives that were dealt with; returns the ids that were pending.
+
+        ``by`` names who dealt with them: ``agent``, a supervisor id, or ``human``.
+        """
+        wanted = [f"D{int(m.group(1))}" for i in ids for m in [_ID.fullmatch(str(i).strip())] if m]
+        if not wanted:
+            return []
+        with self._lock():
+            state = self._load(repair=True)
+            removed = _remove(state, wanted, "addressed", by)
+            if removed:
+                logger.info("directives: %s addressed by %s", ", ".join(removed), by)
+                self._save(state)
+        return removed
+
+    def note_task_completed(self, response_text: str | None = None) -> TaskOutcome:
+        """One task finished: take the ``[done D..]`` marks from the agent's final
+        response, then age what is left and drop cleanup directives past their age."""
+        with self._lock():
+            state = self._load(repair=True)
+            addressed = _remove(state, addressed_ids(response_text), "addressed", "agent")
+            state.tasks_completed += 1
+            for directive in state.pending:
+                directive.age += 1
+            stale = [d for d in state.pending if _is_expendable_cleanup(d) and d.age >= self.cleanup_max_age_tasks]
+            for directive in stale:
+                logger.info("directives: %s dropped, unaddressed for %d tasks: %s",
+                            directive.id, directive.age, directive.description[:80])
+            dropped = _remove(state, [d.id for d in stale], "aged_out", "queue")
+            self._save(state)
+        return TaskOutcome(addressed, dropped)
+
+    # -- the prompt ------------------------------------------------------------------------
+
+    def active_directives_section(self, limit: int = SECTION_LIMIT) -> str:
+        """``## ACTIVE DIRECTIVES`` for the agent's prompt, or "" when none are pending."""
+        return render_section(self.pending(), limit)
+
+
+def _draft(raw: DirectiveDraft | Mapping) -> DirectiveDraft | None:
+    if isinstance(raw, DirectiveDraft):
+        return DirectiveDraft(**{k: getattr(raw, k) for k in DirectiveDraft.model_fields})
+    try:
+        return DirectiveDraft.model_validate(dict(raw))
+    except (ValidationError, TypeError, ValueError) as exc:
+        detail = exc.errors()[0] if isinstance(exc, ValidationError) else {"loc": (), "msg": str(exc)}
+        field = ".".join(str(p) for p in detail["loc"]) or "(directive)"
+        source = raw.get("source") if isinstance(raw, Mapping) else None
+        logger.warning("directives: from %s: %s: %s; directive skipped", source or "unknown source", field, detail["msg"])
+        return None
+
+
+def _merge(pending: Directive, draft: DirectiveDraft) -> None:
+    if _PRIORITY_RANK[draft.priority] < _PRIORITY_RANK[pending.priority]:
+        pending.priority = draft.priority
+    pending.files = list(dict.fromkeys([*pending.files, *draft.files]))[:30]
+
+
+def _remove(state: DirectiveQueueFile, ids: Iterable[str], outcome: str, by: str) -> list[str]:
+    wanted = set(ids)
+    gone = [d for d in state.pending if d.id in wanted]
+    if not gone:
+        return []
+    state.pending[:] = [d for d in state.pending if d.id not in wanted]
+    now = utc_now()
+    state.history.extend(DirectiveRecord(id=d.id, description=d.description, outcome=outcome, by=by,
+                                         task=state.tasks_completed, at=now) for d in gone)
+    return [d.id for d in gone]
+
+
+_HOW_TO = (
+    "From the project's supervisors, in the order to deal with them. Deal with each one: do it, or check "
+    "that it is already handled or should not be done and say why. Then write its id as [done D12] in your "
+    "final response; a directive not marked stays on this list."
+)
+_CRITICAL = "Critical directives come before anything else, including the current request."
+_CLEANUP = "Cleanup directives only once the current request is done."
+
+
+def _sentence(text: str) -> str:
+    text = " ".join(text.split())
+    return text if not text or text[-1] in ".!?" else text + "."
+
+
+def _line(directive: Directive) -> str:
+    line = f"- {directive.id} [{directive.priority} {directive.type}, from {directive.source}]: {_sentence(directive.description)}"
+    if directive.rationale.strip():
+        line += f" Why: {_sentence(directive.rationale)}"
+    if directive.files:
+        line += f" Files: {', '.join(directive.files[:10])}" + (" ..." if len(directive.files) > 10 else "")
+    return line
+
+
+def render_section(directives: list[Directive], limit: int = SECTION_LIMIT) -> str:
+    """The section for directives already in consumption order."""
+    if not directives:
+        return ""
+    lines = [HEADER, _HOW_TO]
+    if any(d.priority == "critical" for d in directives):
+        lines.append(_CRITICAL)
+    if any(d.type == "cleanup" and d.priority != "critical" for d in directives):
+        lines.append(_CLEANUP)
+    lines += [_line(d) for d in directives[:limit]]
+    if len(directives) > limit:
+        lines.append(f"({len(directives) - limit} more wait until these are done.)")
+    return redact("\n".join(lines))

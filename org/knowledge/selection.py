@@ -1,0 +1,169 @@
+"""The ``## PROJECT KNOWLEDGE`` prompt section: which documents, within a token budget.
+
+Selection, in priority order (the design's):
+
+1. conventions: always (established before provisional);
+2. design and domain documents that match the agent's current domain or the task's
+   plan/request text (by their domains, tags and title words);
+3. the most recent lessons.
+
+Deprecated documents are never shown. No document takes more than half the budget, the
+last one that fits only in part is cut, and what does not fit is left out: the section
+never exceeds ``budget_tokens`` as counted by :func:`estimate_tokens`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+
+from .documents import Document
+from .redact import redact
+from .store import KnowledgeStore
+
+HEADER = "## PROJECT KNOWLEDGE"
+LEAD = ("Rules and facts recorded for this project. Established ones are confirmed; provisional ones are "
+        "a supervisor's best guess. Follow them unless the user says otherwise.")
+DEFAULT_BUDGET_TOKENS = 2000
+RECENT_LESSONS = 5
+#: A cut document shorter than this is left out rather than shown as a stub.
+MIN_CUT_TOKENS = 40
+CUT_MARK = "\n... (cut to fit; the whole document is {path} in the knowledge store)"
+SEPARATOR = "\n\n"
+
+_PIECES = re.compile(r"[A-Za-z]+|[0-9]+|\n+|[ \t]{2,}|[^\x00-\x7f]|[^\sA-Za-z0-9]")
+_WORD = re.compile(r"[a-z0-9][a-z0-9_.+-]*")
+_STOPWORDS = frozenset((
+    "the and for with from that this into onto over under what when where which while your you our are was "
+    "were will would should could can not but use using used all any each how why who its their them then "
+    "than also only just more most some such very about after before make made does doing done have has had"
+).split())
+
+
+def estimate_tokens(text: str) -> int:
+    """A deliberately high estimate of the tokens ``text`` costs a model.
+
+    Counted piece by piece, so it does not depend on any tokenizer being installed:
+    a run of letters costs one token per 3 letters (rounded up; English words average
+    about 4 letters per token in common BPE vocabularies), a run of digits one per 3
+    digits, every punctuation mark one, every run of line breaks one, every run of two
+    or more spaces or tabs one, and every non-ASCII character two. Single spaces are
+    free (tokenizers fold them into the next word). For English prose and code this
+    comes out above what GPT- and Llama-family tokenizers count, so a section kept
+    under a budget by this count stays under it in the model too.
+    """
+    total = 0
+    for piece in _PIECES.findall(text):
+        first = piece[0]
+        if first.isascii() and (first.isalpha() or first.isdigit()):
+            total += math.ceil(len(piece) / 3)
+        elif not first.isascii():
+            total += 2
+        else:
+            total += 1
+    return total
+
+
+def _words(text: str | None) -> set[str]:
+    return {w.strip("._+-") for w in _WORD.findall((text or "").lower())} - _STOPWORDS - {""}
+
+
+def relevance(document: Document, domain: str | None, context: set[str]) -> int:
+    """How well a document matches the current domain and plan words (0: not at all)."""
+    keywords = set(document.domains) | set(document.tags) | {w for w in _words(document.title) if len(w) >= 3}
+    score = len(keywords & context)
+    if domain and domain.strip().lower() in document.domains:
+        score += 2
+    return score
+
+
+def _established_first(document: Document) -> int:
+    return 0 if document.status == "established" else 1
+
+
+def newest(document: Document) -> float:
+    """Sort key: most recently updated first."""
+    return -document.updated_at.timestamp()
+
+
+def select_documents(documents: Iterable[Document], domain: str | None, plan_text: str | None,
+                     recent_lessons: int = RECENT_LESSONS) -> list[Document]:
+    """The documents to show, most important first."""
+    live = [d for d in documents if d.status != "deprecated"]
+    context = _words(plan_text) | _words(domain)
+    conventions = sorted((d for d in live if d.category == "conventions"),
+                         key=lambda d: (_established_first(d), -relevance(d, domain, context), newest(d), d.path))
+    scored = [(relevance(d, domain, context), d) for d in live if d.category in ("design", "domain")]
+    matching = [d for score, d in sorted(scored, key=lambda p: (-p[0], _established_first(p[1]), newest(p[1]), p[1].path)) if score > 0]
+    lessons = sorted((d for d in live if d.category == "lessons"), key=lambda d: (newest(d), d.path))[:max(0, recent_lessons)]
+    return conventions + matching + lessons
+
+
+def _block(document: Document) -> str:
+    return redact(f"### {document.title} ({document.path}, {document.status})\n{document.guidance}".strip())
+
+
+def _cut(block: str, room: int, path: str) -> str | None:
+    """The longest head of ``block`` (ending at a line or word break) that, with the cut
+    mark, fits in ``room`` tokens; None when too little of it would fit."""
+    mark = CUT_MARK.format(path=path)
+    low, high, best = 0, len(block), None
+    while low <= high:
+        middle = (low + high) // 2
+        head = block[:middle]
+        edge = max(head.rfind("\n"), head.rfind(" "))
+        head = (head[:edge] if edge > 0 else head).rstrip()
+        if estimate_tokens(head + mark) <= room:
+            best, low = head, middle + 1
+        else:
+            high = middle - 1
+    if best is None or estimate_tokens(best) < MIN_CUT_TOKENS:
+        return None
+    return best + mark
+
+
+def render_section(documents: list[Document], budget_tokens: int) -> str:
+    """The section for ``documents`` (in priority order), within ``budget_tokens``.
+
+    Costs are added up part by part: the parts are joined by a blank line, across which
+    no two pieces of the estimate can merge into a dearer one, so the sum is never below
+    the estimate of the whole; the whole is still checked at the end.
+    """
+    parts = [f"{HEADER}\n{LEAD}"]
+    used = estimate_tokens(parts[0])
+    if not documents or used > budget_tokens:
+        return ""
+    share = max(MIN_CUT_TOKENS, budget_tokens // 2)
+    separator = estimate_tokens(SEPARATOR)
+    for document in documents:
+        block = _block(document)
+        cost = estimate_tokens(block)
+        if cost > share:
+            block = _cut(block, share, document.path)
+            if block is None:
+                continue
+            cost = estimate_tokens(block)
+        if used + separator + cost <= budget_tokens:
+            parts.append(block)
+            used += separator + cost
+            continue
+        cut = _cut(block, budget_tokens - used - separator, document.path)
+        if cut:  # the last one shown, in part; everything after it is lower priority
+            parts.append(cut)
+        break
+    while len(parts) > 1 and estimate_tokens(SEPARATOR.join(parts)) > budget_tokens:
+        parts.pop()  # never needed while the sum above holds; the budget is a promise
+    return SEPARATOR.join(parts) if len(parts) > 1 else ""
+
+
+def project_knowledge_section(store: KnowledgeStore, domain: str | None = None, plan_text: str | None = None,
+                              budget_tokens: int = DEFAULT_BUDGET_TOKENS, *, recent_lessons: int = RECENT_LESSONS) -> str:
+    """``## PROJECT KNOWLEDGE`` for the agent's prompt, or "" when there is nothing to show.
+
+    ``domain`` is the agent's current domain (e.g. from its belief-state tracker),
+    ``plan_text`` the current plan or the user's request. Never over ``budget_tokens``
+    by :func:`estimate_tokens`.
+    """
+    chosen = select_documents(store.documents(), domain, plan_text, recent_lessons)
+    return render_section(chosen, budget_tokens)

@@ -1,0 +1,187 @@
+"""The usage ledger: tokens and cost of the supervisors' model calls, per UTC day and in total.
+
+One JSON file (``<organizations>/supervisors/usage.json``), rewritten atomically on every
+call, so the daily budget holds across restarts. Days are keyed by their UTC date; each
+day and the totals are broken down by supervisor. Several threads or processes may
+record at once: every change is a read-modify-write under a lock.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Iterator
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from org.kernel.salute import atomic_write_text
+
+try:  # cross-process lock; Agent-Zero runs on Linux, elsewhere the in-process lock remains
+    import fcntl
+except ImportError:  # pragma: no cover
+    fcntl = None  # type: ignore[assignment]
+
+LEDGER_FOLDER = "supervisors"
+LEDGER_NAME = "usage.json"
+#: Days older than this many are dropped from the file (the totals keep them).
+KEEP_DAYS = 400
+#: A ledger larger than this is not one of ours.
+MAX_LEDGER_BYTES = 5_000_000
+
+
+class Usage(BaseModel):
+    """Calls, tokens and cost, for one day, one supervisor or all time."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    calls: int = Field(0, ge=0)
+    prompt_tokens: int = Field(0, ge=0)
+    completion_tokens: int = Field(0, ge=0)
+    cost_usd: float = Field(0.0, ge=0)
+
+    @property
+    def tokens(self) -> int:
+        """Prompt plus completion tokens."""
+        return self.prompt_tokens + self.completion_tokens
+
+    def add(self, prompt_tokens: int, completion_tokens: int, cost_usd: float) -> None:
+        """Count one more call."""
+        self.calls += 1
+        self.prompt_tokens += prompt_tokens
+        self.completion_tokens += completion_tokens
+        self.cost_usd = round(self.cost_usd + cost_usd, 10)  # keep float sums from drifting in the file
+
+
+class UsageBreakdown(Usage):
+    """Usage with the share of each supervisor."""
+
+    by_supervisor: dict[str, Usage] = Field(default_factory=dict)
+
+    def add_for(self, supervisor: str, prompt_tokens: int, completion_tokens: int, cost_usd: float) -> None:
+        """Count one call of ``supervisor`` here and in its own entry."""
+        self.add(prompt_tokens, completion_tokens, cost_usd)
+        self.by_supervisor.setdefault(supervisor, Usage()).add(prompt_tokens, completion_tokens, cost_usd)
+
+
+class LedgerFile(BaseModel):
+    """The ledger file's content."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = 1
+    totals: UsageBreakdown = Field(default_factory=UsageBreakdown)
+    days: dict[str, UsageBreakdown] = Field(default_factory=dict)
+
+
+class LedgerError(Exception):
+    """The ledger file cannot be read or written; the message names the file and why."""
+
+
+def utc_day(now: datetime | None = None) -> str:
+    """The UTC date as ``YYYY-MM-DD``: the key of a ledger day."""
+    moment = now or datetime.now(timezone.utc)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc).date().isoformat()
+
+
+_locks: dict[Path, threading.Lock] = {}
+_locks_guard = threading.Lock()
+
+
+def _thread_lock(path: Path) -> threading.Lock:
+    with _locks_guard:
+        return _locks.setdefault(path, threading.Lock())
+
+
+class UsageLedger:
+    """Per-day and total usage of the supervisors' model calls, kept in one JSON file."""
+
+    def __init__(self, path: Path | str):
+        self.path = Path(path).absolute()
+
+    @classmethod
+    def for_organizations(cls, organizations_root: Path) -> UsageLedger:
+        """The ledger of an organizations folder: ``<root>/supervisors/usage.json``."""
+        return cls(Path(organizations_root) / LEDGER_FOLDER / LEDGER_NAME)
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        with _thread_lock(self.path):
+            if fcntl is None:
+                yield
+                return
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                handle = open(self.path.with_name(self.path.name + ".lock"), "a")
+            except OSError as exc:
+                raise LedgerError(f"{self.path}: cannot lock the usage ledger: {exc.strerror or exc}") from None
+            with handle:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+                try:
+                    yield
+                finally:
+                    fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+    def _read(self) -> LedgerFile:
+        try:
+            size = self.path.stat().st_size
+        except FileNotFoundError:
+            return LedgerFile()
+        except OSError as exc:
+            raise LedgerError(f"{self.path}: cannot read the usage ledger: {exc.strerror or exc}") from None
+        if size > MAX_LEDGER_BYTES:
+            raise LedgerError(f"{self.path}: the usage ledger is {size} bytes, over {MAX_LEDGER_BYTES}; move it away")
+        try:
+            return LedgerFile.model_validate_json(self.path.read_bytes())
+        except OSError as exc:
+            raise LedgerError(f"{self.path}: cannot read the usage ledger: {exc.strerror or exc}") from None
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or "(document)"
+            raise LedgerError(f"{self.path}: the usage ledger is damaged ({where}: {first['msg']}); "
+                              "fix or delete it to let the supervisors spend again") from None
+
+    def snapshot(self) -> LedgerFile:
+        """The whole ledger as it is on disk now (empty when there is no file yet)."""
+        with self._locked():
+            return self._read()
+
+    def day(self, date: str) -> UsageBreakdown:
+        """Usage on one UTC date (``YYYY-MM-DD``)."""
+        return self.snapshot().days.get(date, UsageBreakdown())
+
+    def today(self, now: datetime | None = None) -> UsageBreakdown:
+        """Usage on the current UTC day."""
+        return self.day(utc_day(now))
+
+    def totals(self) -> UsageBreakdown:
+        """Usage since the ledger was started."""
+        return self.snapshot().totals
+
+    def spent_today(self, now: datetime | None = None) -> float:
+        """US dollars spent on the current UTC day; ``LedgerError`` when the file is unreadable."""
+        return self.today(now).cost_usd
+
+    def record(self, *, supervisor: str, prompt_tokens: int, completion_tokens: int, cost_usd: float,
+               now: datetime | None = None) -> None:
+        """Add one model call to today's entry and the totals, and write the file atomically."""
+        prompt_tokens, completion_tokens = max(0, int(prompt_tokens)), max(0, int(completion_tokens))
+        cost_usd = max(0.0, float(cost_usd))
+        with self._locked():
+            ledger = self._read()
+            key = utc_day(now)
+            ledger.days.setdefault(key, UsageBreakdown()).add_for(supervisor, prompt_tokens, completion_tokens, cost_usd)
+            ledger.totals.add_for(supervisor, prompt_tokens, completion_tokens, cost_usd)
+            for old in sorted(ledger.days)[:-KEEP_DAYS]:
+                del ledger.days[old]
+            try:
+                atomic_write_text(self.path, json.dumps(ledger.model_dump(mode="json"), indent=2, sort_keys=True) + "\n")
+            except OSError as exc:
+                raise LedgerError(f"{self.path}: cannot write the usage ledger: {exc.strerror or exc}") from None
+
+
+__all__ = ["LedgerError", "LedgerFile", "Usage", "UsageBreakdown", "UsageLedger", "utc_day"]

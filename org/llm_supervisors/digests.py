@@ -1,0 +1,243 @@
+"""Task digests: what one task was, short enough to put many in a supervisor's prompt.
+
+While a task runs, a :class:`TaskTrace` on the agent (``agent.data["_org_task_trace"]``;
+the leading underscore keeps it out of Agent-Zero's saved chats) collects the user's
+message, each tool call with shortened arguments, the files named in them, errors and
+the PACE levels seen. At the task's end it becomes a :class:`TaskDigest`, redacted, and
+is appended to ``<organizations>/supervisors/digests.jsonl``, which keeps the last
+:data:`DIGEST_LIMIT` tasks.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from org.a0.compat import read_attr
+from org.contracts.supervisor_outputs import TaskDigest, ToolCall
+from org.kernel.dispatcher import PACE_ATTR
+from org.kernel.outcomes import classify_output
+from org.kernel.report import warn_once
+from org.kernel.salute import atomic_write_text
+from org.knowledge.locking import exclusive
+from org.knowledge.redact import redact
+
+from .records import parsed_lines
+
+TRACE_KEY = "_org_task_trace"
+#: The radio check's saved state (org.supervisor.microcosm.STATE_KEY); its injection count.
+RADIO_CHECK_KEY = "org_supervisor"
+DIGEST_LIMIT = 50
+MAX_TOOLS = 40
+MAX_FILES = 30
+MAX_ERRORS = 10
+TEXT_CHARS = 1200
+ARG_CHARS = 80
+ARGS_CHARS = 400
+ERROR_CHARS = 200
+#: Argument names that hold a file or folder.
+PATH_ARGS = ("path", "file", "file_path", "filepath", "filename", "document", "target", "destination", "paths", "files")
+#: File names inside code or shell commands: something/with.an_extension
+_FILE_IN_CODE = re.compile(
+    r"(?<![\w/.-])((?:\.{0,2}/)?[\w.-]+(?:/[\w.-]+)*\.(?:py|js|ts|tsx|jsx|md|yaml|yml|json|toml|ini|cfg|txt|sh|go|rs|java|kt|c|h|cc|cpp|hpp|rb|php|html|css|sql))\b"
+)
+
+
+def shorten(text: Any, limit: int) -> str:
+    """One line, whitespace collapsed, at most ``limit`` characters (ending in an ellipsis when cut)."""
+    flat = " ".join(str(text if text is not None else "").split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def bounded(text: Any, limit: int) -> str:
+    """Text kept as written (line breaks too), at most ``limit`` characters."""
+    raw = str(text if text is not None else "").strip()
+    return raw if len(raw) <= limit else raw[: limit - 1] + "…"
+
+
+def clean(text: Any, limit: int, one_line: bool = True) -> str:
+    """Secrets redacted first, then cut: a secret cut short first could slip past redaction."""
+    redacted = redact(str(text if text is not None else "")[: 8 * limit + 2000])
+    return shorten(redacted, limit) if one_line else bounded(redacted, limit)
+
+
+def short_args(args: Any) -> str:
+    if not isinstance(args, dict):
+        return clean(args, ARG_CHARS) if args else ""
+    parts = [f"{key}={clean(value, ARG_CHARS)}" for key, value in args.items()]
+    return shorten(", ".join(parts), ARGS_CHARS)
+
+
+def files_in(args: Any) -> list[str]:
+    """File names a tool call's arguments mention."""
+    if not isinstance(args, dict):
+        return []
+    found: list[str] = []
+    for key, value in args.items():
+        values = value if isinstance(value, (list, tuple)) else [value]
+        for item in values:
+            if not isinstance(item, str) or not item.strip():
+                continue
+            if str(key).lower() in PATH_ARGS and len(item) < 300 and "\n" not in item:
+                found.append(item.strip())
+            else:
+                found += _FILE_IN_CODE.findall(item[:20_000])
+    return found
+
+
+def message_text(message: Any) -> str:
+    """The text of Agent-Zero's user message, whichever shape it has."""
+    content = read_attr(message, "content") if message is not None and not isinstance(message, (str, dict)) else message
+    if isinstance(content, dict):
+        for key in ("user_message", "message", "text", "content"):
+            if isinstance(content.get(key), str):
+                return content[key]
+        return json.dumps(content, default=str)[:TEXT_CHARS]
+    return "" if content is None else str(content)
+
+
+@dataclass
+class TaskTrace:
+    """One task in progress."""
+
+    started: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    clock: float = field(default_factory=time.monotonic)
+    user_message: str = ""
+    tools: list[ToolCall] = field(default_factory=list)
+    tool_calls: int = 0
+    files: dict[str, None] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+    final_response: str = ""
+    responded: bool = False
+    pace_levels: list[str] = field(default_factory=list)
+    turns: int = 0
+    steering_at_start: int = 0
+
+    def note_pace(self, level: Any) -> None:
+        if isinstance(level, str) and level and level not in self.pace_levels and len(self.pace_levels) < 4:
+            self.pace_levels.append(level)
+
+    def note_tool(self, tool: str, args: Any, output: str, ok: bool | None, error_type: str | None, ends_task: bool) -> None:
+        if ends_task:
+            ok, error_type = True, None  # the agent's own answer (response tool), not a tool's output
+        elif ok is None:
+            error_type = classify_output(output)
+            ok = error_type is None
+        self.tool_calls += 1
+        if len(self.tools) < MAX_TOOLS:
+            self.tools.append(ToolCall(tool=shorten(tool, 100), args=short_args(args), ok=ok, error_type=None if ok else error_type or "execution"))
+        for name in [] if ends_task else files_in(args):
+            if len(self.files) < MAX_FILES:
+                self.files.setdefault(name, None)
+        if not ok and len(self.errors) < MAX_ERRORS:
+            self.errors.append(clean(f"{tool}: {output}", ERROR_CHARS))
+        if ok and ends_task:
+            self.responded = True
+            text = args.get("text") or args.get("message") if isinstance(args, dict) else None
+            self.final_response = str(text if text is not None else output)
+
+
+def begin(agent: Any, loop_data: Any) -> TaskTrace:
+    trace = TaskTrace(user_message=message_text(read_attr(loop_data, "user_message")), steering_at_start=steering_count(agent))
+    trace.note_pace(read_attr(agent, PACE_ATTR))
+    agent.data[TRACE_KEY] = trace
+    return trace
+
+
+def current(agent: Any) -> TaskTrace | None:
+    try:
+        trace = agent.data.get(TRACE_KEY)
+    except Exception:
+        return None
+    return trace if isinstance(trace, TaskTrace) else None
+
+
+def steering_count(agent: Any) -> int:
+    try:
+        state = agent.data.get(RADIO_CHECK_KEY)
+        injections = state.get("injections", 0) if isinstance(state, dict) else getattr(state, "injections", 0)
+    except Exception:
+        return 0
+    return injections if isinstance(injections, int) and not isinstance(injections, bool) and injections >= 0 else 0
+
+
+def note_turn(agent: Any, loop_data: Any) -> None:
+    trace = current(agent)
+    if trace is None:
+        return
+    iteration = read_attr(loop_data, "iteration")
+    if isinstance(iteration, int) and not isinstance(iteration, bool):
+        trace.turns = max(trace.turns, iteration + 1)
+    trace.note_pace(read_attr(agent, PACE_ATTR))
+
+
+def finish(agent: Any, task: int) -> TaskDigest | None:
+    """The task's digest (redacted); removes the trace from the agent. None when no task was traced."""
+    trace = current(agent)
+    if trace is None:
+        return None
+    agent.data.pop(TRACE_KEY, None)
+    trace.note_pace(read_attr(agent, PACE_ATTR))
+    emergency = "emergency" in trace.pace_levels
+    aborted = emergency or not trace.responded
+    reason = ""
+    if aborted:
+        reason = "reached PACE emergency" if emergency else "ended without a successful response"
+    return TaskDigest(
+        task=task,
+        started=trace.started,
+        duration_seconds=round(max(0.0, time.monotonic() - trace.clock), 3),
+        user_message=clean(trace.user_message, TEXT_CHARS, one_line=False),
+        tools=list(trace.tools),
+        tool_calls=trace.tool_calls,
+        files_touched=[clean(name, 300) for name in trace.files],
+        errors=list(trace.errors),
+        final_response=clean(trace.final_response, TEXT_CHARS, one_line=False),
+        pace_levels=list(trace.pace_levels),
+        turns=trace.turns,
+        outcome="aborted" if aborted else "completed",
+        abort_reason=reason,
+        steering=max(0, steering_count(agent) - trace.steering_at_start),
+    )
+
+
+# --------------------------------------------------------------------------- the file
+
+
+class DigestLog:
+    """``digests.jsonl``: one digest per line, the last ``limit`` kept."""
+
+    def __init__(self, path: Path, limit: int = DIGEST_LIMIT):
+        self.path = path
+        self.limit = limit
+        self.lock_file = path.with_name(path.name + ".lock")
+
+    def append(self, digest: TaskDigest) -> None:
+        line = digest.model_dump_json() + "\n"
+        with exclusive(self.lock_file):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.path, "a", encoding="utf-8") as handle:
+                handle.write(line)
+            lines = self._lines()
+            if len(lines) > 2 * self.limit:  # trimmed now and then, not on every task
+                atomic_write_text(self.path, "".join(line + "\n" for line in lines[-self.limit:]))
+
+    def _lines(self) -> list[str]:
+        try:
+            return [line for line in self.path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        except FileNotFoundError:
+            return []
+        except (OSError, UnicodeDecodeError) as exc:
+            warn_once(f"{self.path}: cannot read the task digests: {exc}", key=f"{self.path}:read")
+            return []
+
+    def recent(self, count: int) -> list[TaskDigest]:
+        """The last ``count`` digests, oldest first; bad lines are skipped with one log line each."""
+        lines = self._lines()
+        first = max(0, len(lines) - count)
+        return list(parsed_lines(self.path, enumerate(lines[first:], start=first + 1), TaskDigest, "that task"))

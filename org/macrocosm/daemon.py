@@ -1,0 +1,356 @@
+"""``a0org xo --volume DIR``: the XO as a long-running process.
+
+One XO per volume (``xo/xo.lock``, held with ``flock``). Reports are noticed through
+watchdog's native observer and swept at once; during a burst, reports are gathered so
+that there is at most one sweep per ``--debounce`` seconds. Native events do not reach every volume (a
+network share, a folder bind-mounted from another machine): a probe file at start,
+and a safety scan every ``--rescan`` seconds that finds a changed report no event
+announced, switch the XO to polling by itself; ``--polling`` starts there. Heartbeats
+are evaluated every second even when nothing happens. SIGTERM and SIGINT stop it
+cleanly: the sweep in progress ends and every unit state is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import fcntl
+import os
+import signal
+import sys
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from org.contracts.common import is_identifier
+from org.kernel.paths import UnsafePathError
+from org.kernel.report import logger
+
+from .signing import OrganizationKeyError, load_key
+from .volume import REPORT_NAME, VolumeLayout
+from .xo import XO, SweepResult
+
+#: Exit code when the XO cannot start (another XO holds the volume, bad key, no volume).
+EXIT_UNUSABLE = 2
+#: Name prefix of the file the XO writes at start to see whether native events arrive.
+PROBE_PREFIX = ".xo-probe-"
+#: Longest wait between two looks at the stop flag.
+_TICK = 0.2
+
+
+@dataclass
+class DaemonOptions:
+    role: str = "xo"
+    key: bytes | None = None
+    polling: bool = False
+    poll_interval: float = 1.0
+    debounce: float = 0.02
+    rescan: float = 5.0
+    once: bool = False
+    heartbeat_interval: float = 1.0
+    probe_timeout: float = 2.0
+    #: how long a change a scan found may wait for its event before events count as missing
+    event_grace: float = 0.5
+    clock: Callable[[], float] = time.time
+
+
+class XOAlreadyRunning(Exception):
+    """Another XO holds the volume's lock."""
+
+
+class XOLock:
+    """``xo/xo.lock`` held with an exclusive ``flock`` for the XO's lifetime.
+
+    The lock goes with the process: a killed XO never leaves a stale lock behind.
+    """
+
+    def __init__(self, layout: VolumeLayout):
+        self.path = layout.xo_lock
+        self._fd: int | None = None
+
+    def acquire(self) -> "XOLock":
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            os.close(fd)
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                who = f" (pid {holder})" if holder.isdigit() else ""
+                raise XOAlreadyRunning(f"another XO is already running on this volume{who}: {self.path} is locked; only one XO may steer a volume") from None
+            raise
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._fd = fd
+        return self
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing drops the flock
+            self._fd = None
+
+    def __enter__(self) -> "XOLock":
+        return self.acquire()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.release()
+
+
+class ReportEvents:
+    """Collects, from the observer's thread, the units whose report changed."""
+
+    def __init__(self, units_dir: Path):
+        self.prefix = str(units_dir) + os.sep
+        self.wake = threading.Event()
+        self.probe_seen = threading.Event()
+        self._lock = threading.Lock()
+        self._pending: set[str] = set()
+        self._announced: set[str] = set()
+
+    def dispatch(self, event: Any) -> None:
+        """watchdog's handler entry point (duck-typed, so any observer can feed it)."""
+        # a new unit folder, or its report written (an atomic write ends in a rename to it)
+        new_folder = event.is_directory and event.event_type in ("created", "moved")
+        for raw in (event.src_path, getattr(event, "dest_path", "")):
+            path = os.fsdecode(raw) if raw else ""
+            if path.startswith(self.prefix):
+                self._note(path[len(self.prefix):].split(os.sep), new_folder)
+
+    def _note(self, parts: list[str], new_folder: bool) -> None:
+        if parts[0].startswith(PROBE_PREFIX):
+            self.probe_seen.set()
+            return
+        announces = (len(parts) == 1 and new_folder) or (len(parts) == 2 and parts[1] == REPORT_NAME)
+        if announces and is_identifier(parts[0]):
+            with self._lock:
+                self._pending.add(parts[0])
+                self._announced.add(parts[0])
+            self.wake.set()
+
+    def take(self) -> set[str]:
+        """The units named since the last call."""
+        with self._lock:
+            units, self._pending = self._pending, set()
+            self.wake.clear()
+        return units
+
+    def take_announced(self) -> set[str]:
+        """Every unit named since the last call (swept or not)."""
+        with self._lock:
+            units, self._announced = self._announced, set()
+        return units
+
+
+class Watcher:
+    """watchdog's native observer on the units folder, recursive."""
+
+    def __init__(self, layout: VolumeLayout, events: ReportEvents):
+        # imported here: without watchdog the XO still runs, by polling
+        from watchdog.events import FileSystemEventHandler
+        from watchdog.observers import Observer
+
+        class Handler(FileSystemEventHandler):
+            def dispatch(self, event: Any) -> None:
+                events.dispatch(event)
+
+        self.observer = Observer()
+        self.observer.schedule(Handler(), str(layout.units_dir), recursive=True)
+
+    def start(self) -> None:
+        self.observer.start()
+
+    def stop(self) -> None:
+        try:
+            self.observer.stop()
+            self.observer.join(timeout=5)
+        except Exception as exc:  # stopping must not hide why the XO is stopping
+            logger.warning("the file-system observer did not stop cleanly (%s)", exc)
+
+
+def probe(layout: VolumeLayout, events: ReportEvents, timeout: float) -> bool:
+    """Write a file into the units folder and wait for its event."""
+    path = layout.units_dir / f"{PROBE_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    try:
+        path.write_text("probe\n", encoding="utf-8")
+        return events.probe_seen.wait(timeout)
+    except OSError as exc:
+        logger.warning("cannot write the event probe %s (%s)", path, exc.strerror or exc)
+        return False
+    finally:
+        try:
+            path.unlink()
+        except OSError:
+            pass
+
+
+def unannounced(result: SweepResult, announced: set[str]) -> set[str]:
+    """Units whose report a scan found changed although no event named them."""
+    return {unit for unit, _ in result.changed} - announced
+
+
+class Daemon:
+    """The XO's loop: native events with a safety scan, or polling."""
+
+    def __init__(self, layout: VolumeLayout, options: DaemonOptions, stop_event: threading.Event):
+        self.layout = layout
+        self.options = options
+        self.stop_event = stop_event
+        self.xo = XO(layout, options.role, options.key, clock=options.clock)
+        self.events = ReportEvents(layout.units_dir)
+        self.watcher: Watcher | None = None
+        self.mode = "polling"
+
+    def sweep(self, units: set[str] | None = None) -> SweepResult:
+        try:
+            return self.xo.sweep(units)
+        except Exception as exc:  # the XO keeps going; one line says why a sweep failed
+            logger.warning("sweep failed (%s: %s); trying again", type(exc).__name__, exc)
+            return SweepResult()
+
+    def start_native(self) -> bool:
+        try:
+            self.watcher = Watcher(self.layout, self.events)
+            self.watcher.start()
+        except Exception as exc:
+            logger.warning("native file-system events unavailable on %s (%s); polling every %g s", self.layout.units_dir, exc, self.options.poll_interval)
+            self.watcher = None
+            return False
+        if probe(self.layout, self.events, self.options.probe_timeout):
+            return True
+        logger.warning("no file-system event arrived for a probe in %s within %g s; polling every %g s", self.layout.units_dir, self.options.probe_timeout, self.options.poll_interval)
+        self.stop_native()
+        return False
+
+    def stop_native(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop()
+            self.watcher = None
+
+    def run(self) -> int:
+        self.xo.recover()
+        native = not self.options.once and not self.options.polling and self.start_native()
+        first = self.sweep()
+        self.events.take_announced()
+        if self.options.once:
+            logger.info("XO %s swept %d unit(s) once: %d steering sent, %d file(s) skipped", self.xo.sender_role, first.units, len(first.sent), len(first.skipped))
+            return 0
+        self.mode = "native" if native else "polling"
+        if native:
+            logger.info("XO %s watching %s with native file-system events", self.xo.sender_role, self.layout.root)
+            self._native_loop()
+        if not self.stop_event.is_set():
+            logger.info("XO %s polling %s every %g s", self.xo.sender_role, self.layout.root, self.options.poll_interval)
+            self.mode = "polling"
+            self._polling_loop()
+        return 0
+
+    def _native_loop(self) -> None:
+        """Until stopped, or until events turn out not to arrive (then polling takes over)."""
+        clock = time.monotonic
+        next_scan = clock() + self.options.rescan
+        next_beat = clock() + self.options.heartbeat_interval
+        last_sweep = 0.0
+        while not self.stop_event.is_set():
+            wait = max(0.0, min(next_scan, next_beat, clock() + _TICK) - clock())
+            if self.events.wake.wait(wait):
+                # a report after a quiet spell is swept at once; the rest of a burst is
+                # gathered so that there is at most one sweep per debounce interval
+                self.stop_event.wait(max(0.0, last_sweep + self.options.debounce - clock()))
+                self.sweep(self.events.take())
+                last_sweep = next_beat = clock()
+                next_beat += self.options.heartbeat_interval
+            if clock() >= next_scan:
+                if not self._events_arrive():
+                    self.stop_native()
+                    return
+                next_scan = clock() + self.options.rescan
+                next_beat = clock() + self.options.heartbeat_interval
+            elif clock() >= next_beat:
+                self.sweep(set())
+                next_beat = clock() + self.options.heartbeat_interval
+        self.stop_native()
+
+    def _events_arrive(self) -> bool:
+        """A safety scan; False when it found a changed report that no event announced."""
+        announced = self.events.take_announced()
+        missed = unannounced(self.sweep(), announced)
+        if not missed:
+            return True
+        self.stop_event.wait(self.options.event_grace)  # an event may be on its way
+        missed -= self.events.take_announced()
+        if not missed:
+            return True
+        example = self.layout.units_dir / sorted(missed)[0] / REPORT_NAME
+        logger.warning(
+            "no file-system event announced %d changed report(s) (e.g. %s): this volume does not deliver native events; polling every %g s",
+            len(missed), example, self.options.poll_interval,
+        )
+        return False
+
+    def _polling_loop(self) -> None:
+        while not self.stop_event.is_set():
+            self.sweep()
+            self.stop_event.wait(self.options.poll_interval)
+
+
+def run(layout: VolumeLayout, options: DaemonOptions, stop_event: threading.Event) -> int:
+    """Hold the volume's lock and supervise until ``stop_event`` is set (or once)."""
+    layout.ensure_inside(layout.units_dir)
+    layout.ensure_inside(layout.xo_dir)
+    with XOLock(layout):
+        daemon = Daemon(layout, options, stop_event)
+        try:
+            return daemon.run()
+        finally:
+            daemon.stop_native()
+            daemon.xo.flush()
+            logger.info("XO %s stopped", daemon.xo.sender_role)
+
+
+def options_from_args(args: argparse.Namespace, key: bytes | None) -> DaemonOptions:
+    return DaemonOptions(
+        role=args.role,
+        key=key,
+        polling=bool(args.polling),
+        poll_interval=max(0.01, float(args.poll_interval)),
+        debounce=max(0.0, float(args.debounce)),
+        rescan=max(0.1, float(args.rescan)),
+        once=bool(args.once),
+    )
+
+
+def main(args: argparse.Namespace) -> int:
+    """``a0org xo``: 0 after a clean stop, 2 when the XO cannot start."""
+    root = Path(args.volume)
+    if not root.is_dir():
+        print(f"a0org xo: {root}: the volume folder does not exist", file=sys.stderr)
+        return EXIT_UNUSABLE
+    if not is_identifier(args.role):
+        print(f"a0org xo: --role {args.role!r} is not a valid role id (lower-case letters, digits, '_' and '-')", file=sys.stderr)
+        return EXIT_UNUSABLE
+    try:
+        key = load_key(args.key_file)
+    except OrganizationKeyError as exc:
+        print(f"a0org xo: {exc}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    if key is None:
+        logger.warning("no organization key configured: steering is written unsigned, and units with a key will reject it")
+    stop_event = threading.Event()
+
+    def stop(signum: int, _frame: Any) -> None:
+        logger.info("XO stopping (%s)", signal.Signals(signum).name)
+        stop_event.set()
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, stop)
+    try:
+        return run(VolumeLayout(root), options_from_args(args, key), stop_event)
+    except XOAlreadyRunning as exc:
+        print(f"a0org xo: {exc}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    except (UnsafePathError, OSError) as exc:
+        print(f"a0org xo: {root}: cannot use the volume ({exc})", file=sys.stderr)
+        return EXIT_UNUSABLE

@@ -1,0 +1,52 @@
+"""Pytest fixtures around the scripted OpenAI-compatible server (org/llm/scripted_server.py).
+
+Use them from a test module with::
+
+    from llm_server import TEST_KEY, llm_key, llm_model, llm_server, model_config_for  # noqa: F401
+
+``llm_server`` is a running :class:`~org.llm.scripted_server.ScriptedServer` (script it
+with ``llm_server.script(...)``, read ``llm_server.requests``); ``llm_key`` puts
+:data:`TEST_KEY` into :data:`KEY_ENV`; ``llm_model`` is a ``ModelConfig`` pointing at the
+server with that key and short backoff, so retries take milliseconds.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any, Iterator
+
+import pytest
+
+from org.contracts.supervisors import ModelConfig
+from org.llm.scripted_server import ScriptedServer
+
+KEY_ENV = "A0ORG_TEST_LLM_KEY"
+#: Unique per test run, so a search for it in logs and files finds only real leaks.
+TEST_KEY = "sk-or-v1-scripted-" + secrets.token_hex(16)
+
+
+def model_config_for(server: ScriptedServer, **overrides: Any) -> ModelConfig:
+    """A model block for the scripted server: key from :data:`KEY_ENV`, fast retries."""
+    fields: dict[str, Any] = {"base_url": server.base_url, "model": "scripted/model", "api_key_env": KEY_ENV,
+                              "timeout_seconds": 5.0, "max_retries": 3, "backoff_seconds": 0.01}
+    return ModelConfig.model_validate({**fields, **overrides})
+
+
+@pytest.fixture
+def llm_server() -> Iterator[ScriptedServer]:
+    """A scripted server on 127.0.0.1, stopped after the test."""
+    with ScriptedServer() as server:
+        yield server
+
+
+@pytest.fixture
+def llm_key(monkeypatch: pytest.MonkeyPatch) -> str:
+    """The test key, set in :data:`KEY_ENV` for this test only."""
+    monkeypatch.setenv(KEY_ENV, TEST_KEY)
+    return TEST_KEY
+
+
+@pytest.fixture
+def llm_model(llm_server: ScriptedServer, llm_key: str) -> ModelConfig:
+    """A model block pointing at ``llm_server``, with the key set."""
+    return model_config_for(llm_server)

@@ -1,0 +1,85 @@
+"""The LLM supervisors' hooks inside a real Agent-Zero: task digests at ``monologue_end``
+and the two prompt sections in every real prompt.
+
+Runs only when ``A0ORG_TEST_A0_ROOT`` and ``A0ORG_TEST_A0_PYTHON`` are set (see
+tests/test_real_agent_zero.py). Agent-Zero's own model is the harness's scripted server;
+the supervisors' model is a scripted server in this process.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from test_real_agent_zero import A0_PYTHON, A0_ROOT, FINAL, reply, run_chat
+
+from conftest import ROOT
+from org.contracts.supervisor_outputs import CodeStyleOutput
+from org.llm.scripted_server import Reply, ScriptedServer
+
+pytestmark = [
+    pytest.mark.real_a0,
+    pytest.mark.skipif(not (A0_ROOT and A0_PYTHON), reason="set A0ORG_TEST_A0_ROOT and A0ORG_TEST_A0_PYTHON to run against a real Agent-Zero"),
+]
+
+ANSWER = {
+    "conventions_updated": [{"category": "conventions", "name": "file_checks", "title": "File checks",
+                             "rules": ["Check that a file exists before reading it"], "examples": "Good: test -f x && cat x"}],
+    "inconsistencies": [], "directives": [{"type": "cleanup", "description": "Add an existence check to the reader script"}],
+    "summary": "one convention",
+}
+
+
+@pytest.fixture
+def tree(tmp_path) -> Path:
+    copy = tmp_path / "a0"
+    shutil.copytree(A0_ROOT, copy, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
+    return copy
+
+
+def main_prompts(dump: Path) -> list[str]:
+    return [json.dumps(r["request"]["messages"]) for r in json.loads(dump.read_text()) if r["kind"] == "main"]
+
+
+def test_digests_and_prompt_sections_in_a_real_agent_zero(tree, tmp_path):
+    done = subprocess.run(["bash", str(ROOT / "install_all.sh"), "--a0-root", str(tree), "--python", A0_PYTHON, "--no-library",
+                           "--with-supervisors"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    organizations = tree / "usr" / "organizations"
+    mine = organizations / "knowledge" / "conventions" / "naming.md"  # a person's: the supervisor reviews, not bootstraps
+    mine.parent.mkdir(parents=True)
+    mine.write_text("# Naming\n\n## Rules\n\n1. Scripts are named for what they do\n")
+    with ScriptedServer() as server:
+        (organizations / "supervisors.yaml").write_text(yaml.safe_dump({
+            "model": {"base_url": server.base_url, "model": "scripted/model", "api_key_env": None},
+            "supervisors": {"code_style": {"every_tasks": 100}, "design": {"enabled": False}, "internaliser": {"enabled": False}},
+        }))
+        first = run_chat(tree, [reply("attempt 1"), FINAL], tmp_path, harness_args=("--dump-requests", str(tmp_path / "one.json")))
+        assert first["result"] == "The file does not exist."
+        [digest] = [json.loads(line) for line in (organizations / "supervisors" / "digests.jsonl").read_text().splitlines()]
+        assert digest["outcome"] == "completed" and digest["user_message"] == "Read /nonexistent/file"
+        assert [(t["tool"], t["ok"]) for t in digest["tools"]] == [("code_execution_tool", False), ("response", True)]
+        assert digest["final_response"] == "The file does not exist." and digest["turns"] == 2
+        for prompt in main_prompts(tmp_path / "one.json"):
+            assert "[EXTRAS]" in prompt and "## PROJECT KNOWLEDGE" in prompt and "Scripts are named for what they do" in prompt
+            assert "## ACTIVE DIRECTIVES" not in prompt
+
+        server.script(Reply.valid(CodeStyleOutput, ANSWER))
+        milestone = subprocess.run([sys.executable, "-m", "org", "supervisors", "run", "--milestone", "--org-dir", str(organizations)],
+                                   cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert milestone.returncode == 0, milestone.stdout + milestone.stderr
+        assert "Read /nonexistent/file" in json.dumps(server.requests[0].body["messages"])
+
+        run_chat(tree, [FINAL], tmp_path, harness_args=("--dump-requests", str(tmp_path / "two.json")))
+    prompts = main_prompts(tmp_path / "two.json")
+    assert prompts
+    for prompt in prompts:
+        assert "[EXTRAS]" in prompt and "## PROJECT KNOWLEDGE" in prompt and "Check that a file exists before reading it" in prompt
+        assert "## ACTIVE DIRECTIVES" in prompt and "D1 [low cleanup, from code_style]" in prompt
+    state = json.loads((organizations / "supervisors" / "state.json").read_text())
+    assert state["tasks_completed"] == 2
