@@ -43,6 +43,7 @@ from org.install import (
     Pack,
     Tree,
     detect_tree,
+    declared_org_id,
     find_clashes,
     find_pack_dir,
     sha256_file,
@@ -328,7 +329,7 @@ def check_organizations(tree: Tree) -> list[Check]:
     if not orgs.is_dir():
         return [Check("organization", PROBLEM, str(orgs), "the organizations folder is missing", "run install_all.sh")]
     roles = sorted(p.stem for p in (orgs / "roles").glob("*.yaml"))
-    templates = sorted(p.stem for p in orgs.glob("*.yaml") if p.name not in ("steering.yaml", "supervisors.yaml"))
+    templates = sorted(p.stem for p in orgs.glob("*.yaml") if declared_org_id(p.read_text(encoding="utf-8", errors="replace")) == p.stem)
     schemas = sorted(p.name for p in (orgs / "schemas").glob("*.json"))
     details = {"roles": roles, "templates": templates, "schemas": schemas, "manifest": (orgs / MANIFEST_NAME).is_file()}
     summary = (f"{len(roles)} role(s), {len(templates)} organization template(s) ({', '.join(templates) or 'none'}), "

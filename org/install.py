@@ -708,7 +708,9 @@ def activation_step(orgs: Path, org_id: str, pack_files: list[PackFile]) -> Step
         text = shipped[f"{org_id}.yaml"].content.decode("utf-8")
     else:
         installed = {p.stem for p in orgs.glob("*.yaml") if declared_org_id(_read_text(p)) == p.stem}
-        known = sorted(installed | {rel[: -len(".yaml")] for rel in shipped if "/" not in rel})
+        templates = {rel[: -len(".yaml")] for rel, item in shipped.items()
+                     if "/" not in rel and declared_org_id(item.content.decode("utf-8")) == rel[: -len(".yaml")]}
+        known = sorted(installed | templates)
         raise InstallError(
             f"--activate {org_id}: there is no organization template {template}. "
             f"Installed templates: {', '.join(known) or 'none'}."

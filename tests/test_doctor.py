@@ -259,12 +259,16 @@ def test_no_active_organization_is_a_warning_not_a_problem(tmp_path, pack):
 def test_active_shipped_organization_validates(tmp_path):
     pack = make_pack(tmp_path / "pack", real_doctrine=True)
     tree = make_a0_tree(tmp_path / "a0", "D")
-    org_id = sorted((pack / "roles" / "organizations").glob("*.yaml"))[0].stem
+    org_id = "software_dev"
     install(pack, tree, "--activate", org_id)
+    assert (tree / ORGS / "supervisors.example.yaml").is_file()  # installed beside where supervisors.yaml goes
     _, report = doctor_json(tree, pack)
     active = next(c for c in checks(report, "organization") if c["subject"].endswith("active.json"))
     assert active["level"] == "ok", active
     assert active["details"]["org_id"] == org_id
+    summary = next(c for c in checks(report, "organization") if "templates" in (c.get("details") or {}))
+    assert summary["details"]["templates"] == [org_id]  # the supervisors example is neither a template nor a role
+    assert "supervisors.example" not in summary["details"]["roles"]
 
 
 def test_json_stays_clean_when_a_hook_prints_on_load(tmp_path, pack):

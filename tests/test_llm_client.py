@@ -48,7 +48,7 @@ from org.llm.client import extract_json_text, parse_retry_after
 from org.llm.scripted_server import Drop, Reply, Slow, Status
 
 ROOT = Path(__file__).resolve().parent.parent
-EXAMPLE = ROOT / "roles" / "supervisors.example.yaml"
+EXAMPLE = ROOT / "roles" / "organizations" / "supervisors.example.yaml"
 ASK = [{"role": "system", "content": "You review code."}, {"role": "user", "content": "Review the last five tasks."}]
 
 

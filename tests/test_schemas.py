@@ -146,7 +146,7 @@ def _instances() -> dict[str, object]:
         instances["steering"] = SCHEMAS["steering"].model_validate(
             yaml.safe_load((ROOT / "org" / "supervisor" / "steering.yaml").read_text(encoding="utf-8")))
     instances["supervisors_config"] = SCHEMAS["supervisors_config"].model_validate(
-        yaml.safe_load((ROOT / "roles" / "supervisors.example.yaml").read_text(encoding="utf-8")))
+        yaml.safe_load((ROOT / "roles" / "organizations" / "supervisors.example.yaml").read_text(encoding="utf-8")))
     instances.update(_knowledge_instances(now))
     instances.update(_supervisor_instances(now))
     return {stem: model.model_dump(mode="json", by_alias=True, exclude_none=False) for stem, model in instances.items()}

@@ -585,12 +585,12 @@ def modeline_schema(path: Path) -> Path:
 
 
 def expected_schema(path: Path) -> str:
+    if path.name == "supervisors.example.yaml":
+        return "supervisors_config.schema.json"
     if path.parent.name == "organizations":
         return "organization.schema.json"
     if path.name == "steering.yaml":
         return "steering.schema.json"
-    if path.name == "supervisors.example.yaml":
-        return "supervisors_config.schema.json"
     return "role_profile.schema.json"
 
 

@@ -4,7 +4,7 @@ One ``model`` block says which OpenAI-compatible endpoint and model the supervis
 (OpenRouter by default), where the key comes from (the name of an environment variable,
 never the key itself) and the limits of every call: timeout, retries, a token cap per run
 and a daily cost budget. Each supervisor may override parts of that block, and has its
-own triggers and time budget. ``roles/supervisors.example.yaml`` is a commented example.
+own triggers and time budget. ``roles/organizations/supervisors.example.yaml`` is a commented example (installed as ``<organizations>/supervisors.example.yaml``).
 """
 
 from __future__ import annotations
