@@ -543,9 +543,16 @@ def test_an_inbox_that_leads_out_of_the_volume_is_never_written(volume, layout, 
     assert f"skipped {layout.units_dir / 'escaper'}: cannot deliver steering" in log.text
     assert "outside the volume" in log.text
     assert len(unit_state(layout, "escaper").outbox) == 1  # kept, not lost, not written outside
+    for turn in (2, 3):
+        report(volume, "escaper", "stall", turn, clock)
+        clock.now += 600  # silent too: no heartbeat nudge piles up either
+        assert [m for m in xo.sweep().sent if m.unit == "escaper"] == []
+    assert len(unit_state(layout, "escaper").outbox) == 1  # nothing piles up behind it
 
-    (unit_dir / "inbox").unlink()  # repaired: the waiting steering goes out
-    assert [(m.unit, m.seq) for m in xo.sweep().sent] == [("escaper", 1)]
+    (unit_dir / "inbox").unlink()  # repaired: the waiting steering goes out, then the next check
+    assert [(m.unit, m.seq) for m in xo.sweep().sent if m.unit == "escaper"] == [("escaper", 1)]
+    report(volume, "escaper", "stall", 4, clock)
+    assert [(m.seq, m.report_turn, m.severity) for m in xo.sweep().sent if m.unit == "escaper"] == [(2, 4, "warning")]
     assert list(outside.iterdir()) == []
 
 

@@ -401,6 +401,8 @@ class XO:
                 return  # paused: nothing more until someone resumes it
             logger.info("unit resumed: unit=%s turn=%s (paused at turn %s)", unit, turn, state.paused_turn)
             self._new_episode(unit, state)
+        if state.outbox:
+            return  # a steering still waits for the inbox: no more until it is delivered
         if not check_due(turn, state.checked_turn, signals.doctrine.radio_check_interval_turns):
             return
         self._radio_check(unit, state, report, now, result)
@@ -443,7 +445,7 @@ class XO:
             state.very_stale_logged = True
             self._dirty.add(unit)
             result.very_stale.append(unit)
-        if state.report_state not in BUSY_STATES or state.paused_turn is not None:
+        if state.report_state not in BUSY_STATES or state.paused_turn is not None or state.outbox:
             return
         if state.heartbeat_at is not None and now - state.heartbeat_at < state.heartbeat.stale_after_seconds:
             return
