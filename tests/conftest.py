@@ -19,6 +19,9 @@ from org.kernel.report import forget_logged  # noqa: E402
 from org.replay import prepare_organization  # noqa: E402
 from org.standin.session import StandInSession, TurnResult  # noqa: E402
 
+# the scripted OpenAI-compatible server's fixtures, for every test module
+from llm_server import llm_key, llm_model, llm_server  # noqa: E402, F401
+
 
 class Session:
     """A stand-in agent running the pack's hook files; turns are dicts in trace format."""

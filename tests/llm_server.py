@@ -1,8 +1,7 @@
 """Pytest fixtures around the scripted OpenAI-compatible server (org/llm/scripted_server.py).
 
-Use them from a test module with::
-
-    from llm_server import TEST_KEY, llm_key, llm_model, llm_server, model_config_for  # noqa: F401
+conftest.py makes the fixtures available to every test module; import the helpers
+(``TEST_KEY``, ``KEY_ENV``, ``model_config_for``) where needed.
 
 ``llm_server`` is a running :class:`~org.llm.scripted_server.ScriptedServer` (script it
 with ``llm_server.script(...)``, read ``llm_server.requests``); ``llm_key`` puts

@@ -22,14 +22,7 @@ from typing import Literal
 
 import pytest
 import yaml
-from llm_server import (
-    KEY_ENV,
-    TEST_KEY,
-    llm_key,
-    llm_model,
-    llm_server,
-    model_config_for,
-)
+from llm_server import KEY_ENV, TEST_KEY, model_config_for
 from pydantic import BaseModel, Field
 
 from org.contracts.supervisors import ModelConfig, SupervisorsConfig

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 from conftest import ROOT
-from llm_server import KEY_ENV, TEST_KEY, llm_key, llm_server  # noqa: F401  (fixtures)
+from llm_server import KEY_ENV, TEST_KEY
 
 from org.contracts import TraceTurn
 from org.contracts.supervisor_outputs import CodeStyleOutput, DesignOutput, InternaliserOutput, SupervisorRun

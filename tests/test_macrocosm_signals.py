@@ -5,19 +5,19 @@ from __future__ import annotations
 import json
 from datetime import datetime, timezone
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from org.contracts import SaluteReport
+from org.contracts import RoleProfile, SaluteReport
 from org.contracts.role import CascadeDoctrine, ContextThresholds, Doctrine, LoopDoctrine
+from org.kernel import documents
 from org.kernel.outcomes import ToolOutcome
 from org.macrocosm.signals import doctrine_version, needed_outcomes, signals_from_snapshot, snapshot_from_signals
-from org.macrocosm.volume import read_report
+from org.macrocosm.volume import VolumeFileError, read_report
+from org.resources import roles_dir
 from org.supervisor.radio_check import SupervisorState, radio_check
 from org.supervisor.snapshot import Snapshot
-from org.contracts import RoleProfile
-from org.kernel import documents
-from org.resources import roles_dir
 
 TOOLS = ["code_execution_tool", "text_editor", "search_engine", "wait", "response"]
 
@@ -121,3 +121,22 @@ def test_doctrine_version_follows_the_numbers():
     a = Doctrine()
     assert doctrine_version(a, ROLE.pace_plan) == doctrine_version(Doctrine(), ROLE.pace_plan)
     assert doctrine_version(a, ROLE.pace_plan) != doctrine_version(Doctrine(cooldown_turns=9), ROLE.pace_plan)
+
+
+def test_reports_of_one_doctrine_share_its_validated_model_and_other_content_is_never_mixed_up(tmp_path):
+    live = Snapshot(turn=3, role_id=ROLE.role_id, doctrine=ROLE.doctrine, pace_plan=ROLE.pace_plan)
+    text = report_with(signals_from_snapshot(live)).model_dump_json()
+    first, second = SaluteReport.model_validate_json(text), SaluteReport.model_validate_json(text)
+    assert first.signals.doctrine is second.signals.doctrine and first.signals.pace_plan is second.signals.pace_plan
+
+    # the same doctrine_version over other numbers (a unit that lies, or a hand edit) is validated on its own
+    edited = json.loads(text)
+    edited["signals"]["doctrine"]["cooldown_turns"] = 9
+    assert SaluteReport.model_validate_json(json.dumps(edited)).signals.doctrine.cooldown_turns == 9
+    broken = json.loads(text)
+    broken["signals"]["pace_plan"]["alternate"]["trigger"] = "consecutive_tool_failures >= 3"
+    path = tmp_path / "salute.json"
+    path.write_text(json.dumps(broken))
+    with pytest.raises(VolumeFileError, match=r"signals\.pace_plan\.alternate\.trigger"):
+        read_report(path)
+    assert SaluteReport.model_validate_json(text).signals.doctrine.cooldown_turns == ROLE.doctrine.cooldown_turns

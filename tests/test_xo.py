@@ -247,7 +247,7 @@ def test_a_silent_busy_unit_gets_heartbeat_nudges_on_the_ladder(volume, layout, 
     clock.now += 1
     [hint] = xo.sweep().sent
     assert (hint.anomaly, hint.severity, hint.report_turn) == ("heartbeat", "hint", 1)
-    assert hint.text == "[SUPERVISOR] No status report from you for 1 minutes. If a command is hanging, stop it and report where you are."
+    assert hint.text == "[SUPERVISOR] No status report from you for 1 minute. If a command is hanging, stop it and report where you are."
     clock.now += 30
     assert xo.sweep().sent == []  # the next nudge waits stale_after_seconds
     clock.now += 31
@@ -644,3 +644,9 @@ def test_run_supervises_until_stopped(volume, layout, polling):
         thread.join(60)
     assert outcome == [0]
     assert [m["seq"] for m in messages(volume, "unit-1")] == [1]
+
+
+def test_silence_is_worded_for_people():
+    from org.macrocosm.xo import silence
+
+    assert [silence(s) for s in (1, 45, 60, 119, 120, 421)] == ["1 second", "45 seconds", "1 minute", "1 minute", "2 minutes", "7 minutes"]

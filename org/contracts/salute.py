@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationInfo, ValidatorFunctionWrapHandler, WrapValidator
 
 from .common import AnomalyType, Contract, Health, Identifier, PaceLevel, SchemaVersion, Timestamp
 from .role import Doctrine, PacePlan
@@ -83,6 +83,30 @@ class OutcomeSignal(Contract):
     novel: bool = False
 
 
+#: (field, doctrine_version) -> (the raw value, its validated model). An XO reads thousands
+#: of reports whose doctrine and PACE plan are the same few roles', and validating a PACE
+#: plan costs as much as the rest of a report; identical content is validated once and shared.
+_validated: dict[tuple[str, str], tuple[Any, Any]] = {}
+_VALIDATED_KEPT = 128
+
+
+def _once_per_content(value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> Any:
+    key = (info.field_name or "", str(info.data.get("doctrine_version")))
+    known = _validated.get(key)
+    if known is not None and type(value) is dict and known[0] == value:
+        return known[1]
+    result = handler(value)
+    if type(value) is dict:
+        if len(_validated) >= _VALIDATED_KEPT:
+            _validated.pop(next(iter(_validated)))
+        _validated[key] = (value, result)
+    return result
+
+
+SharedDoctrine = Annotated[Doctrine, WrapValidator(_once_per_content)]
+SharedPacePlan = Annotated[PacePlan | None, WrapValidator(_once_per_content)]
+
+
 class SaluteSignals(Contract):
     """Everything a radio check reads, so that an XO reading this report reaches the
     verdict the unit's own supervisor reached from the live agent."""
@@ -90,8 +114,8 @@ class SaluteSignals(Contract):
     turn: int = Field(ge=0, description="The unit supervisor's turn counter at this report.")
     role_id: Identifier
     doctrine_version: str = Field(pattern=r"^[0-9a-f]{16}$", description="Digest of the doctrine and PACE plan below.")
-    doctrine: Doctrine
-    pace_plan: PacePlan | None = None
+    doctrine: SharedDoctrine
+    pace_plan: SharedPacePlan = None
     pace_level: PaceLevel | None = None
     turns_since_progress: int | None = Field(None, ge=0)
     progress_source: Literal["htn", "pack"] | None = None

@@ -34,7 +34,7 @@ PLACEHOLDERS: dict[str, frozenset[str]] = {
     "cascade": frozenset({"tools", "count"}),
     "pace_contingent": frozenset({"level", "description"}),
     "pace_emergency": frozenset({"level", "description"}),
-    "heartbeat_stale": frozenset({"minutes"}),
+    "heartbeat_stale": frozenset({"silence"}),
     "pause": frozenset({"nudges", "anomaly"}),
 }
 

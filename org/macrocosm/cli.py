@@ -46,7 +46,7 @@ def add_commands(sub) -> None:
     p.add_argument("--role", default="xo", help="the XO's role id, named as the sender of every steering (default: xo)")
     p.add_argument("--polling", action="store_true", help="poll the volume instead of waiting for file-system events")
     p.add_argument("--poll-interval", type=float, default=1.0, help="seconds between scans when polling (default 1)")
-    p.add_argument("--debounce", type=float, default=0.02, help="seconds to gather a burst of reports into one sweep (default 0.02)")
+    p.add_argument("--debounce", type=float, default=0.02, help="during a burst of reports, at most one sweep per this many seconds; a lone report is swept at once (default 0.02)")
     p.add_argument("--rescan", type=float, default=5.0, help="seconds between safety scans while events arrive (default 5)")
     p.add_argument("--key-file", help="organization key file for signing steering (default: $A0ORG_KEY, then $A0ORG_KEY_FILE)")
     p.add_argument("--once", action="store_true", help="sweep every unit once and exit")

@@ -112,7 +112,7 @@ def message_name(seq: int, message_id: str) -> str:
     return f"{seq:010d}-{message_id}{MESSAGE_SUFFIX}"
 
 
-def read_capped(path: Path, limit: int) -> bytes:
+def read_capped(path: Path | str, limit: int) -> bytes:
     """The file's bytes, refusing symbolic links and anything over ``limit`` bytes."""
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
     try:
@@ -161,12 +161,16 @@ def first_error(exc: Exception) -> str:
     return str(exc).splitlines()[0]
 
 
-def read_report(path: Path) -> SaluteReport:
+def read_report(path: Path | str) -> SaluteReport:
     """A validated SALUTE report, or :class:`VolumeFileError` saying why not.
 
     ``FileNotFoundError`` passes through: a unit that has not reported yet is not an error.
     """
     data = read_capped(path, MAX_REPORT_BYTES)
+    try:
+        return SaluteReport.model_validate_json(data)  # the common case, straight from the bytes
+    except ValueError:
+        pass  # read it again step by step, to say why it is refused
     value = parse_json_object(path, data)
     check_version(path, value)
     try:

@@ -129,6 +129,14 @@ class SweepResult:
     changed: list[tuple[str, int]] = field(default_factory=list)  # (unit, report mtime_ns) of reports that changed
 
 
+def silence(age_seconds: float) -> str:
+    """How long a unit has been silent, in words: "45 seconds", "1 minute", "7 minutes"."""
+    if age_seconds < 120:
+        seconds = int(age_seconds)
+        return f"{seconds} second{'s' if seconds != 1 else ''}" if age_seconds < 60 else "1 minute"
+    return f"{int(age_seconds // 60)} minutes"
+
+
 def freshness(age_seconds: float, heartbeat_doctrine: HeartbeatDoctrine) -> Freshness:
     """fresh <= stale_after < stale <= very_stale_after < very_stale."""
     if age_seconds <= heartbeat_doctrine.stale_after_seconds:
@@ -326,30 +334,29 @@ class XO:
         if self._stamps.get(unit) == stamp:
             return
         self._stamps[unit] = stamp
-        path = Path(name)
         result.changed.append((unit, st.st_mtime_ns))
         if stat.S_ISLNK(st.st_mode):
-            return self._skip(path, stamp, "is a symbolic link; refused", result)
+            return self._skip(Path(name), stamp, "is a symbolic link; refused", result)
         if not stat.S_ISREG(st.st_mode):
-            return self._skip(path, stamp, "not a regular file", result)
+            return self._skip(Path(name), stamp, "not a regular file", result)
         try:
-            report = read_report(path)
+            report = read_report(name)
         except FileNotFoundError:
             self._stamps.pop(unit, None)
             return
         except VolumeFileError as exc:
-            return self._skip(path, stamp, exc.reason, result)
+            return self._skip(Path(name), stamp, exc.reason, result)
         except OSError as exc:
-            return self._skip(path, stamp, f"cannot be read ({exc.strerror or type(exc).__name__})", result)
+            return self._skip(Path(name), stamp, f"cannot be read ({exc.strerror or type(exc).__name__})", result)
         if report.unit.unit_id is not None and report.unit.unit_id != unit:
-            return self._skip(path, stamp, f"unit.unit_id: '{report.unit.unit_id}' is not the unit of this folder ('{unit}')", result)
+            return self._skip(Path(name), stamp, f"unit.unit_id: '{report.unit.unit_id}' is not the unit of this folder ('{unit}')", result)
         result.parsed += 1
         state = self._state(unit)
         state.report_stamp = list(stamp)
         self._judge(unit, state, report, now, result)
-        self._bad.pop(str(path), None)
+        self._bad.pop(name, None)  # keyed as str(Path(name)), which is name
         if report.signals is None:
-            warn_once(f"{path}: has no signals (a unit on a shared volume writes them); heartbeat only, no radio check", key=f"signals:{unit}")
+            warn_once(f"{name}: has no signals (a unit on a shared volume writes them); heartbeat only, no radio check", key=f"signals:{unit}")
 
     def _skip(self, path: Path, version: tuple[int, ...] | None, reason: str, result: SweepResult) -> None:
         """Log a file that cannot be used, once per version of it."""
@@ -452,7 +459,7 @@ class XO:
         repeated = state.heartbeat_at is not None
         state.heartbeat_at = now
         turn = state.last_turn or 0
-        finding = Finding(anomaly="heartbeat", template="heartbeat_stale", turn=turn, evidence={"minutes": max(1, int(age // 60))})
+        finding = Finding(anomaly="heartbeat", template="heartbeat_stale", turn=turn, evidence={"silence": silence(age)})
         self._nudge(unit, state, finding, repeated, turn, now, result)
 
     def _nudge(self, unit: str, state: UnitState, finding: Finding, repeated: bool, turn: int, now: float, result: SweepResult) -> None:
