@@ -369,22 +369,23 @@ def bench_memory(cfg: Config, scratch: Path, reports: Reports) -> None:
 # --------------------------------------------------------------------------- 4. the unit's inbox check
 
 
+def set_environment(values: dict[str, str | None]) -> None:
+    """Set each variable, or remove it where the value is None."""
+    for name, value in values.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
 @contextmanager
 def environment(**values: str | None) -> Iterator[None]:
     saved = {name: os.environ.get(name) for name in values}
     try:
-        for name, value in values.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+        set_environment(values)
         yield
     finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+        set_environment(saved)
 
 
 async def paired(cfg: Config, a: list, b: list, agent: Any) -> tuple[float, float, float]:

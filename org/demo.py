@@ -126,7 +126,7 @@ def load(path):
 """
 
 
-def _demo_task(number: int, *raw: dict) -> list[TraceTurn]:
+def _demo_task(*raw: dict) -> list[TraceTurn]:
     return [TraceTurn.model_validate({"turn": n, **turn}) for n, turn in enumerate(raw, start=1)]
 
 
@@ -158,13 +158,13 @@ def run_supervisors_demo(out: TextIO, home: Path, era: str = "D") -> None:
         loader.write_text(DEMO_LOADER, encoding="utf-8")
         out.write("task 1 | user: Add a loader for the YAML settings\n")
         session.run_task("Add a loader for the YAML settings", _demo_task(
-            1, {"tool": "text_editor", "args": {"op": "write", "path": str(loader)}, "output": f"{loader} written"},
+            {"tool": "text_editor", "args": {"op": "write", "path": str(loader)}, "output": f"{loader} written"},
             {"tool": "response", "args": {"text": "Added app/loader.py"}, "output": "Added app/loader.py"}))
         out.write("task 1 | done; the code style supervisor is due (every task here) and runs in the background\n")
         logged = len(session.agent.context.log.items)
         out.write("task 2 | user: Add a test for the loader\n")
         results = session.run_task("Add a test for the loader", _demo_task(
-            2, {"tool": "response", "args": {"text": "Added tests/test_loader.py"}, "output": "Added tests/test_loader.py"}))
+            {"tool": "response", "args": {"text": "Added tests/test_loader.py"}, "output": "Added tests/test_loader.py"}))
         for item in session.agent.context.log.items[logged:]:
             out.write(f"         (UI log) {item.heading}\n")
         out.write("task 2 | the prompt's extras on its first turn:\n")

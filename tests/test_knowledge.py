@@ -113,6 +113,38 @@ def test_a_persons_document_is_read_shown_and_never_overwritten(store, caplog, n
     assert path.read_text(encoding="utf-8") == HAND_WRITTEN[name]
 
 
+@pytest.mark.parametrize("kind", ["not_utf8", "dangling_link"])
+def test_a_file_that_cannot_be_read_as_a_document_is_never_overwritten(store, kind):
+    path = store.root / "conventions" / "legacy.md"
+    path.parent.mkdir(parents=True)
+    if kind == "not_utf8":
+        path.write_bytes(b"# Legacy\n\ncaf\xe9 au lait\n")
+    else:
+        path.symlink_to(store.root / "elsewhere.md")
+    before = path.read_bytes() if kind == "not_utf8" else None
+    outcome = store.write(draft("conventions", "legacy"), "code_style")
+    assert outcome.action == "queued_for_review"
+    [item] = store.review_items()
+    assert item.replaces_hand_written
+    if kind == "dangling_link":
+        assert path.is_symlink() and not path.exists()
+        with pytest.raises(ReviewError, match="cannot be kept before it is replaced"):
+            store.approve(item.id)
+        assert path.is_symlink()
+        return
+    assert path.read_bytes() == before
+    store.approve(item.id)  # a person's choice: the old bytes are kept as they were
+    assert (store.root / "_review" / "replaced" / f"{item.id}-conventions-legacy.md").read_bytes() == before
+    assert front_matter(path)["author"] == "human"
+
+
+def test_a_path_that_climbs_out_of_the_store_is_no_document(store):
+    store.write(draft("conventions", "errors"), "code_style")
+    assert store.get("conventions/../../outside.md") is None and store.get("conventions/errors.md") is not None
+    shown = a0org("knowledge", "show", "conventions/../../../etc/passwd", "--root", str(store.root))
+    assert shown.returncode == 1 and "Traceback" not in shown.stderr
+
+
 def test_own_front_matter_gives_title_status_and_keywords(store):
     path = store.root / "conventions" / "own_front_matter.md"
     path.parent.mkdir(parents=True)

@@ -154,6 +154,24 @@ def test_a_switched_off_config_is_one_log_line_and_nothing_else(org_home, caplog
     assert pack_warnings(caplog) == [f"{org_home / 'supervisors.yaml'}: every supervisor is switched off (enabled: false); they are skipped"]
 
 
+def test_a_key_of_any_shape_stays_out_of_every_file_and_prompt(org_home, llm_server, monkeypatch):  # noqa: F811
+    key = "gsk_live_" + "9f8a7b6c5d4e3f2a1b0c" * 2  # no redaction pattern knows this shape
+    monkeypatch.setenv(KEY_ENV, key)
+    write_config(org_home, llm_server, internaliser={"every_tasks": 1})
+    llm_server.script(internaliser(lesson("the deploy script prints its environment")))
+    session = StandInSession()
+    session.run_task(f"deploy with the key {key}", turns(
+        {"tool": "code_execution_tool", "args": {"code": "env"}, "output": f"API_TOKEN_X={key}\nHOME=/root"},
+        respond(f"Deployed; the key {key} works")))
+    settle(org_home)
+    [request] = llm_server.requests
+    assert request.headers["authorization"] == f"Bearer {key}"
+    assert key not in json.dumps(request.body) and "[REDACTED]" in json.dumps(request.body)
+    files = [p for p in org_home.rglob("*") if p.is_file()]
+    assert org_home / "supervisors" / "digests.jsonl" in files
+    assert [p for p in files if key in p.read_text(errors="replace")] == []
+
+
 def test_a_failure_inside_the_supervisors_never_reaches_the_agent(home, llm_server, caplog):  # noqa: F811
     write_config(home, llm_server, internaliser={"every_tasks": 1})
     (home / "supervisors").write_text("a file where the folder should be")
@@ -294,7 +312,8 @@ def test_a_write_that_fails_half_way_puts_back_what_was_written(home, llm_server
     run = run_code_style_now(home, llm_server, code_style())
     assert run.outcome == "failed" and "nothing was kept" in run.reason
     assert not (home / "knowledge" / "conventions" / "error_handling.md").exists()
-    assert "error_handling" not in (home / "knowledge" / "_index.md").read_text() if (home / "knowledge" / "_index.md").exists() else True
+    assert not (home / "knowledge" / "_index.md").exists()  # written with the document, and put back (to none) with it
+    assert [p.name for p in (home / "knowledge" / "conventions").iterdir()] == ["naming.md"]
 
 
 @pytest.mark.parametrize("behaviours, attempts", [
@@ -331,12 +350,18 @@ def test_a_spent_daily_budget_skips_the_run_with_one_log_line(home, llm_server, 
 # --------------------------------------------------------------------------- time budget
 
 
-def test_the_next_task_waits_at_most_the_time_budget(home, llm_server):  # noqa: F811
+def code_style_run_going(home: Path, server: ScriptedServer, answer: Any, time_budget_seconds: float) -> StandInSession:
+    """A session whose first task ended with a code style run going (against a person's baseline)."""
     seed_hand_written_convention(home)
-    write_config(home, llm_server, code_style={"every_tasks": 1, "time_budget_seconds": 1.0})
-    llm_server.script(Slow(4.0, code_style()))
+    write_config(home, server, code_style={"every_tasks": 1, "time_budget_seconds": time_budget_seconds})
+    server.script(answer)
     session = StandInSession()
     session.run_task("one", turns(respond()))
+    return session
+
+
+def test_the_next_task_waits_at_most_the_time_budget(home, llm_server):  # noqa: F811
+    session = code_style_run_going(home, llm_server, Slow(4.0, code_style()), time_budget_seconds=1.0)
     started = time.monotonic()
     second = session.run_task("two", turns(respond()))
     took = time.monotonic() - started
@@ -346,6 +371,30 @@ def test_the_next_task_waits_at_most_the_time_budget(home, llm_server):  # noqa:
     run = runs(home)[0]
     assert run.outcome == "skipped" and "time budget" in run.reason
     assert second[0].extras.get("org_knowledge", "").count("Error handling") == 0
+
+
+def test_an_answer_that_arrives_after_the_supervisors_were_switched_off_is_dropped(home, llm_server):  # noqa: F811
+    session = code_style_run_going(home, llm_server, Slow(0.3, code_style()), time_budget_seconds=10)
+    runner_for(home).wait_for_runs()  # the answer is in, not yet applied
+    (home / "supervisors.yaml").write_text("enabled: false\n")
+    second = session.run_task("two", turns(respond()))
+    [run] = runs(home)
+    assert (run.outcome, run.reason) == ("skipped", "switched off before the answer arrived; nothing of it was applied")
+    assert runner_for(home).in_flight() == [] and second[0].extras == {}
+    assert KnowledgeStore(home / "knowledge").get("conventions/error_handling.md") is None
+    assert DirectiveQueue(home / "supervisors" / "directives.json").pending() == []
+
+
+def test_the_config_is_read_again_when_it_changes_even_if_the_folder_came_later(tmp_path, llm_server):  # noqa: F811
+    home = tmp_path / "later"
+    runner = SupervisorRunner(home)  # Agent-Zero started before the organizations folder existed
+    home.mkdir()
+    write_config(home, llm_server, code_style={})
+    assert runner.active_config() is not None
+    config = home / "supervisors.yaml"
+    with open(config, "w", encoding="utf-8") as handle:  # rewritten in place: the folder itself does not change
+        handle.write("enabled: false\n")
+    assert runner.active_config() is None
 
 
 def test_a_result_that_arrives_after_the_wait_is_applied_at_the_following_task(home, llm_server):  # noqa: F811
@@ -631,13 +680,27 @@ def test_a_digest_names_the_files_and_keeps_no_secrets(org_home):
     trace = digests.current(agent)
     trace.note_tool("text_editor", {"op": "write", "path": "/app/src/main.py"}, "written", None, None, False)
     trace.note_tool("code_execution_tool", {"code": "python tests/test_main.py && cat conf/app.yaml"}, "Traceback (most recent call last):\nError", None, None, False)
+    trace.note_tool("browser_agent", {"message": "log in", "password": "hunter33", "api_key": "gsk_live_0123456789abcdef"}, "ok", None, None, False)
     trace.note_tool("response", {"text": "done; password = hunter22 was wrong"}, "done", None, None, True)
     digest = digests.finish(agent, 7)
     assert digest.files_touched == ["/app/src/main.py", "tests/test_main.py", "conf/app.yaml"]
-    assert [(t.tool, t.ok) for t in digest.tools] == [("text_editor", True), ("code_execution_tool", False), ("response", True)]
+    assert [(t.tool, t.ok) for t in digest.tools] == [("text_editor", True), ("code_execution_tool", False), ("browser_agent", True),
+                                                      ("response", True)]
+    assert digest.tools[2].args == "message=log in, password=[REDACTED], api_key=[REDACTED]"
     assert digest.outcome == "completed" and digest.task == 7 and digests.current(agent) is None
     assert "ghp_" not in digest.user_message and "hunter22" not in digest.final_response
     assert "[REDACTED]" in digest.user_message and "[REDACTED]" in digest.final_response
+
+
+def test_run_records_keep_the_most_recent_runs(tmp_path):
+    from org.llm_supervisors.records import RunLog
+
+    log = RunLog(tmp_path / "runs.jsonl", limit=3)
+    for n in range(7):
+        log.append(SupervisorRun(run_id=f"{n:012x}", supervisor="design", trigger="manual", started="2026-01-01T00:00:00Z",
+                                 duration_seconds=1, outcome="skipped", reason=f"run {n}"))
+    assert [r.reason for r in log.runs()] == ["run 4", "run 5", "run 6"]  # trimmed back to 3 at the 7th
+    assert len(log.path.read_text().splitlines()) == 3
 
 
 def test_a_damaged_run_record_is_skipped_with_one_log_line(org_home):

@@ -9,14 +9,13 @@ the supervisors' model is a scripted server in this process.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
-from test_real_agent_zero import A0_PYTHON, A0_ROOT, FINAL, reply, run_chat
+from test_real_agent_zero import A0_PYTHON, A0_ROOT, FINAL, reply, run_chat, tree  # noqa: F401 (tree: a fixture)
 
 from conftest import ROOT
 from org.contracts.supervisor_outputs import CodeStyleOutput
@@ -35,18 +34,11 @@ ANSWER = {
 }
 
 
-@pytest.fixture
-def tree(tmp_path) -> Path:
-    copy = tmp_path / "a0"
-    shutil.copytree(A0_ROOT, copy, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
-    return copy
-
-
 def main_prompts(dump: Path) -> list[str]:
     return [json.dumps(r["request"]["messages"]) for r in json.loads(dump.read_text()) if r["kind"] == "main"]
 
 
-def test_digests_and_prompt_sections_in_a_real_agent_zero(tree, tmp_path):
+def test_digests_and_prompt_sections_in_a_real_agent_zero(tree, tmp_path):  # noqa: F811
     done = subprocess.run(["bash", str(ROOT / "install_all.sh"), "--a0-root", str(tree), "--python", A0_PYTHON, "--no-library",
                            "--with-supervisors"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr

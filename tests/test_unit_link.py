@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 import uuid
 from datetime import datetime, timezone
@@ -214,6 +215,17 @@ def test_a_unit_folder_leading_out_of_the_volume_is_refused(make_session, volume
     assert any("outside the volume" in r.getMessage() for r in caplog.records)
 
 
+def test_a_units_folder_leading_out_of_the_volume_gets_nothing_created_there(make_session, volume, tmp_path, caplog):
+    caplog.set_level("WARNING", logger=LOGGER)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    volume.units_dir.symlink_to(outside)
+    session = make_session()
+    session.run(ok("a", 1), ok("b", 2))
+    assert list(outside.iterdir()) == []
+    assert any("outside the volume" in r.getMessage() for r in caplog.records)
+
+
 # --------------------------------------------------------------------------- applying steering
 
 
@@ -405,6 +417,18 @@ def _bad(kind: str, layout: VolumeLayout, tmp_path: Path) -> tuple[str, str]:
     if kind == "not an object":
         (inbox / name).write_text("[1, 2]")
         return name, "expected a JSON object"
+    if kind == "deeply nested":
+        (inbox / name).write_text("[" * 5000 + "]" * 5000)
+        return name, "nested too deeply"
+    if kind == "non-ASCII signature":
+        deliver(layout, {**payload, "signature": "é" * 64})
+        return name, "wrong signature"
+    if kind == "lone surrogate":
+        (inbox / name).write_text(json.dumps({**payload, "text": "\ud800", "signature": signature(payload, KEY)}))
+        return name, "wrong signature"
+    if kind == "a FIFO":
+        os.mkfifo(inbox / name)
+        return name, "not a regular file"
     if kind == "schema":
         broken = {k: v for k, v in payload.items() if k != "text"}
         deliver(layout, broken, KEY, name=name)
@@ -430,8 +454,9 @@ def _bad(kind: str, layout: VolumeLayout, tmp_path: Path) -> tuple[str, str]:
     raise AssertionError(kind)
 
 
-BAD_KINDS = ["unsigned", "wrongly signed", "tampered", "oversized", "not json", "not an object", "schema",
-             "wrong unit", "future version", "symlink", "file name", "name mismatch"]
+BAD_KINDS = ["unsigned", "wrongly signed", "tampered", "oversized", "not json", "not an object", "deeply nested",
+             "non-ASCII signature", "lone surrogate", "schema", "wrong unit", "future version", "symlink", "a FIFO",
+             "file name", "name mismatch"]
 
 
 @pytest.mark.parametrize("kind", BAD_KINDS)
@@ -444,9 +469,9 @@ def test_bad_messages_are_rejected_with_a_reason(make_session, keyed, tmp_path, 
     session.run(ok("a", 1))
     assert session.agent.warnings() == [provenance(good)]  # the bad one did nothing, the good one still applies
     rejected = keyed.rejected(UNIT)
-    assert (rejected / name).exists() or (rejected / name).is_symlink()
+    assert os.path.lexists(rejected / name)
     assert reason in (rejected / (name + ".reason")).read_text()
-    assert not (keyed.inbox(UNIT) / name).exists() and not (keyed.inbox(UNIT) / name).is_symlink()
+    assert not os.path.lexists(keyed.inbox(UNIT) / name)
     lines = [r.getMessage() for r in caplog.records if r.name == LOGGER and name in r.getMessage()]
     assert len(lines) == 1 and reason in lines[0] and str(keyed.inbox(UNIT) / name) in lines[0]
     assert KEY.decode() not in caplog.text
@@ -489,6 +514,13 @@ def test_unit_ids_that_would_escape_the_volume_are_refused(make_session, volume,
     assert not list(tmp_path.glob("**/salute.json"))
     lines = [r.getMessage() for r in caplog.records if "not a valid unit id" in r.getMessage()]
     assert len(lines) == 1 and "not linked" in lines[0]
+
+
+def test_a_blank_key_in_the_environment_unlinks_the_unit(volume, monkeypatch, caplog):
+    caplog.set_level("WARNING", logger=LOGGER)
+    monkeypatch.setenv(ENV_KEY, "  \t ")  # anyone could sign with an empty key
+    assert unit.UnitLink.from_env() is None
+    assert any("$A0ORG_KEY is empty" in r.getMessage() and "not linked" in r.getMessage() for r in caplog.records)
 
 
 def test_the_host_name_is_the_default_unit_id(volume, monkeypatch):
@@ -553,3 +585,15 @@ def test_a_key_file_is_read_once_not_every_turn(volume, tmp_path, monkeypatch):
     first = file_events(lambda: drain(agent))
     assert [e for e in first if e[0] == "open"] == [("open", str(key_file))]
     assert file_events(lambda: drain(agent)) == [("os.scandir", str(volume.inbox(UNIT)))]
+
+
+def test_the_report_tells_the_xo_how_far_the_unit_has_taken_its_inbox(make_session, volume, era):
+    session = make_session(era=era)
+    session.run(ok("code_execution_tool", 1))
+    assert read_report(volume.report(UNIT)).signals.steering_seq is None  # nothing taken yet
+    deliver(volume, message(1))
+    deliver(volume, message(2, unit_id="unit-2"))  # refused, but taken out of the inbox all the same
+    session.run(ok("code_execution_tool", 2))
+    assert read_report(volume.report(UNIT)).signals.steering_seq == 2
+    saved = save_chat(session.agent)
+    assert json.loads(saved)["data"][unit.APPLIED_KEY]["seq"] == 2  # saved with the chat

@@ -129,6 +129,7 @@ def test_every_kind_of_bad_report_gets_a_row_saying_why(layout, tmp_path):
         "wrong-type": report("wrong-type").model_dump_json().replace('"turns_elapsed":3', '"turns_elapsed":"3"').encode(),
         "future": report("future").model_dump_json().replace('"schema_version":1', '"schema_version":2', 1).encode(),
         "huge": b" " * 300_000,
+        "nested": b"[" * 5000 + b"]" * 5000,
     }
     for unit, data in bad.items():
         layout.unit_dir(unit).mkdir(parents=True)
@@ -138,6 +139,8 @@ def test_every_kind_of_bad_report_gets_a_row_saying_why(layout, tmp_path):
     layout.report("linked").symlink_to(tmp_path / "elsewhere.json")
     layout.unit_dir("silent").mkdir()
     (layout.units_dir / "Not A Unit").mkdir()
+    (layout.units_dir / "readme").write_text("not a unit")
+    (layout.units_dir / "elsewhere").symlink_to(layout.unit_dir("good"))
 
     rows = views.status_rows(layout, time.time())
     errors = {r["unit"]: r["error"] for r in rows}
@@ -147,10 +150,13 @@ def test_every_kind_of_bad_report_gets_a_row_saying_why(layout, tmp_path):
     assert "turns_elapsed" in errors["wrong-type"]
     assert "schema_version 2 is newer" in errors["future"]
     assert "over the 256000-byte limit" in errors["huge"]
+    assert "nested too deeply" in errors["nested"]
     assert "symbolic link" in errors["linked"]
     assert errors["silent"] == "no report yet"
     assert "not a valid unit id" in errors["Not A Unit"]
-    for unit in bad | {"linked": 0, "silent": 0, "Not A Unit": 0}:
+    assert errors["readme"] == "not a folder; ignored"
+    assert errors["elsewhere"].startswith("is a symbolic link; a unit folder must be a real folder")
+    for unit in bad | {"linked": 0, "silent": 0, "Not A Unit": 0, "readme": 0, "elsewhere": 0}:
         assert row_of(rows, unit)["health"] == "unknown"
         assert row_of(rows, unit)["freshness"] is None
 
@@ -204,8 +210,12 @@ def test_a_watch_round_rereads_only_what_changed_and_forgets_gone_units(layout):
     publish(layout, "u2", turn=3)
     cache = views.FileCache()
     assert [r["turn"] for r in views.status_rows(layout, time.time(), cache)] == [3, 3]
+    first = dict(cache.entries)
     publish(layout, "u1", turn=4)
     assert [r["turn"] for r in views.status_rows(layout, time.time(), cache)] == [4, 3]
+    u1, u2 = str(layout.report("u1")), str(layout.report("u2"))
+    assert cache.entries[u2] is first[u2]  # unchanged: not read again
+    assert cache.entries[u1] is not first[u1]
     shutil.rmtree(layout.unit_dir("u2"))
     assert [r["unit"] for r in views.status_rows(layout, time.time(), cache)] == ["u1"]
     assert all("u2" not in str(path) for path in cache.entries)
@@ -306,6 +316,16 @@ def test_status_stops_quietly_when_its_reader_goes_away(layout):
     process.stdout.close()
     assert process.wait(60) == 0
     assert "Traceback" not in process.stderr.read().decode()
+
+
+def test_status_is_not_held_up_by_a_report_that_is_a_fifo(layout):
+    publish(layout, "good")
+    layout.unit_dir("piped").mkdir()
+    os.mkfifo(layout.report("piped"))  # reading one waits for a writer that never comes
+    result = a0org("status", "--volume", str(layout.root), "--json")
+    assert result.returncode == 0, result.stderr
+    units = {row["unit"]: row for row in json.loads(result.stdout)["units"]}
+    assert units["piped"]["error"] == "not a regular file" and units["good"]["error"] is None
 
 
 def test_status_of_a_missing_volume_says_so(tmp_path):

@@ -293,10 +293,14 @@ def test_a_quiet_unit_gets_no_heartbeat_nudge_but_is_still_very_stale(volume, la
     assert unit_state(layout, "unit-1").effective_health(clock.now) == "unknown"
 
 
-def test_a_unit_that_never_reported_is_not_healthy(volume, layout, xo):
+def test_a_unit_that_never_reported_is_not_healthy(volume, layout, xo, clock):
+    from org.macrocosm.views import status_rows
+
     (layout.units_dir / "unit-1").mkdir(parents=True)
     assert xo.sweep().sent == []
     assert unit_state(layout, "unit-1") is None
+    [row] = status_rows(layout, clock.now)
+    assert (row["health"], row["freshness"], row["error"]) == ("unknown", None, "no report yet")
 
 
 # ----- write-ahead delivery and restarts ---------------------------------------------
@@ -358,19 +362,31 @@ def test_a_lost_xo_state_never_reuses_a_sequence_number(volume, layout, clock):
         report(volume, "unit-1", "stall", turn, clock)
         xo.sweep()
     acknowledge(volume, "unit-1", keep=lambda seq: seq == 3)
+    for stray in ("²-stray.json", "0000000099-not-a-message.json"):  # not steering names: no seq of theirs counts
+        (layout.processed("unit-1") / stray).write_text("{}")
     layout.xo_state("unit-1").unlink()
     report(volume, "unit-1", "stall", 4, clock)
     assert [m.seq for m in XO(layout, "xo", KEY, clock=clock).sweep().sent] == [4]
 
 
-def test_a_corrupt_xo_state_starts_afresh_without_reusing_sequence_numbers(volume, layout, clock, log):
+def _broken_outbox(path: Path) -> str:
+    state = json.loads(path.read_text())
+    state["outbox"] = [{"seq": 7}]
+    return json.dumps(state)
+
+
+@pytest.mark.parametrize("damage, reason", [
+    (lambda path: "{ not json", "not valid JSON"),
+    (_broken_outbox, "outbox.0: not a steering message"),
+], ids=["not json", "broken outbox"])
+def test_a_corrupt_xo_state_starts_afresh_without_reusing_sequence_numbers(volume, layout, clock, log, damage, reason):
     xo = XO(layout, "xo", KEY, clock=clock)
     report(volume, "unit-1", "stall", 1, clock)
     xo.sweep()
-    layout.xo_state("unit-1").write_text("{ not json")
+    layout.xo_state("unit-1").write_text(damage(layout.xo_state("unit-1")))
     report(volume, "unit-1", "stall", 2, clock)
     assert [m.seq for m in XO(layout, "xo", KEY, clock=clock).sweep().sent] == [2]
-    assert f"{layout.xo_state('unit-1')}: not valid JSON" in log.text
+    assert f"{layout.xo_state('unit-1')}: {reason}" in log.text
 
 
 def test_quiet_units_are_neither_parsed_nor_rewritten(volume, layout, xo, clock):
@@ -463,6 +479,14 @@ def _not_an_object(path: Path, clock) -> None:
     path.write_text("[1, 2, 3]")
 
 
+def _deeply_nested(path: Path, clock) -> None:
+    path.write_text("[" * 5000 + "]" * 5000)
+
+
+def _a_fifo(path: Path, clock) -> None:
+    os.mkfifo(path)  # opened for reading, it would block
+
+
 def _another_units_report(path: Path, clock) -> None:
     path.write_text(_valid_report_text("someone-else", clock))
 
@@ -475,6 +499,8 @@ BAD_REPORTS = {
     "symlink": (_symlink, "is a symbolic link; refused"),
     "a folder": (_a_folder, "not a regular file"),
     "not an object": (_not_an_object, "expected a JSON object, found list"),
+    "deeply nested": (_deeply_nested, "not valid JSON (nested too deeply)"),
+    "a FIFO": (_a_fifo, "not a regular file"),
     "another unit's report": (_another_units_report, "unit.unit_id: 'someone-else' is not the unit of this folder ('bad')"),
 }
 
@@ -612,7 +638,7 @@ def test_events_name_the_units_whose_report_changed(layout):
 
 
 def test_a_scan_tells_changes_no_event_announced():
-    result = SweepResult(changed=[("alpha", 1), ("bravo", 2)])
+    result = SweepResult(changed=["alpha", "bravo"])
     assert unannounced(result, {"alpha"}) == {"bravo"}
     assert unannounced(result, {"alpha", "bravo", "charlie"}) == set()
 
@@ -650,3 +676,37 @@ def test_silence_is_worded_for_people():
     from org.macrocosm.xo import silence
 
     assert [silence(s) for s in (1, 45, 60, 119, 120, 421)] == ["1 second", "45 seconds", "1 minute", "1 minute", "2 minutes", "7 minutes"]
+
+
+def report_taken(volume, unit, scenario, turn, clock, taken, unit_doctrine=EVERY_TURN):
+    """A report saying the unit has taken steering up to seq ``taken`` from its inbox."""
+    r = report_for(unit, scenario_snapshot(scenario, turn, unit_doctrine), when=clock.now)
+    r.signals = r.signals.model_copy(update={"steering_seq": taken})
+    write_report(volume, unit, r)
+
+
+def test_the_next_nudge_waits_until_the_unit_has_taken_the_last_one(volume, xo, clock):
+    report_taken(volume, "unit-1", "stall", 1, clock, None)
+    assert [m.severity for m in xo.sweep().sent] == ["hint"]
+    # the unit went on before the hint reached it: its report still shows no steering taken
+    report_taken(volume, "unit-1", "stall", 2, clock, 0)
+    assert xo.sweep().sent == []
+    report_taken(volume, "unit-1", "stall", 3, clock, 1)  # it has seen the hint, and still stalls
+    assert [(m.severity, m.nudge) for m in xo.sweep().sent] == [("warning", 1)]
+
+
+def test_a_pause_still_in_the_inbox_is_not_taken_for_a_resume(volume, layout, xo, clock, log):
+    d = doctrine(radio_check_interval_turns=1, cooldown_turns=0, escalation={"pause_after_nudges": 1})
+    report_taken(volume, "unit-1", "loop", 1, clock, None, d)
+    assert [m.kind for m in xo.sweep().sent] == ["steer"]
+    report_taken(volume, "unit-1", "loop", 2, clock, 1, d)
+    assert [m.kind for m in xo.sweep().sent] == ["pause"]
+    assert unit_state(layout, "unit-1").paused_turn == 2
+    # one more turn ended before the unit drained the pause: not a resume, and nothing more is sent
+    report_taken(volume, "unit-1", "loop", 3, clock, 1, d)
+    assert xo.sweep().sent == [] and "unit resumed" not in log.text
+    assert unit_state(layout, "unit-1").paused_turn == 2
+    # it took the pause, someone resumed it, and it reports again
+    report_taken(volume, "unit-1", "loop", 4, clock, 2, d)
+    assert [(m.kind, m.severity) for m in xo.sweep().sent] == [("steer", "hint")]
+    assert "unit resumed: unit=unit-1 turn=4" in log.text

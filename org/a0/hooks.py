@@ -103,10 +103,10 @@ def _llm_runner() -> Any:
 async def monologue_start(agent: Any, loop_data: Any = None, **_: Any) -> None:
     """``monologue_start``: wait (at most the rest of their time budgets) for supervisor runs, apply their results."""
     try:
-        runner = _llm_runner()
-        if agent_number(agent) != 0 or runner.active_config() is None:
+        if agent_number(agent) != 0:
             return  # a subordinate's monologue is part of its superior's task
-        if runner.in_flight():
+        runner = _llm_runner()
+        if runner.in_flight() and runner.active_config() is not None:
             await asyncio.to_thread(runner.wait_for_runs)  # the event loop stays free while we wait
         runner.task_start(agent, loop_data)
     except Exception as exc:

@@ -102,17 +102,23 @@ class PacePlan(Contract):
     emergency: PaceTier
 
 
+def _not_below(lower: str, upper: str) -> Any:
+    """A validator for two thresholds of one scale: ``upper`` must not be below ``lower``."""
+
+    def check(cls: type, value: float, info: ValidationInfo) -> float:
+        bound = info.data.get(lower)
+        if bound is not None and value < bound:
+            raise ValueError(f"must not be below {lower} ({bound})")
+        return value
+
+    return field_validator(upper)(classmethod(check))
+
+
 class ContextThresholds(Contract):
     warning: float = Field(0.80, gt=0, le=1)
     critical: float = Field(0.90, gt=0, le=1)
 
-    @field_validator("critical")
-    @classmethod
-    def _not_below_warning(cls, critical: float, info: ValidationInfo) -> float:
-        warning = info.data.get("warning")
-        if warning is not None and critical < warning:
-            raise ValueError(f"must not be below warning ({warning})")
-        return critical
+    _ordered = _not_below("warning", "critical")
 
 
 class LoopDoctrine(Contract):
@@ -132,13 +138,7 @@ class HeartbeatDoctrine(Contract):
     stale_after_seconds: float = Field(120, gt=0, description="Older than this: stale, and an active unit gets a nudge.")
     very_stale_after_seconds: float = Field(300, gt=0, description="Older than this: very stale, reported as lost rather than healthy.")
 
-    @field_validator("very_stale_after_seconds")
-    @classmethod
-    def _not_below_stale(cls, very: float, info: ValidationInfo) -> float:
-        stale = info.data.get("stale_after_seconds")
-        if stale is not None and very < stale:
-            raise ValueError(f"must not be below stale_after_seconds ({stale})")
-        return very
+    _ordered = _not_below("stale_after_seconds", "very_stale_after_seconds")
 
 
 class EscalationDoctrine(Contract):

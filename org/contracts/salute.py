@@ -126,6 +126,10 @@ class SaluteSignals(Contract):
     outcomes: list[OutcomeSignal] = Field(default_factory=list, max_length=64, description="Latest tool outcomes, oldest first.")
     context_fill: float | None = Field(None, ge=0)
     native_repeat_warning: bool = False
+    steering_seq: int | None = Field(
+        None, ge=0,
+        description="The highest seq of the XO's steering this unit has taken from its inbox (applied, acknowledged or refused).",
+    )
 
 
 class SaluteReport(Contract):

@@ -4,6 +4,9 @@ Supervisors summarise the agent's work, and that work may quote keys, tokens or
 passwords; none of it may land in a file that is later injected into prompts, shown in
 a terminal or committed. :func:`redact` replaces each secret with ``[REDACTED]``.
 
+Besides the patterns, values passed to :func:`remember_secret` (the supervisors' API
+keys) are redacted exactly, whatever their shape.
+
 It errs towards redacting: a prose line such as ``password: correct horse`` loses its
 value too. Running it twice changes nothing more.
 """
@@ -13,6 +16,12 @@ from __future__ import annotations
 import re
 
 MARK = "[REDACTED]"
+#: Exact secrets this process knows (the supervisors' API keys, as read from the
+#: environment): redacted wherever they appear, whatever their shape.
+_KNOWN: set[str] = set()
+#: Shorter values are not remembered: they would redact ordinary words.
+MIN_KNOWN_CHARS = 8
+MAX_KNOWN = 32
 
 # PEM private keys, whole block; an unterminated block is redacted to the end of the text.
 _PEM = re.compile(
@@ -62,10 +71,18 @@ def _assignment(match: re.Match) -> str:
     return f"{key}{quote}{MARK}{quote}"
 
 
+def remember_secret(value: str | None) -> None:
+    """Redact ``value`` from now on wherever it appears, also where no pattern would catch it."""
+    if value and len(value) >= MIN_KNOWN_CHARS and MARK not in value and len(_KNOWN) < MAX_KNOWN:
+        _KNOWN.add(value)
+
+
 def redact(text: str) -> str:
     """``text`` with API keys, tokens, private keys and password assignments replaced."""
     if not text:
         return text
+    for secret in tuple(_KNOWN):
+        text = text.replace(secret, MARK)
     text = _PEM.sub(MARK, text)
     text = _TOKENS.sub(MARK, text)
     text = _BEARER.sub(lambda m: m.group(1) + MARK, text)

@@ -17,6 +17,7 @@ overwritten; secrets are redacted from every file written here.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -32,7 +33,7 @@ from org.contracts.knowledge import (
     ReviewItem,
 )
 from org.kernel.documents import DocumentError
-from org.kernel.paths import organizations_dir, safe_child
+from org.kernel.paths import UnsafePathError, organizations_dir, safe_child
 from org.kernel.report import logger, warn_once
 from org.kernel.salute import atomic_write_text
 
@@ -58,6 +59,7 @@ INDEX = "_index.md"
 #: often, and a document is parsed again only when its text changes.
 _PARSED: dict[str, tuple[tuple[str, datetime], Document]] = {}
 _PARSED_LIMIT = 4096
+_PARSED_LOCK = threading.Lock()  # the agent's thread and the supervisors' thread both read documents
 REVIEW_DIR = "_review"
 
 
@@ -121,13 +123,15 @@ class KnowledgeStore:
             warn_once(f"{path}: cannot read: {exc}", key=f"knowledge:{path}:read")
             return None
         key = str(path.absolute())
-        cached = _PARSED.get(key)
+        with _PARSED_LOCK:
+            cached = _PARSED.get(key)
         if cached and cached[0] == (text, modified):  # the text itself: a rewrite can keep size and time
             return cached[1]
         document = parse_document(relpath, text, modified, file_label=str(path))
-        if len(_PARSED) >= _PARSED_LIMIT:
-            _PARSED.pop(next(iter(_PARSED)), None)
-        _PARSED[key] = ((text, modified), document)
+        with _PARSED_LOCK:
+            if len(_PARSED) >= _PARSED_LIMIT:
+                _PARSED.pop(next(iter(_PARSED)), None)
+            _PARSED[key] = ((text, modified), document)
         return document
 
     def documents(self, category: str | None = None) -> list[Document]:
@@ -145,13 +149,28 @@ class KnowledgeStore:
                     out.append(document)
         return out
 
-    def get(self, relpath: str) -> Document | None:
-        """The document at ``<category>/<name>.md``, or None."""
+    def _path(self, relpath: str) -> Path | None:
+        """The file of ``<category>/<name>.md`` (None for anything else, such as ``../`` in it)."""
         category, _, name = relpath.partition("/")
         if category not in CATEGORIES or not name.endswith(".md"):
             return None
-        path = safe_child(self.root, category, name)
-        return self._read(path, relpath) if path.is_file() else None
+        try:
+            return safe_child(self.root, category, name)
+        except UnsafePathError:
+            return None
+
+    def get(self, relpath: str) -> Document | None:
+        """The document at ``<category>/<name>.md``, or None."""
+        path = self._path(relpath)
+        return self._read(path, relpath) if path is not None and path.is_file() else None
+
+    def _persons(self, relpath: str, existing: Document | None) -> bool:
+        """A person's text is at ``relpath``: their document, or a file that cannot be read as one
+        (not UTF-8, unreadable, a dangling link), which no supervisor may replace either."""
+        if existing is not None:
+            return existing.hand_written
+        path = self._path(relpath)
+        return path is not None and (path.is_symlink() or path.exists())
 
     def is_empty(self) -> bool:
         """No documents at all: the supervisors bootstrap (establish baselines)."""
@@ -171,7 +190,7 @@ class KnowledgeStore:
         relpath = f"{draft.category}/{draft.name}.md"
         with self._lock():
             existing = self.get(relpath)
-            if existing is not None and existing.hand_written:
+            if self._persons(relpath, existing):
                 item = self._queue(draft, by, "proposed change to a hand-written document", task, replaces_hand_written=True)
                 log_refusal(f"{relpath} is a person's document; {by}'s change went to the review queue as {item.id}")
                 return WriteOutcome(relpath, "queued_for_review", item.id)
@@ -253,8 +272,8 @@ class KnowledgeStore:
             check_owner(by, item.category)
             draft = redact_draft(item)
             with self._lock():
-                existing = self.get(f"{draft.category}/{draft.name}.md")
-                replaces = existing is not None and existing.hand_written
+                relpath = f"{draft.category}/{draft.name}.md"
+                replaces = self._persons(relpath, self.get(relpath))
                 return self._queue(draft, by, reason, task, replaces_hand_written=replaces)
         category = item.partition("/")[0]
         check_owner(by, category)
@@ -318,7 +337,7 @@ class KnowledgeStore:
             if item.draft is not None:
                 relpath = f"{item.draft.category}/{item.draft.name}.md"
                 existing = self.get(relpath)
-                if existing is not None and existing.hand_written:
+                if self._persons(relpath, existing):
                     kept = self._keep_replaced(item, relpath)
                     self._apply(item.draft, relpath, None, by=item.source, author=HUMAN, status="established", task=item.task,
                                 what=f"{what}; replaced a hand-written document (kept as {kept})")
@@ -344,10 +363,16 @@ class KnowledgeStore:
         return document
 
     def _keep_replaced(self, item: ReviewItem, relpath: str) -> str:
-        """A person's text is never lost: kept beside the review item it gave way to."""
+        """A person's text is never lost: kept, byte for byte, beside the review item it gave way to."""
         source = safe_child(self.root, *relpath.split("/"))
         kept = f"{REVIEW_DIR}/replaced/{item.id}-{relpath.replace('/', '-')}"
-        atomic_write_text(self.root / kept, source.read_text(encoding="utf-8"))
+        try:
+            data = source.read_bytes()
+            (self.root / kept).parent.mkdir(parents=True, exist_ok=True)
+            (self.root / kept).write_bytes(data)
+        except OSError as exc:
+            raise ReviewError(f"{item.id}: {relpath} cannot be kept before it is replaced ({exc.strerror or exc}); "
+                              "move it away or reject the item") from None
         return kept
 
     def _decide(self, item: ReviewItem, status: Literal["approved", "rejected"], by: str) -> ReviewItem:

@@ -36,6 +36,7 @@ from pydantic import BaseModel, ValidationError
 from org import __version__
 from org.contracts.supervisors import ModelConfig
 from org.kernel.report import logger, warn_once
+from org.knowledge.redact import remember_secret
 
 from .budget import LedgerError, UsageLedger
 
@@ -250,6 +251,7 @@ class ChatClient:
             raise ModelUnavailable(f"no API key: the environment variable {name} is not set", "no_key")
         if not key.isascii() or not key.isprintable() or any(ch.isspace() for ch in key):
             raise ModelUnavailable(f"the API key in {name} has characters a header cannot carry", "no_key")
+        remember_secret(key)  # whatever its shape, redacted from everything the pack writes
         return key
 
     def _check_token_cap(self, needed: int) -> None:

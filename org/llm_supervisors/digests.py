@@ -22,12 +22,9 @@ from org.a0.compat import read_attr
 from org.contracts.supervisor_outputs import TaskDigest, ToolCall
 from org.kernel.dispatcher import PACE_ATTR
 from org.kernel.outcomes import classify_output
-from org.kernel.report import warn_once
-from org.kernel.salute import atomic_write_text
-from org.knowledge.locking import exclusive
 from org.knowledge.redact import redact
 
-from .records import parsed_lines
+from .records import JsonLinesLog
 
 TRACE_KEY = "_org_task_trace"
 #: The radio check's saved state (org.supervisor.microcosm.STATE_KEY); its injection count.
@@ -69,7 +66,8 @@ def clean(text: Any, limit: int, one_line: bool = True) -> str:
 def short_args(args: Any) -> str:
     if not isinstance(args, dict):
         return clean(args, ARG_CHARS) if args else ""
-    parts = [f"{key}={clean(value, ARG_CHARS)}" for key, value in args.items()]
+    # name and value redacted together: ``password=...`` is a secret only with its name
+    parts = [clean(f"{key}={value}", ARG_CHARS) for key, value in args.items()]
     return shorten(", ".join(parts), ARGS_CHARS)
 
 
@@ -97,7 +95,7 @@ def message_text(message: Any) -> str:
         for key in ("user_message", "message", "text", "content"):
             if isinstance(content.get(key), str):
                 return content[key]
-        return json.dumps(content, default=str)[:TEXT_CHARS]
+        return json.dumps(content, default=str)  # cut by clean(), after redaction
     return "" if content is None else str(content)
 
 
@@ -209,35 +207,8 @@ def finish(agent: Any, task: int) -> TaskDigest | None:
 # --------------------------------------------------------------------------- the file
 
 
-class DigestLog:
-    """``digests.jsonl``: one digest per line, the last ``limit`` kept."""
+class DigestLog(JsonLinesLog[TaskDigest]):
+    """``digests.jsonl``: one :class:`TaskDigest` per line, the last ``limit`` kept."""
 
     def __init__(self, path: Path, limit: int = DIGEST_LIMIT):
-        self.path = path
-        self.limit = limit
-        self.lock_file = path.with_name(path.name + ".lock")
-
-    def append(self, digest: TaskDigest) -> None:
-        line = digest.model_dump_json() + "\n"
-        with exclusive(self.lock_file):
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with open(self.path, "a", encoding="utf-8") as handle:
-                handle.write(line)
-            lines = self._lines()
-            if len(lines) > 2 * self.limit:  # trimmed now and then, not on every task
-                atomic_write_text(self.path, "".join(line + "\n" for line in lines[-self.limit:]))
-
-    def _lines(self) -> list[str]:
-        try:
-            return [line for line in self.path.read_text(encoding="utf-8").splitlines() if line.strip()]
-        except FileNotFoundError:
-            return []
-        except (OSError, UnicodeDecodeError) as exc:
-            warn_once(f"{self.path}: cannot read the task digests: {exc}", key=f"{self.path}:read")
-            return []
-
-    def recent(self, count: int) -> list[TaskDigest]:
-        """The last ``count`` digests, oldest first; bad lines are skipped with one log line each."""
-        lines = self._lines()
-        first = max(0, len(lines) - count)
-        return list(parsed_lines(self.path, enumerate(lines[first:], start=first + 1), TaskDigest, "that task"))
+        super().__init__(path, TaskDigest, limit, "that task")

@@ -2,7 +2,8 @@
 
 ``a0org supervisors log`` lists them and ``a0org supervisors stats`` sums their tokens
 and cost. Lines are appended under a lock, so the agent and the command line can both
-write; a damaged line is skipped with one log line naming the file and line number.
+write; a damaged line is skipped with one log line naming the file and line number. The
+file keeps the last :data:`RUN_LIMIT` runs (the usage ledger keeps the all-time totals).
 """
 
 from __future__ import annotations
@@ -10,41 +11,77 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from org.contracts.supervisor_outputs import SupervisorRun
 from org.kernel.report import warn_once
+from org.kernel.salute import atomic_write_text
 from org.knowledge.locking import exclusive
 
 M = TypeVar("M", bound=BaseModel)
 
 #: The UI's and the log's name of each supervisor.
 LABELS = {"code_style": "Code style supervisor", "design": "Design supervisor", "internaliser": "Internaliser"}
+#: Runs kept in ``runs.jsonl``.
+RUN_LIMIT = 2000
 
 
-class RunLog:
-    def __init__(self, path: Path):
+class JsonLinesLog(Generic[M]):
+    """A JSON-lines file of one contract: appended under a lock, the last ``limit`` lines kept.
+
+    The file is trimmed back to ``limit`` lines once it holds twice as many, so most
+    appends only append.
+    """
+
+    def __init__(self, path: Path, model: type[M], limit: int, what: str):
         self.path = path
+        self.model = model
+        self.limit = limit
+        self.what = what  #: how a skipped line is named in the log, e.g. "that run"
         self.lock_file = path.with_name(path.name + ".lock")
 
-    def append(self, run: SupervisorRun) -> None:
+    def append(self, item: M) -> None:
+        line = item.model_dump_json() + "\n"
         with exclusive(self.lock_file):
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with open(self.path, "a", encoding="utf-8") as handle:
-                handle.write(run.model_dump_json() + "\n")
+                handle.write(line)
+            lines = self._lines()
+            if len(lines) > 2 * self.limit:
+                atomic_write_text(self.path, "".join(kept + "\n" for kept in lines[-self.limit:]))
 
-    def __iter__(self) -> Iterator[SupervisorRun]:
+    def _lines(self) -> list[str]:
         try:
-            handle = open(self.path, encoding="utf-8")
+            return [line for line in self.path.read_text(encoding="utf-8").splitlines() if line.strip()]
         except FileNotFoundError:
-            return
-        with handle:
-            yield from parsed_lines(self.path, enumerate(handle, start=1), SupervisorRun, "that run")
+            return []
+        except (OSError, UnicodeDecodeError) as exc:
+            warn_once(f"{self.path}: cannot be read: {exc}", key=f"{self.path}:read")
+            return []
+
+    def recent(self, count: int | None = None) -> list[M]:
+        """The last ``count`` items (all when None), oldest first; bad lines are skipped with one log line each."""
+        if not self.path.exists():
+            return []
+        try:
+            with exclusive(self.lock_file):  # never half of a line being appended
+                lines = self._lines()
+        except OSError:  # no lock file can be made (a read-only folder): read as it is
+            lines = self._lines()
+        first = 0 if count is None else max(0, len(lines) - count)
+        return list(parsed_lines(self.path, enumerate(lines[first:], start=first + 1), self.model, self.what))
+
+
+class RunLog(JsonLinesLog[SupervisorRun]):
+    """``runs.jsonl``: one :class:`SupervisorRun` per line."""
+
+    def __init__(self, path: Path, limit: int = RUN_LIMIT):
+        super().__init__(path, SupervisorRun, limit, "that run")
 
     def runs(self) -> list[SupervisorRun]:
-        return list(self)
+        return self.recent()
 
 
 def parsed_lines(path: Path, numbered: Iterable[tuple[int, str]], model: type[M], what: str) -> Iterator[M]:

@@ -16,6 +16,7 @@ exactly as it would without them.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 import uuid
@@ -34,11 +35,12 @@ from org.kernel.paths import organizations_dir
 from org.kernel.report import logger, warn_once
 from org.kernel.salute import atomic_write_text
 from org.knowledge.directives import DirectiveQueue
+from org.knowledge.redact import remember_secret
 from org.knowledge.selection import project_knowledge_section
 from org.knowledge.store import KnowledgeStore, OwnershipError, check_owner
 from org.llm.budget import UsageLedger
 from org.llm.client import ChatClient, ModelOutputInvalid, ModelUnavailable
-from org.llm.config import config_path, load_config
+from org.llm.config import CONFIG_NAME, load_config
 
 from . import digests
 from .records import LABELS, RunLog, outcome_line
@@ -63,7 +65,7 @@ class Files:
     def __init__(self, home: Path):
         self.home = home
         self.folder = home / FOLDER
-        self.config = config_path(home)
+        self.config = home / CONFIG_NAME
         self.state = self.folder / "state.json"
         self.runs = self.folder / "runs.jsonl"
         self.digests = self.folder / "digests.jsonl"
@@ -182,10 +184,10 @@ class FileSnapshot:
             try:
                 if content is None:
                     path.unlink(missing_ok=True)
-                else:
+                elif path.read_bytes() != content:  # only what changed: never rewrite a file needlessly
                     atomic_write_text(path, content.decode("utf-8"))
-            except OSError as exc:
-                logger.warning("%s: could not be put back after a failed supervisor run: %s", path, exc.strerror or exc)
+            except (OSError, ValueError) as exc:
+                logger.warning("%s: could not be put back after a failed supervisor run: %s", path, exc)
         for folder, before in self.folders.items():
             for path in set(folder.glob("*")) - before if folder.is_dir() else ():
                 if path.is_file():
@@ -266,6 +268,7 @@ class SupervisorRunner:
         key = (stat.st_mtime_ns, stat.st_size)
         if key != self._config_key:
             self._config_key, self._config = key, load_config(self.files.config)
+            _remember_keys(self._config)
         return self._config
 
     def active_config(self) -> SupervisorsConfig | None:
@@ -311,6 +314,8 @@ class SupervisorRunner:
             if abandoned:  # the stuck thread keeps running; a new one takes over the queue
                 self._worker += 1
                 self._working = False
+        if not finished and not abandoned:
+            return []
         if abandoned:
             self._start_worker()
         config = self.config()
@@ -324,11 +329,15 @@ class SupervisorRunner:
         return runs
 
     def task_start(self, agent: Any, loop_data: Any) -> list[SupervisorRun]:
-        """``monologue_start`` (after :meth:`wait_for_runs`): apply results, start the task's digest."""
-        if agent_number(agent) != 0 or self.active_config() is None:
+        """``monologue_start`` (after :meth:`wait_for_runs`): apply results, start the task's digest.
+
+        Results that came in after the supervisors were switched off are recorded as skipped.
+        """
+        if agent_number(agent) != 0:
             return []
         runs = self.collect(agent)
-        digests.begin(agent, loop_data)
+        if self.active_config() is not None:
+            digests.begin(agent, loop_data)
         return runs
 
     def task_end(self, agent: Any, loop_data: Any) -> list[Request]:
@@ -395,6 +404,7 @@ class SupervisorRunner:
                 return
             self._working = True
             generation = self._worker
+            _begin(self._queue[0])  # the new worker takes it first: it is going from now on
         threading.Thread(target=self._work, args=(generation,), name="a0org-supervisors", daemon=True).start()
 
     def _work(self, generation: int) -> None:
@@ -405,8 +415,8 @@ class SupervisorRunner:
                         self._working = False
                     return
                 flight = self._queue.pop(0)
-                flight.request.restart_clock()  # its time budget starts now
-                flight.running = True
+                if not flight.running:
+                    _begin(flight)
             try:
                 flight.outcome = execute(flight.request, flight.config, self.files)
             finally:
@@ -445,8 +455,8 @@ class SupervisorRunner:
         """Apply one outcome (when valid and the config still allows it), record it, log one line."""
         request, status, reason = outcome.request, outcome.status, outcome.reason
         applied: Applied | None = None
-        if status == "ok" and (config is None or not config.enabled):
-            status, reason = "skipped", "the supervisors were switched off before the answer arrived"
+        if status == "ok" and (config is None or request.supervisor not in config.enabled_supervisors()):
+            status, reason = "skipped", "switched off before the answer arrived; nothing of it was applied"
         elif status == "ok":
             assert config is not None
             try:
@@ -484,9 +494,10 @@ class SupervisorRunner:
         line = outcome_line(run)
         if run.outcome == "applied":
             logger.info("%s", line)
+        elif run.outcome == "skipped":
+            logger.warning("%s skipped: %s", LABELS[run.supervisor], run.reason)
         else:
-            logger.warning("%s skipped: %s" if run.outcome == "skipped" else "%s: %s", LABELS[run.supervisor],
-                           run.reason if run.outcome == "skipped" else f"{run.outcome}: {run.reason}")
+            logger.warning("%s", line)
         if agent is not None and run.outcome != "skipped":
             details = [run.summary] + [f"wrote {d}" for d in run.documents] + [f"directive {d}" for d in run.directives]
             ui_log(agent, type="info" if run.outcome == "applied" else "warning", heading=line,
@@ -525,6 +536,20 @@ class SupervisorRunner:
                                               config.knowledge.injection_token_budget, recent_lessons=config.knowledge.recent_lessons)
         directives = queue_for(config, self.files).active_directives_section() if top else ""
         return knowledge, directives
+
+
+def _begin(flight: Flight) -> None:
+    """A run is going: its time budget starts now (the runner's lock is held)."""
+    flight.request.restart_clock()
+    flight.running = True
+
+
+def _remember_keys(config: SupervisorsConfig | None) -> None:
+    """The supervisors' API keys are redacted from digests and the store whatever their shape."""
+    for name in config.enabled_supervisors() if config is not None else ():
+        variable = config.model_for(name).api_key_env
+        if variable:
+            remember_secret(os.environ.get(variable, "").strip())
 
 
 def _with_first(first: str, reasons: list[str]) -> list[str]:

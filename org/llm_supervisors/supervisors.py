@@ -28,11 +28,13 @@ from org.knowledge.redact import redact
 
 from .records import LABELS
 
-#: Characters of prompt per section: about 5k tokens of input in all, as the design budgets.
+#: Characters of prompt per section: at most about 8k tokens of input in all (the design budgets
+#: about 5k; most runs send less, since few sections are full).
 DIGEST_CHARS = 7000
 OWN_DOCUMENT_CHARS = 5000
 OTHER_DOCUMENT_CHARS = 1500
 DIRECTIVE_CHARS = 1500
+FINDINGS_CHARS = 3000
 FILE_CHARS = 3000
 FILES_CHARS = 9000
 MAX_FILES = 6
@@ -255,7 +257,7 @@ def build_messages(spec: SupervisorSpec, run: RunInput) -> list[dict[str, str]]:
         sections.append(("FILES THE RECENT TASKS TOUCHED", files or "(none could be read)"))
     if run.previous_findings:
         sections.append(("YOUR PREVIOUS FINDINGS (use the same wording for what is still true)",
-                         "\n".join(f"- {f}" for f in run.previous_findings[:30])))
+                         _cap("\n".join(f"- {f}" for f in run.previous_findings), FINDINGS_CHARS)))
     user = "\n\n".join(f"## {title}\n{body}" for title, body in sections)
     return [{"role": "system", "content": system}, {"role": "user", "content": redact(user)}]
 

@@ -2,12 +2,13 @@
 
 One XO per volume (``xo/xo.lock``, held with ``flock``). Reports are noticed through
 watchdog's native observer and swept at once; during a burst, reports are gathered so
-that there is at most one sweep per ``--debounce`` seconds. Native events do not reach every volume (a
-network share, a folder bind-mounted from another machine): a probe file at start,
-and a safety scan every ``--rescan`` seconds that finds a changed report no event
-announced, switch the XO to polling by itself; ``--polling`` starts there. Heartbeats
-are evaluated every second even when nothing happens. SIGTERM and SIGINT stop it
-cleanly: the sweep in progress ends and every unit state is written.
+that there is at most one sweep per ``--debounce`` seconds. Native events do not reach
+every volume (a network share, a folder bind-mounted from another machine): a probe
+file at start, and a safety scan every ``--rescan`` seconds that finds a changed report
+no event announced, switch the XO to polling by itself; ``--polling`` starts there.
+Heartbeats are evaluated even when nothing happens: every second with native events,
+at every scan when polling. SIGTERM and SIGINT stop it cleanly: the sweep in progress
+ends and every unit state is written.
 """
 
 from __future__ import annotations
@@ -188,7 +189,7 @@ def probe(layout: VolumeLayout, events: ReportEvents, timeout: float) -> bool:
 
 def unannounced(result: SweepResult, announced: set[str]) -> set[str]:
     """Units whose report a scan found changed although no event named them."""
-    return {unit for unit, _ in result.changed} - announced
+    return set(result.changed) - announced
 
 
 class Daemon:
@@ -201,7 +202,6 @@ class Daemon:
         self.xo = XO(layout, options.role, options.key, clock=options.clock)
         self.events = ReportEvents(layout.units_dir)
         self.watcher: Watcher | None = None
-        self.mode = "polling"
 
     def sweep(self, units: set[str] | None = None) -> SweepResult:
         try:
@@ -237,13 +237,11 @@ class Daemon:
         if self.options.once:
             logger.info("XO %s swept %d unit(s) once: %d steering sent, %d file(s) skipped", self.xo.sender_role, first.units, len(first.sent), len(first.skipped))
             return 0
-        self.mode = "native" if native else "polling"
         if native:
             logger.info("XO %s watching %s with native file-system events", self.xo.sender_role, self.layout.root)
             self._native_loop()
         if not self.stop_event.is_set():
             logger.info("XO %s polling %s every %g s", self.xo.sender_role, self.layout.root, self.options.poll_interval)
-            self.mode = "polling"
             self._polling_loop()
         return 0
 
@@ -298,8 +296,8 @@ class Daemon:
 
 def run(layout: VolumeLayout, options: DaemonOptions, stop_event: threading.Event) -> int:
     """Hold the volume's lock and supervise until ``stop_event`` is set (or once)."""
-    layout.ensure_inside(layout.units_dir)
-    layout.ensure_inside(layout.xo_dir)
+    for folder in (layout.units_dir, layout.xo_dir, layout.xo_units_dir):
+        layout.ensure_inside(folder)  # the XO's own files stay on the volume too
     with XOLock(layout):
         daemon = Daemon(layout, options, stop_event)
         try:

@@ -32,26 +32,33 @@ def load_key(key_file: Path | str | None = None) -> bytes | None:
     if key_file is None:
         value = os.environ.get(ENV_KEY)
         if value:
-            return value.strip().encode("utf-8")
+            return _usable(os.fsencode(value), f"${ENV_KEY}")  # the bytes as set, whatever their encoding
         key_file = os.environ.get(ENV_KEY_FILE) or None
         if key_file is None:
             return None
     path = Path(key_file)
     try:
-        data = path.read_bytes()[: MAX_KEY_BYTES + 1]
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_KEY_BYTES + 2)  # a key and its line end; more is not a key
     except OSError as exc:
         raise OrganizationKeyError(f"{path}: cannot read the organization key file ({exc.strerror or type(exc).__name__})") from None
+    return _usable(data, f"{path}: the organization key file")
+
+
+def _usable(data: bytes, what: str) -> bytes:
+    """The key without surrounding white space; a blank one would sign with a key everyone knows."""
     key = data.strip()
     if not key:
-        raise OrganizationKeyError(f"{path}: the organization key file is empty")
+        raise OrganizationKeyError(f"{what} is empty")
     if len(key) > MAX_KEY_BYTES:
-        raise OrganizationKeyError(f"{path}: over {MAX_KEY_BYTES} bytes; not a key")
+        raise OrganizationKeyError(f"{what} is over {MAX_KEY_BYTES} bytes; not a key")
     return key
 
 
 def canonical(payload: dict[str, Any]) -> bytes:
     body = {k: v for k, v in payload.items() if k != "signature"}
-    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    # surrogatepass: a hostile file's lone surrogate must fail the comparison, not raise
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")
 
 
 def signature(payload: dict[str, Any], key: bytes) -> str:
@@ -65,6 +72,7 @@ def verify(payload: dict[str, Any], key: bytes) -> str | None:
         return "unsigned, and an organization key is configured"
     if not isinstance(given, str):
         return "signature is not text"
-    if not hmac.compare_digest(given, signature(payload, key)):
+    # compared as bytes: compare_digest refuses str with non-ASCII characters
+    if not hmac.compare_digest(given.encode("utf-8", "surrogatepass"), signature(payload, key).encode("ascii")):
         return "wrong signature (not signed with this organization's key)"
     return None

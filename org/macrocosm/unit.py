@@ -43,10 +43,12 @@ from .signing import ENV_KEY, ENV_KEY_FILE, OrganizationKeyError, load_key, veri
 from .volume import (
     ENV_UNIT,
     ENV_VOLUME,
+    MESSAGE_NAME_RE,
     VolumeFileError,
     VolumeLayout,
     check_version,
     first_error,
+    message_seq,
     parse_json_object,
     read_capped,
 )
@@ -57,7 +59,6 @@ APPLIED_KEY = "org_unit_inbox"
 APPLIED_LIMIT = 1024
 #: Saved with the chat: the unit's turn at the end of its latest task.
 TASK_END_KEY = "org_unit_task_end"
-MESSAGE_NAME_RE = re.compile(r"^(\d{10})-([0-9a-f]{32})\.json$")
 REASON_SUFFIX = ".reason"
 
 
@@ -184,8 +185,7 @@ def pending_files(link: UnitLink) -> list[os.DirEntry]:
 
 
 def sequence_key(entry: os.DirEntry) -> tuple[int, str]:
-    match = MESSAGE_NAME_RE.match(entry.name)
-    return (int(match.group(1)) if match else 0, entry.name)
+    return (message_seq(entry.name) or 0, entry.name)
 
 
 def read_message(link: UnitLink, entry: os.DirEntry) -> SteeringMessage:
@@ -195,7 +195,7 @@ def read_message(link: UnitLink, entry: os.DirEntry) -> SteeringMessage:
         raise VolumeFileError(path, "is a symbolic link; refused")
     if not entry.is_file(follow_symlinks=False):
         raise VolumeFileError(path, "is not a regular file")
-    match = MESSAGE_NAME_RE.match(entry.name)
+    match = MESSAGE_NAME_RE.fullmatch(entry.name)
     if match is None:
         raise VolumeFileError(path, "not a steering message name (<seq, 10 digits>-<id, 32 hex>.json)")
     value = parse_json_object(path, read_capped(path, MAX_MESSAGE_BYTES))
@@ -221,7 +221,8 @@ def steering_text(message: SteeringMessage) -> str:
 
 
 class AppliedIds:
-    """The ids this chat has applied, kept in ``agent.data`` so they are saved with the chat."""
+    """The ids this chat has applied, and the highest seq it has taken from the inbox,
+    kept in ``agent.data`` so they are saved with the chat."""
 
     def __init__(self, data: dict):
         record = data.get(APPLIED_KEY)
@@ -233,6 +234,7 @@ class AppliedIds:
         self._data = data
         self._ids = [i for i in ids if isinstance(i, str)]
         self._known = set(self._ids)
+        self._seq = taken_seq(data)
 
     def __contains__(self, message_id: str) -> bool:
         return message_id in self._known
@@ -241,7 +243,23 @@ class AppliedIds:
         self._ids.append(message_id)
         self._known.add(message_id)
         del self._ids[:-APPLIED_LIMIT]
-        self._data[APPLIED_KEY] = {"version": 1, "applied": list(self._ids)}
+        self._save()
+
+    def taken(self, seq: int | None) -> None:
+        """A message left the inbox (applied, acknowledged or refused): the XO may send the next."""
+        if seq is not None and (self._seq is None or seq > self._seq):
+            self._seq = seq
+            self._save()
+
+    def _save(self) -> None:
+        self._data[APPLIED_KEY] = {"version": 1, "applied": list(self._ids), "seq": self._seq}
+
+
+def taken_seq(data: dict) -> int | None:
+    """The highest seq this chat has taken from its inbox, reported to the XO in ``signals.steering_seq``."""
+    record = data.get(APPLIED_KEY)
+    seq = record.get("seq") if isinstance(record, dict) else None
+    return seq if isinstance(seq, int) and not isinstance(seq, bool) and seq >= 0 else None
 
 
 def move_into(layout: VolumeLayout, path: Path, folder: Path) -> Path:
@@ -314,13 +332,19 @@ async def drain_inbox(agent: Any, link: UnitLink) -> list[SteeringMessage]:
     applied_ids = AppliedIds(agent.data)
     applied: list[SteeringMessage] = []
     for entry in sorted(entries, key=sequence_key):
+        seq = message_seq(entry.name)
         try:
             message = read_message(link, entry)
         except VolumeFileError as error:
             reject(link, error)
+            applied_ids.taken(seq)
             continue
         except OSError as exc:  # gone meanwhile, or unreadable: nothing to apply
             warn_once(f"{entry.path}: cannot read the steering message: {exc.strerror or exc}", key=f"read {entry.path}")
+            continue
+        except Exception as exc:  # a file nobody foresaw must not block the messages behind it
+            reject(link, VolumeFileError(Path(entry.path), f"cannot be read as a steering message ({type(exc).__name__}: {exc})"))
+            applied_ids.taken(seq)
             continue
         if outdated(agent.data, message):
             logger.info("%s: steering about turn %s of a task that has ended; acknowledged without applying it",
@@ -332,5 +356,6 @@ async def drain_inbox(agent: Any, link: UnitLink) -> list[SteeringMessage]:
             applied.append(message)
             if message.kind == "pause":
                 pause(agent, message)
+        applied_ids.taken(message.seq)
         acknowledge(link, Path(entry.path))
     return applied

@@ -24,7 +24,7 @@ from org.contracts.role import HeartbeatDoctrine
 from org.contracts.steering_message import MAX_MESSAGE_BYTES, SteeringMessage
 from org.kernel.paths import UnsafePathError, checked_id
 
-from .volume import MESSAGE_SUFFIX, VolumeFileError, VolumeLayout, first_error, parse_json_object, read_capped, read_report
+from .volume import MESSAGE_SUFFIX, VolumeFileError, VolumeLayout, check_version, first_error, message_seq, parse_json_object, read_capped, read_report, unit_entry_problem
 from .xo import freshness, unit_state
 
 #: The keys of one ``status --json`` row, in order. Documented in docs/macrocosm.md.
@@ -54,16 +54,21 @@ def _stamp(path: Path | str) -> tuple[int, int, int] | None:
     return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
-def load_report(path: Path) -> tuple[SaluteReport | None, str | None]:
-    """(report, None), or (None, why it cannot be used); a missing report is ``no report yet``."""
+def _attempt(read: Callable[[Path], Any], path: Path, missing: str) -> tuple[Any, str | None]:
+    """(``read(path)``, None), or (None, why the file cannot be used); ``missing`` when it is not there."""
     try:
-        return read_report(path), None
+        return read(path), None
     except FileNotFoundError:
-        return None, "no report yet"
+        return None, missing
     except VolumeFileError as exc:
         return None, exc.reason
     except OSError as exc:
         return None, f"cannot read: {exc.strerror or type(exc).__name__}"
+
+
+def load_report(path: Path) -> tuple[SaluteReport | None, str | None]:
+    """(report, None), or (None, why it cannot be used); a missing report is ``no report yet``."""
+    return _attempt(read_report, path, "no report yet")
 
 
 @dataclass
@@ -209,9 +214,14 @@ def unit_row(layout: VolumeLayout, unit: str, now: float, cache: FileCache | Non
     return row
 
 
-def _invalid_row(name: str) -> dict[str, Any]:
+def _invalid_row(layout: VolumeLayout, name: str) -> dict[str, Any]:
+    """The row of an entry of ``units/`` that is not a unit folder, saying why."""
+    try:
+        error = unit_entry_problem(name, os.lstat(layout.units_dir / name))
+    except OSError as exc:  # gone since the listing
+        error = f"cannot be read: {exc.strerror or type(exc).__name__}"
     row: dict[str, Any] = dict.fromkeys(STATUS_KEYS)
-    row.update(unit=name, health="unknown", pending=0, error="not a valid unit id (lower-case letters, digits, '_' and '-'); ignored")
+    row.update(unit=name, health="unknown", pending=0, error=error)
     return row
 
 
@@ -223,7 +233,7 @@ def status_rows(layout: VolumeLayout, now: float | None = None, cache: FileCache
     rows = [unit_row(layout, unit, now, cache, places) for unit in valid]
     if cache is not None:
         cache.forget_untouched()
-    rows.extend(_invalid_row(name) for name in invalid)
+    rows.extend(_invalid_row(layout, name) for name in invalid)
     rows.sort(key=lambda r: r["unit"])
     return rows
 
@@ -450,23 +460,21 @@ class SteeringFile:
 
     @property
     def seq(self) -> int:
-        head = self.name.split("-", 1)[0]
-        return int(head) if head.isdigit() else 0
+        return message_seq(self.name) or 0
+
+
+def _read_message(path: Path) -> SteeringMessage:
+    value = parse_json_object(path, read_capped(path, MAX_MESSAGE_BYTES))
+    check_version(path, value)
+    try:
+        return SteeringMessage.model_validate(value)
+    except Exception as exc:
+        raise VolumeFileError(path, f"not a valid steering message: {first_error(exc)}") from None
 
 
 def peek_message(path: Path) -> tuple[SteeringMessage | None, str | None]:
     """The message for display (its signature is the unit's to check), or why it cannot be shown."""
-    try:
-        value = parse_json_object(path, read_capped(path, MAX_MESSAGE_BYTES))
-        return SteeringMessage.model_validate(value), None
-    except FileNotFoundError:
-        return None, "moved away while being read"
-    except VolumeFileError as exc:
-        return None, exc.reason
-    except OSError as exc:
-        return None, f"cannot read: {exc.strerror or type(exc).__name__}"
-    except Exception as exc:
-        return None, f"not a valid steering message: {first_error(exc)}"
+    return _attempt(_read_message, path, "moved away while being read")
 
 
 def _rejection_reason(item: SteeringFile) -> str | None:
@@ -541,6 +549,8 @@ class Tail:
 
     def _steering_lines(self, last: int | None) -> list[str]:
         current = list_steering(self.layout, self.unit)
+        # remember only the files still there, not every name a long tail ever saw
+        self.steering = {name: where for name, where in self.steering.items() if name in current}
         news = [item for name, item in current.items() if self.steering.get(name) != item.where]
         news.sort(key=lambda item: (item.seq, item.name))
         if last is not None:

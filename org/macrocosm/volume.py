@@ -9,10 +9,12 @@
       units/<unit>/inbox/rejected/          steering the unit refused, with a .reason file
       xo/units/<unit>.json                  the XO's state for the unit (cooldowns, escalation, outbox)
       xo/xo.lock                            held by the running XO
+      xo/steering.yaml                      optional: the XO's own wording of the steering texts
 
 Every file is written atomically (temporary file in the same folder, fsync, rename).
-Unit ids are checked before they reach a path, and nothing is written through a
-symbolic link that leads out of the volume.
+Unit ids are checked before they reach a path, reports and messages are read only
+from regular files (never through a symbolic link), and no folder is created or
+written through a symbolic link that leads out of the volume.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +37,8 @@ ENV_UNIT = "A0ORG_UNIT"
 
 REPORT_NAME = "salute.json"
 MESSAGE_SUFFIX = ".json"
+#: ``<seq, 10 ASCII digits>-<id, 32 hex>.json``: the name of every steering file.
+MESSAGE_NAME_RE = re.compile(r"([0-9]{10})-([0-9a-f]{32})\.json")  # use with fullmatch
 
 
 class VolumeFileError(Exception):
@@ -60,6 +66,10 @@ class VolumeLayout:
     def xo_lock(self) -> Path:
         return self.xo_dir / "xo.lock"
 
+    @property
+    def xo_units_dir(self) -> Path:
+        return self.xo_dir / "units"
+
     def unit_dir(self, unit: str) -> Path:
         return safe_child(self.units_dir, checked_id(unit, "unit id"))
 
@@ -79,10 +89,10 @@ class VolumeLayout:
         return self.inbox(unit) / message_name(seq, message_id)
 
     def xo_state(self, unit: str) -> Path:
-        return safe_child(self.xo_dir / "units", checked_id(unit, "unit id") + ".json")
+        return safe_child(self.xo_units_dir, checked_id(unit, "unit id") + ".json")
 
     def unit_ids(self) -> tuple[list[str], list[str]]:
-        """Unit folders on the volume: (valid ids, names that are not valid ids)."""
+        """Entries of ``units/``: (unit folders, the others: invalid ids, symbolic links, files)."""
         valid, invalid = [], []
         try:
             entries = os.scandir(self.units_dir)
@@ -99,22 +109,47 @@ class VolumeLayout:
         return valid, invalid
 
     def ensure_inside(self, folder: Path) -> Path:
-        """Create ``folder`` if needed and refuse it when it resolves outside the volume."""
-        folder.mkdir(parents=True, exist_ok=True)
+        """Create ``folder`` if needed and refuse it when it resolves outside the volume.
+
+        Checked before anything is created too, so a symbolic link on the way (``units``
+        leading elsewhere) never gets folders made at its far end.
+        """
         root = os.path.realpath(self.root)
+        self._check_inside(folder, root)
+        folder.mkdir(parents=True, exist_ok=True)
+        self._check_inside(folder, root)
+        return folder
+
+    @staticmethod
+    def _check_inside(folder: Path, root: str) -> None:
         real = os.path.realpath(folder)
         if real != root and not real.startswith(root + os.sep):
             raise UnsafePathError(f"{folder} resolves to {real}, outside the volume {root}")
-        return folder
 
 
 def message_name(seq: int, message_id: str) -> str:
     return f"{seq:010d}-{message_id}{MESSAGE_SUFFIX}"
 
 
+def message_seq(name: str) -> int | None:
+    """The seq in a steering file's name, or None when the name is not one."""
+    match = MESSAGE_NAME_RE.fullmatch(name)
+    return int(match.group(1)) if match else None
+
+
+def unit_entry_problem(name: str, st: os.stat_result) -> str:
+    """Why an entry of ``units/`` (its ``lstat``) is not a unit folder."""
+    if not is_identifier(name):
+        return "not a valid unit id (lower-case letters, digits, '_' and '-', at most 64); folder ignored"
+    if stat.S_ISLNK(st.st_mode):
+        return "is a symbolic link; a unit folder must be a real folder inside the volume"
+    return "not a folder; ignored"
+
+
 def read_capped(path: Path | str, limit: int) -> bytes:
-    """The file's bytes, refusing symbolic links and anything over ``limit`` bytes."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+    """The file's bytes, refusing symbolic links, anything but a regular file (a FIFO
+    would block the reader), and anything over ``limit`` bytes."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
         fd = os.open(path, flags)
     except OSError as exc:
@@ -122,7 +157,10 @@ def read_capped(path: Path | str, limit: int) -> bytes:
             raise VolumeFileError(path, "is a symbolic link; refused") from None
         raise
     with os.fdopen(fd, "rb") as handle:
-        size = os.fstat(handle.fileno()).st_size
+        st = os.fstat(handle.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise VolumeFileError(path, "not a regular file")
+        size = st.st_size
         if size > limit:
             raise VolumeFileError(path, f"{size} bytes, over the {limit}-byte limit")
         data = handle.read(limit + 1)
@@ -134,8 +172,10 @@ def read_capped(path: Path | str, limit: int) -> bytes:
 def parse_json_object(path: Path, data: bytes) -> dict[str, Any]:
     try:
         value = json.loads(data)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
         raise VolumeFileError(path, f"not valid JSON ({exc})") from None
+    except RecursionError:
+        raise VolumeFileError(path, "not valid JSON (nested too deeply)") from None
     if not isinstance(value, dict):
         raise VolumeFileError(path, f"expected a JSON object, found {type(value).__name__}")
     return value
@@ -152,13 +192,13 @@ def first_error(exc: Exception) -> str:
     errors = getattr(exc, "errors", None)
     if callable(errors):
         try:
-            first = errors()[0]
-            where = ".".join(str(p) for p in first.get("loc", ())) or "(top level)"
-            more = len(errors()) - 1
-            return f"{where}: {first.get('msg')}" + (f" (and {more} more)" if more else "")
+            found = errors()
+            where = ".".join(str(p) for p in found[0].get("loc", ())) or "(top level)"
+            more = len(found) - 1
+            return f"{where}: {found[0].get('msg')}" + (f" (and {more} more)" if more else "")
         except Exception:
             pass
-    return str(exc).splitlines()[0]
+    return (str(exc).splitlines() or [type(exc).__name__])[0]
 
 
 def read_report(path: Path | str) -> SaluteReport:

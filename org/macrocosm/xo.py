@@ -38,7 +38,7 @@ from pydantic import Field
 from org.contracts import Finding, SteeringMessage
 from org.contracts.common import AnomalyType, Contract, Freshness, Health, Identifier, NudgeSeverity, SchemaVersion, is_identifier
 from org.contracts.role import EscalationDoctrine, HeartbeatDoctrine
-from org.contracts.salute import SaluteReport
+from org.contracts.salute import SaluteReport, SaluteSignals
 from org.contracts.steering_message import MAX_MESSAGE_BYTES
 from org.kernel.paths import UnsafePathError, checked_id
 from org.kernel.report import logger, warn_once
@@ -48,9 +48,10 @@ from org.supervisor.steering import SteeringBook
 
 from .signals import snapshot_from_signals
 from .signing import signature
-from .volume import MESSAGE_SUFFIX, REPORT_NAME, VolumeFileError, VolumeLayout, check_version, first_error, message_name, parse_json_object, read_capped, read_report
+from .volume import REPORT_NAME, VolumeFileError, VolumeLayout, check_version, first_error, message_name, message_seq, parse_json_object, read_capped, read_report, unit_entry_problem
 
-#: A saved unit state bigger than this is refused (the outbox is small: see ``_deliverable``).
+#: A saved unit state bigger than this is refused (its outbox is small: nothing new is sent
+#: to a unit while a message for it waits there).
 MAX_STATE_BYTES = 1_000_000
 #: Steering kept in a unit's state for the views; older ones are only in the unit's folders.
 RECENT_KEPT = 8
@@ -126,7 +127,7 @@ class SweepResult:
     skipped: list[str] = field(default_factory=list)  # "<path>: <reason>", first time each version is seen
     recovered: list[str] = field(default_factory=list)
     very_stale: list[str] = field(default_factory=list)
-    changed: list[tuple[str, int]] = field(default_factory=list)  # (unit, report mtime_ns) of reports that changed
+    changed: list[str] = field(default_factory=list)  # units whose report changed since it was last seen
 
 
 def silence(age_seconds: float) -> str:
@@ -153,6 +154,16 @@ def nudge_severity(nudges: int) -> NudgeSeverity:
     return "warning" if nudges <= 2 else "critical"
 
 
+def _not_taken(signals: SaluteSignals, state: UnitState) -> bool:
+    """The unit's report says it has not yet taken the XO's latest steering from its inbox.
+
+    A unit drains its inbox before each prompt, so a report written before the XO's answer
+    arrived (the usual case: the unit goes on while the XO judges) still shows the older seq.
+    Reports without ``steering_seq`` (older units) are taken at their word: never waiting.
+    """
+    return signals.steering_seq is not None and signals.steering_seq < state.seq
+
+
 def check_due(turn: int, checked_turn: int | None, interval: int) -> bool:
     """A radio check runs on the first report, then whenever a check boundary was crossed."""
     interval = max(1, interval)
@@ -170,6 +181,11 @@ def load_unit_state(layout: VolumeLayout, unit: str) -> UnitState:
         raise VolumeFileError(path, f"not a valid XO unit state: {first_error(exc)}") from None
     if state.unit != unit:
         raise VolumeFileError(path, f"unit: {state.unit!r} does not match the file name")
+    for index, payload in enumerate(state.outbox):  # what delivery relies on, checked once here
+        try:
+            SteeringMessage.model_validate(payload)
+        except Exception as exc:
+            raise VolumeFileError(path, f"outbox.{index}: not a steering message: {first_error(exc)}") from None
     return state
 
 
@@ -213,11 +229,6 @@ def _decides(supervisor: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in supervisor.items() if k != "turn"}
 
 
-def _message_seq(name: str) -> int:
-    head = name.split("-", 1)[0]
-    return int(head) if head.isdigit() and name.endswith(MESSAGE_SUFFIX) else 0
-
-
 class XO:
     """Supervises every unit on a volume; see the module's description."""
 
@@ -253,11 +264,12 @@ class XO:
         """Load every saved unit state and write again what its outbox still holds."""
         result = SweepResult()
         try:
-            entries = sorted(e.name for e in os.scandir(self.layout.xo_dir / "units") if e.name.endswith(".json"))
+            with os.scandir(self.layout.xo_units_dir) as entries:
+                names = sorted(e.name for e in entries if e.name.endswith(".json"))
         except OSError:
-            entries = []
-        for name in entries:
-            unit = name[: -len(".json")]
+            names = []
+        for name in names:
+            unit = name.removesuffix(".json")
             if is_identifier(unit):
                 self._state(unit)
         self._deliver_pending(result)
@@ -303,13 +315,7 @@ class XO:
             st = os.lstat(path)
         except OSError:
             return
-        if not is_identifier(path.name):
-            reason = "not a valid unit id (lower-case letters, digits, '_' and '-', at most 64); folder ignored"
-        elif stat.S_ISLNK(st.st_mode):
-            reason = "is a symbolic link; a unit folder must be a real folder inside the volume"
-        else:
-            reason = "not a folder; ignored"
-        self._skip(path, (st.st_ino, st.st_mtime_ns), reason, result)
+        self._skip(path, (st.st_ino, st.st_mtime_ns), unit_entry_problem(path.name, st), result)
 
     def _is_unit_folder(self, unit: str) -> bool:
         if not is_identifier(unit):
@@ -334,7 +340,7 @@ class XO:
         if self._stamps.get(unit) == stamp:
             return
         self._stamps[unit] = stamp
-        result.changed.append((unit, st.st_mtime_ns))
+        result.changed.append(unit)
         if stat.S_ISLNK(st.st_mode):
             return self._skip(Path(name), stamp, "is a symbolic link; refused", result)
         if not stat.S_ISREG(st.st_mode):
@@ -404,8 +410,8 @@ class XO:
             self._new_episode(unit, state)
             state.checked_turn = None
         if state.paused_turn is not None:
-            if turn <= state.paused_turn:
-                return  # paused: nothing more until someone resumes it
+            if turn <= state.paused_turn or _not_taken(signals, state):
+                return  # paused (or not yet: the pause waits in its inbox): nothing more until someone resumes it
             logger.info("unit resumed: unit=%s turn=%s (paused at turn %s)", unit, turn, state.paused_turn)
             self._new_episode(unit, state)
         if state.outbox:
@@ -427,7 +433,9 @@ class XO:
         check = radio_check(snapshot_from_signals(signals), supervisor)
         state.checked_turn = signals.turn
         result.checked += 1
-        finding = check.steer
+        # a unit that has not taken the last steering from its inbox yet has not answered it
+        # either: the next nudge waits, so the ladder climbs only on nudges the agent has seen
+        finding = None if _not_taken(signals, state) else check.steer
         repeated = finding is not None and supervisor.repeated(finding.anomaly)
         if finding is not None:
             supervisor.record(finding)
@@ -446,7 +454,8 @@ class XO:
             self._nudge(unit, state, finding, repeated, signals.turn, now, result)
 
     def _heartbeat(self, unit: str, state: UnitState, now: float, result: SweepResult) -> None:
-        age = now - state.report_time if state.report_time is not None else 0.0
+        """Called for a unit whose last report is older than ``stale_after_seconds``."""
+        age = now - (state.report_time or now)
         if freshness(age, state.heartbeat) == "very_stale" and not state.very_stale_logged:
             logger.warning("unit very stale: unit=%s last report %.0f s ago; health unknown", unit, age)
             state.very_stale_logged = True
@@ -508,7 +517,7 @@ class XO:
                 self._guarded(unit, self._deliver, unit, state, result)
 
     def _deliver(self, unit: str, state: UnitState, result: SweepResult, new_id: str | None = None) -> None:
-        """Write the outbox's messages into the inbox; the outbox is on disk first.
+        """Write the outbox's messages into the inbox, in seq order; the outbox is on disk first.
 
         A message other than the one just made (``new_id``) may have been written before a
         crash: it is written again only when its file is in none of the unit's folders.
@@ -520,24 +529,25 @@ class XO:
         inbox = self._deliverable(unit)
         if inbox is None:
             return
-        remaining = []
+        done = 0
         for payload in state.outbox:
             name = message_name(payload["seq"], payload["id"])
             fresh = payload["id"] == new_id
-            if not fresh and self._already_delivered(unit, name):
-                continue
-            text = json.dumps(payload, ensure_ascii=False, indent=2) + "\n"
-            try:
-                if len(text.encode("utf-8")) > MAX_MESSAGE_BYTES:
-                    raise ValueError(f"{len(text)} bytes, over the {MAX_MESSAGE_BYTES}-byte message limit")
-                atomic_write_text(inbox / name, text)
-            except (OSError, ValueError) as exc:
-                warn_once(f"{inbox / name}: cannot write the steering ({exc}); it stays in the XO's outbox", key=f"deliver:{unit}")
-                remaining.append(payload)
-                continue
-            self._sent(unit, state, payload, "sent" if fresh else "redelivered", result)
-        state.outbox = remaining
-        if not remaining:
+            if fresh or not self._already_delivered(unit, name):
+                text = json.dumps(payload, ensure_ascii=False, indent=2) + "\n"
+                size = len(text.encode("utf-8"))
+                try:
+                    if size > MAX_MESSAGE_BYTES:
+                        raise ValueError(f"{size} bytes, over the {MAX_MESSAGE_BYTES}-byte message limit")
+                    atomic_write_text(inbox / name, text)
+                except (OSError, ValueError) as exc:
+                    # the later ones wait too, so that the unit still receives them in seq order
+                    warn_once(f"{inbox / name}: cannot write the steering ({exc}); it stays in the XO's outbox", key=f"deliver:{unit}")
+                    break
+                self._sent(unit, state, payload, "sent" if fresh else "redelivered", result)
+            done += 1
+        del state.outbox[:done]
+        if not state.outbox:
             self._undelivered.discard(unit)
         self._dirty.add(unit)
 
@@ -602,7 +612,7 @@ class XO:
         for folder in (self.layout.inbox(unit), self.layout.processed(unit), self.layout.rejected(unit)):
             try:
                 with os.scandir(folder) as entries:
-                    highest = max([highest, *(_message_seq(e.name) for e in entries)])
+                    highest = max([highest, *(message_seq(e.name) or 0 for e in entries)])
             except OSError:
                 continue
         return highest

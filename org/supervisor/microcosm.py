@@ -25,7 +25,7 @@ from org.kernel.outcomes import LEDGER_KEY, ToolLedger
 from org.kernel.paths import OrganizationLayout
 from org.kernel.report import warn_once
 from org.macrocosm.signals import signals_from_snapshot
-from org.macrocosm.unit import UnitLink, note_task_end, publish
+from org.macrocosm.unit import UnitLink, note_task_end, publish, taken_seq
 
 from .radio_check import RadioCheckResult, SupervisorState, is_check_turn, radio_check
 from .snapshot import Snapshot
@@ -119,7 +119,8 @@ def build_snapshot(agent: Any, loop_data: Any, role: RoleProfile, turn: int, nat
 
 def publish_turn(agent: Any, link: UnitLink, role: RoleProfile, snapshot: Snapshot) -> None:
     """Publish the unit's report for this turn, carrying the snapshot a radio check reads."""
-    report = unit_report(agent, role, link.unit, signals_from_snapshot(snapshot))
+    signals = signals_from_snapshot(snapshot).model_copy(update={"steering_seq": taken_seq(agent.data)})
+    report = unit_report(agent, role, link.unit, signals)
     if report is not None:
         if report.reason == "task_end":
             note_task_end(agent.data, snapshot.turn)
