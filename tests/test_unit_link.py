@@ -503,7 +503,7 @@ def test_signed_steering_is_accepted_with_the_key_from_a_file(make_session, volu
 # --------------------------------------------------------------------------- the link itself
 
 
-@pytest.mark.parametrize("bad_unit", ["../escape", "..", "a/b", "/etc", "Unit-1", "-lead", "x" * 65, "unit 1"])
+@pytest.mark.parametrize("bad_unit", ["../escape", "..", "a/b", "/etc", "Unit-1", "-lead", "x" * 65, "unit 1", "unit-1\n"])
 def test_unit_ids_that_would_escape_the_volume_are_refused(make_session, volume, tmp_path, monkeypatch, caplog, bad_unit):
     caplog.set_level("WARNING", logger=LOGGER)
     monkeypatch.setenv(ENV_UNIT, bad_unit)
@@ -597,3 +597,14 @@ def test_the_report_tells_the_xo_how_far_the_unit_has_taken_its_inbox(make_sessi
     assert read_report(volume.report(UNIT)).signals.steering_seq == 2
     saved = save_chat(session.agent)
     assert json.loads(saved)["data"][unit.APPLIED_KEY]["seq"] == 2  # saved with the chat
+
+
+def test_processed_messages_are_pruned_to_the_newest(volume, monkeypatch):
+    monkeypatch.setattr(unit, "KEPT_PER_FOLDER", 3)
+    agent = StandInAgent()
+    for seq in range(1, 6):
+        deliver(volume, message(seq))
+        drain(agent)
+    kept = sorted(p.name for p in volume.processed(UNIT).iterdir())
+    assert [int(name[:10]) for name in kept] == [3, 4, 5]
+    assert len(agent.warnings()) == 5

@@ -710,3 +710,11 @@ def test_a_pause_still_in_the_inbox_is_not_taken_for_a_resume(volume, layout, xo
     report_taken(volume, "unit-1", "loop", 4, clock, 2, d)
     assert [(m.kind, m.severity) for m in xo.sweep().sent] == [("steer", "hint")]
     assert "unit resumed: unit=unit-1 turn=4" in log.text
+
+
+def test_a_report_that_ends_a_task_is_not_steered(volume, layout, xo, clock):
+    report(volume, "unit-1", "loop", 1, clock, state="idle", reason="task_end")
+    assert xo.sweep().sent == []
+    assert unit_state(layout, "unit-1").nudges == 0
+    report(volume, "unit-1", "loop", 2, clock)  # the next task loops too: now it is steered
+    assert [m.severity for m in xo.sweep().sent] == ["hint"]

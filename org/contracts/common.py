@@ -32,7 +32,7 @@ Freshness = Literal["fresh", "stale", "very_stale"]
 
 
 def is_identifier(value: object) -> bool:
-    return isinstance(value, str) and bool(_IDENTIFIER_RE.match(value))
+    return isinstance(value, str) and bool(_IDENTIFIER_RE.fullmatch(value))  # match() would let a trailing newline through
 
 
 class Contract(BaseModel):

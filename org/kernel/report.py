@@ -7,6 +7,7 @@ are logged once per distinct message.
 from __future__ import annotations
 
 import logging
+import threading
 
 logger = logging.getLogger("a0org")
 if not logger.handlers and not logging.getLogger().handlers:
@@ -17,6 +18,8 @@ if not logger.handlers and not logging.getLogger().handlers:
 
 _MAX_REMEMBERED = 1024
 _already_logged: dict[str, None] = {}
+#: the LLM-backed supervisors log from their own thread
+_lock = threading.Lock()
 
 
 def warn_once(message: str, key: str | None = None) -> bool:
@@ -26,21 +29,24 @@ def warn_once(message: str, key: str | None = None) -> bool:
     that is wrong in a new way every turn is still reported once. True when logged.
     """
     key = message if key is None else key
-    if key in _already_logged:
-        return False
-    if len(_already_logged) >= _MAX_REMEMBERED:
-        _already_logged.pop(next(iter(_already_logged)))
-    _already_logged[key] = None
+    with _lock:
+        if key in _already_logged:
+            return False
+        if len(_already_logged) >= _MAX_REMEMBERED:
+            _already_logged.pop(next(iter(_already_logged)))
+        _already_logged[key] = None
     logger.warning(message)
     return True
 
 
 def forget_logged_about(prefix: str) -> None:
     """A file that is fine again: its next problem is news and gets logged."""
-    for key in [k for k in _already_logged if k.startswith(prefix)]:
-        del _already_logged[key]
+    with _lock:
+        for key in [k for k in _already_logged if k.startswith(prefix)]:
+            del _already_logged[key]
 
 
 def forget_logged() -> None:
     """Tests and the demo start from a clean slate."""
-    _already_logged.clear()
+    with _lock:
+        _already_logged.clear()

@@ -60,6 +60,9 @@ APPLIED_LIMIT = 1024
 #: Saved with the chat: the unit's turn at the end of its latest task.
 TASK_END_KEY = "org_unit_task_end"
 REASON_SUFFIX = ".reason"
+#: Applied and refused messages kept on the volume, for people (``a0org tail``) and for the
+#: XO's check that an outbox message was delivered; far more than can be in flight.
+KEPT_PER_FOLDER = 500
 
 
 def xo_heading(sender_role: str) -> str:
@@ -267,7 +270,21 @@ def move_into(layout: VolumeLayout, path: Path, folder: Path) -> Path:
     layout.ensure_inside(folder)
     target = folder / path.name
     os.replace(path, target)
+    prune(folder)
     return target
+
+
+def prune(folder: Path) -> None:
+    """Keep the newest :data:`KEPT_PER_FOLDER` files of processed/ or rejected/ (names start with the seq)."""
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return
+    for name in names[: max(0, len(names) - KEPT_PER_FOLDER)]:
+        try:
+            os.unlink(folder / name)
+        except OSError:
+            pass
 
 
 def acknowledge(link: UnitLink, path: Path) -> bool:

@@ -434,8 +434,11 @@ class XO:
         state.checked_turn = signals.turn
         result.checked += 1
         # a unit that has not taken the last steering from its inbox yet has not answered it
-        # either: the next nudge waits, so the ladder climbs only on nudges the agent has seen
-        finding = None if _not_taken(signals, state) else check.steer
+        # either: the next nudge waits, so the ladder climbs only on nudges the agent has seen.
+        # And a report that ends a task is not steered: the unit would drop advice about a task
+        # that is over, and the nudge would count as unanswered.
+        busy = report.status.state in BUSY_STATES
+        finding = check.steer if busy and not _not_taken(signals, state) else None
         repeated = finding is not None and supervisor.repeated(finding.anomaly)
         if finding is not None:
             supervisor.record(finding)
