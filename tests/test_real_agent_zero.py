@@ -16,6 +16,8 @@ import os
 import shlex
 import shutil
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -162,3 +164,33 @@ def test_a_unit_applies_signed_xo_steering_and_publishes_its_report(tree, tmp_pa
     assert report.signals is not None and report.signals.turn == 4 and report.signals.role_id == "codegen"
     assert [o.tool for o in report.signals.outcomes] == ["code_execution_tool"] * 3 + ["response"]
     assert report.signals.doctrine.radio_check_interval_turns == 1 and report.signals.context_fill
+
+
+def test_a_real_xo_process_steers_a_looping_unit_in_a_real_agent_zero(tree, tmp_path):
+    install(tree, activate=True, doctrine={"radio_check_interval_turns": 1})
+    layout, key, unit_id = VolumeLayout(tmp_path / "volume"), "organization-key", "unit-a"
+    layout.units_dir.mkdir(parents=True)
+    xo_log = tmp_path / "xo.log"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), ENV_KEY: key}
+    with xo_log.open("w") as log:
+        xo = subprocess.Popen([sys.executable, "-m", "org", "xo", "--volume", str(layout.root)], cwd=ROOT, env=env,
+                              stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 30
+        while "watching" not in xo_log.read_text() and "polling" not in xo_log.read_text():
+            assert xo.poll() is None and time.monotonic() < deadline, xo_log.read_text()
+            time.sleep(0.05)
+        result = run_chat(tree, [reply(f"attempt {i}") for i in range(1, 9)] + [FINAL], tmp_path,
+                          env_extra={ENV_VOLUME: str(layout.root), ENV_UNIT: unit_id, ENV_KEY: key})
+    finally:
+        xo.terminate()
+        xo.wait(timeout=30)
+    log_text = xo_log.read_text()
+    from_xo = [w for w in warnings(result) if "(XO xo, " in w]
+    assert from_xo, (warnings(result), log_text)
+    assert "[SUPERVISOR] Loop" in from_xo[0] and all("[SUPERVISOR]" in w for w in from_xo), (from_xo, log_text)
+    assert f"steering sent: unit={unit_id} seq=1 anomaly=loop severity=hint kind=steer" in log_text
+    assert not [item for item in result["log"] if item["heading"] == "Supervisor: loop"]  # only the XO steers
+    applied = sorted(p.name for p in layout.processed(unit_id).glob("*.json"))
+    assert len(applied) == len(from_xo) and not layout.rejected(unit_id).exists()
+    assert xo.returncode == 0
