@@ -34,12 +34,12 @@ from org.contracts.knowledge import (
     DirectiveRecord,
 )
 from org.kernel.documents import DocumentError
+from org.kernel.locking import exclusive
 from org.kernel.paths import organizations_dir
 from org.kernel.report import logger, warn_once
 from org.kernel.salute import atomic_write_text
 
 from .documents import load_json, utc_now
-from .locking import exclusive
 from .redact import redact
 
 CLEANUP_MAX_AGE_TASKS = 15

@@ -33,6 +33,7 @@ from org.contracts.knowledge import (
     ReviewItem,
 )
 from org.kernel.documents import DocumentError
+from org.kernel.locking import exclusive
 from org.kernel.paths import UnsafePathError, organizations_dir, safe_child
 from org.kernel.report import logger, warn_once
 from org.kernel.salute import atomic_write_text
@@ -49,7 +50,6 @@ from .documents import (
     same_content,
     utc_now,
 )
-from .locking import exclusive
 from .redact import redact
 
 #: Clean tasks after which a provisional document becomes established.

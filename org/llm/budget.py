@@ -9,20 +9,15 @@ record at once: every change is a read-modify-write under a lock.
 from __future__ import annotations
 
 import json
-import threading
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterator
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from org.kernel.locking import exclusive
 from org.kernel.salute import atomic_write_text
-
-try:  # cross-process lock; Agent-Zero runs on Linux, elsewhere the in-process lock remains
-    import fcntl
-except ImportError:  # pragma: no cover
-    fcntl = None  # type: ignore[assignment]
 
 LEDGER_FOLDER = "supervisors"
 LEDGER_NAME = "usage.json"
@@ -88,15 +83,6 @@ def utc_day(now: datetime | None = None) -> str:
     return moment.astimezone(timezone.utc).date().isoformat()
 
 
-_locks: dict[Path, threading.Lock] = {}
-_locks_guard = threading.Lock()
-
-
-def _thread_lock(path: Path) -> threading.Lock:
-    with _locks_guard:
-        return _locks.setdefault(path, threading.Lock())
-
-
 class UsageLedger:
     """Per-day and total usage of the supervisors' model calls, kept in one JSON file."""
 
@@ -110,21 +96,13 @@ class UsageLedger:
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
-        with _thread_lock(self.path):
-            if fcntl is None:
-                yield
-                return
-            try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                handle = open(self.path.with_name(self.path.name + ".lock"), "a")
-            except OSError as exc:
-                raise LedgerError(f"{self.path}: cannot lock the usage ledger: {exc.strerror or exc}") from None
-            with handle:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-                try:
-                    yield
-                finally:
-                    fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        lock = ExitStack()
+        try:  # only taking the lock is a ledger problem; the body's own errors pass through
+            lock.enter_context(exclusive(self.path.with_name(self.path.name + ".lock")))
+        except OSError as exc:
+            raise LedgerError(f"{self.path}: cannot lock the usage ledger: {exc.strerror or exc}") from None
+        with lock:
+            yield
 
     def _read(self) -> LedgerFile:
         try:

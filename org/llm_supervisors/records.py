@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 from org.contracts.supervisor_outputs import SupervisorRun
 from org.kernel.report import warn_once
 from org.kernel.salute import atomic_write_text
-from org.knowledge.locking import exclusive
+from org.kernel.locking import exclusive
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -33,7 +33,7 @@ from org.contracts.supervisors import SupervisorsConfig
 from org.kernel import documents
 from org.kernel.report import logger, warn_once
 from org.kernel.salute import atomic_write_text
-from org.knowledge.locking import exclusive
+from org.kernel.locking import exclusive
 
 #: A task with this many failed tool calls counts as "tools failed repeatedly".
 REPEATED_FAILURES = 3

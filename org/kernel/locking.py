@@ -1,7 +1,8 @@
-"""One writer at a time for the store and the queue: threads and processes alike.
+"""One writer at a time for a file the pack shares: threads and processes alike.
 
-Supervisors write from a background thread while the agent's hooks note finished tasks,
-and a person may run ``a0org knowledge review`` at the same time. Each change is
+Supervisors write the knowledge store, the directive queue, their counters and the usage
+ledger from a background thread while the agent's hooks note finished tasks, and a
+person may run ``a0org knowledge review`` at the same time. Each change is
 read-modify-write under an exclusive lock on a sidecar ``.lock`` file (``flock``; where
 that does not exist, a lock within this process only).
 """
