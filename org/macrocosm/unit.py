@@ -46,11 +46,10 @@ from .volume import (
     MESSAGE_NAME_RE,
     VolumeFileError,
     VolumeLayout,
-    check_version,
-    first_error,
+    json_object,
     message_seq,
-    parse_json_object,
     read_capped,
+    validated,
 )
 
 #: Saved with the chat (no leading underscore): the ids already applied, oldest first.
@@ -201,16 +200,12 @@ def read_message(link: UnitLink, entry: os.DirEntry) -> SteeringMessage:
     match = MESSAGE_NAME_RE.fullmatch(entry.name)
     if match is None:
         raise VolumeFileError(path, "not a steering message name (<seq, 10 digits>-<id, 32 hex>.json)")
-    value = parse_json_object(path, read_capped(path, MAX_MESSAGE_BYTES))
-    check_version(path, value)
+    value = json_object(path, read_capped(path, MAX_MESSAGE_BYTES))
     if link.key is not None:
         bad_signature = verify(value, link.key)
         if bad_signature:
             raise VolumeFileError(path, bad_signature)
-    try:
-        message = SteeringMessage.model_validate(value)
-    except Exception as exc:
-        raise VolumeFileError(path, f"not a valid steering message: {first_error(exc)}") from None
+    message = validated(path, SteeringMessage, value, "steering message")
     if message.unit != link.unit:
         raise VolumeFileError(path, f"addressed to unit '{message.unit}', not to this unit '{link.unit}'")
     if (message.seq, message.id) != (int(match.group(1)), match.group(2)):

@@ -24,7 +24,7 @@ from org.contracts.role import HeartbeatDoctrine
 from org.contracts.steering_message import MAX_MESSAGE_BYTES, SteeringMessage
 from org.kernel.paths import UnsafePathError, checked_id
 
-from .volume import MESSAGE_SUFFIX, VolumeFileError, VolumeLayout, check_version, first_error, message_seq, parse_json_object, read_capped, read_report, unit_entry_problem
+from .volume import MESSAGE_SUFFIX, VolumeFileError, VolumeLayout, json_object, message_seq, read_capped, read_report, unit_entry_problem, validated
 from .xo import freshness, unit_state
 
 #: The keys of one ``status --json`` row, in order. Documented in docs/macrocosm.md.
@@ -464,12 +464,7 @@ class SteeringFile:
 
 
 def _read_message(path: Path) -> SteeringMessage:
-    value = parse_json_object(path, read_capped(path, MAX_MESSAGE_BYTES))
-    check_version(path, value)
-    try:
-        return SteeringMessage.model_validate(value)
-    except Exception as exc:
-        raise VolumeFileError(path, f"not a valid steering message: {first_error(exc)}") from None
+    return validated(path, SteeringMessage, json_object(path, read_capped(path, MAX_MESSAGE_BYTES)), "steering message")
 
 
 def peek_message(path: Path) -> tuple[SteeringMessage | None, str | None]:

@@ -25,7 +25,9 @@ import os
 import re
 import stat
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
 
 from org.contracts import SaluteReport
 from org.contracts.common import is_identifier
@@ -34,6 +36,8 @@ from org.kernel.salute import MAX_REPORT_BYTES
 
 ENV_VOLUME = "A0ORG_VOLUME"
 ENV_UNIT = "A0ORG_UNIT"
+
+M = TypeVar("M", bound=BaseModel)
 
 REPORT_NAME = "salute.json"
 MESSAGE_SUFFIX = ".json"
@@ -187,6 +191,21 @@ def check_version(path: Path, value: dict[str, Any], supported: int = 1) -> None
         raise VolumeFileError(path, f"schema_version {version} is newer than this pack reads ({supported}); update the pack")
 
 
+def json_object(path: Path | str, data: bytes) -> dict[str, Any]:
+    """The JSON object in ``data`` from a format version this pack reads, or :class:`VolumeFileError`."""
+    value = parse_json_object(path, data)
+    check_version(path, value)
+    return value
+
+
+def validated(path: Path | str, model: type[M], value: dict[str, Any], what: str) -> M:
+    """``value`` as a ``model``, or :class:`VolumeFileError` naming the first wrong field."""
+    try:
+        return model.model_validate(value)
+    except Exception as exc:
+        raise VolumeFileError(path, f"not a valid {what}: {first_error(exc)}") from None
+
+
 def first_error(exc: Exception) -> str:
     """One line for a validation error: the field path and the reason."""
     errors = getattr(exc, "errors", None)
@@ -211,9 +230,4 @@ def read_report(path: Path | str) -> SaluteReport:
         return SaluteReport.model_validate_json(data)  # the common case, straight from the bytes
     except ValueError:
         pass  # read it again step by step, to say why it is refused
-    value = parse_json_object(path, data)
-    check_version(path, value)
-    try:
-        return SaluteReport.model_validate(value)
-    except Exception as exc:
-        raise VolumeFileError(path, f"not a valid SALUTE report: {first_error(exc)}") from None
+    return validated(path, SaluteReport, json_object(path, data), "SALUTE report")

@@ -48,7 +48,7 @@ from org.supervisor.steering import SteeringBook
 
 from .signals import snapshot_from_signals
 from .signing import signature
-from .volume import REPORT_NAME, VolumeFileError, VolumeLayout, check_version, first_error, message_name, message_seq, parse_json_object, read_capped, read_report, unit_entry_problem
+from .volume import REPORT_NAME, VolumeFileError, VolumeLayout, first_error, json_object, message_name, message_seq, read_capped, read_report, unit_entry_problem, validated
 
 #: A saved unit state bigger than this is refused (its outbox is small: nothing new is sent
 #: to a unit while a message for it waits there).
@@ -173,12 +173,7 @@ def check_due(turn: int, checked_turn: int | None, interval: int) -> bool:
 def load_unit_state(layout: VolumeLayout, unit: str) -> UnitState:
     """The saved state, or :class:`VolumeFileError`; ``FileNotFoundError`` passes through."""
     path = layout.xo_state(unit)
-    value = parse_json_object(path, read_capped(path, MAX_STATE_BYTES))
-    check_version(path, value)
-    try:
-        state = UnitState.model_validate(value)
-    except Exception as exc:
-        raise VolumeFileError(path, f"not a valid XO unit state: {first_error(exc)}") from None
+    state = validated(path, UnitState, json_object(path, read_capped(path, MAX_STATE_BYTES)), "XO unit state")
     if state.unit != unit:
         raise VolumeFileError(path, f"unit: {state.unit!r} does not match the file name")
     for index, payload in enumerate(state.outbox):  # what delivery relies on, checked once here
