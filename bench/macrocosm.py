@@ -38,17 +38,17 @@ for entry in (str(ROOT), str(Path(__file__).resolve().parent)):
 from run import NOOP_HOOK, emit, percentile, r, temp_root, time_batch, with_target  # noqa: E402
 
 from org.contracts import RoleProfile, SaluteReport  # noqa: E402
-from org.kernel import documents  # noqa: E402
+from org.kernel import loading  # noqa: E402
+from org.kernel.files import atomic_write_text  # noqa: E402
+from org.kernel.log import forget_logged, logger  # noqa: E402
 from org.kernel.outcomes import ToolOutcome  # noqa: E402
-from org.kernel.report import forget_logged, logger  # noqa: E402
-from org.kernel.salute import atomic_write_text  # noqa: E402
-from org.macrocosm.signals import signals_from_snapshot  # noqa: E402
 from org.macrocosm.signing import ENV_KEY, ENV_KEY_FILE  # noqa: E402
 from org.macrocosm.volume import ENV_UNIT, ENV_VOLUME, VolumeLayout  # noqa: E402
 from org.macrocosm.xo import XO  # noqa: E402
 from org.resources import extensions_dir, roles_dir  # noqa: E402
 from org.standin.agent import StandInAgent  # noqa: E402
 from org.standin.loader import call_point, load_point  # noqa: E402
+from org.supervisor.signals import signals_from_snapshot  # noqa: E402
 from org.supervisor.snapshot import Snapshot  # noqa: E402
 
 SWEEP_TARGET_MS = 100.0  # a full sweep of 1,000 units
@@ -58,7 +58,7 @@ XO_ROLE = "engineering_xo"
 INBOX_POINT = "message_loop_prompts_before"
 ERA = "D"
 
-ROLE = documents.load(RoleProfile, roles_dir() / "codegen.yaml")
+ROLE = loading.load(RoleProfile, roles_dir() / "codegen.yaml")
 INTERVAL = ROLE.doctrine.radio_check_interval_turns
 
 

@@ -39,9 +39,10 @@ from org.a0 import hooks  # noqa: E402
 from org.contracts import TraceHeader  # noqa: E402
 from org.kernel import salute  # noqa: E402
 from org.kernel.dispatcher import ROLE_ATTR  # noqa: E402
+from org.kernel.layers import read_agent  # noqa: E402
+from org.kernel.log import forget_logged  # noqa: E402
 from org.kernel.outcomes import FAILURE_HISTORY_LIMIT, FAILURES_KEY, LEDGER_KEY, LEDGER_LIMIT, SEEN_LIMIT  # noqa: E402
 from org.kernel.paths import ENV_HOME  # noqa: E402
-from org.kernel.report import forget_logged  # noqa: E402
 from org.replay import prepare_organization  # noqa: E402
 from org.resources import extensions_dir  # noqa: E402
 from org.standin.agent import LoopData, Response, StandInAgent, Tool  # noqa: E402
@@ -297,7 +298,7 @@ def radio_check_once(agent: Any, loop_data: Any):
     state = SupervisorState.from_dict(agent.data.get(microcosm.STATE_KEY))
     state.turn += 1
     is_check_turn(state.turn, role.doctrine.radio_check_interval_turns)
-    snapshot = microcosm.build_snapshot(agent, loop_data, role, state.turn, native_repeat)
+    snapshot = microcosm.build_snapshot(agent, role, state.turn, native_repeat, read_agent(agent))
     result = radio_check(snapshot, state)
     agent.data[microcosm.STATE_KEY] = state.to_dict()
     return result

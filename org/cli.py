@@ -38,7 +38,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
-    from org.kernel.documents import DocumentError
+    from org.kernel.loading import DocumentError
     from org.replay import replay
 
     try:

@@ -133,9 +133,9 @@ def _demo_task(*raw: dict) -> list[TraceTurn]:
 def run_supervisors_demo(out: TextIO, home: Path, era: str = "D") -> None:
     """Two tasks in a stand-in agent with the code style supervisor on a local scripted model."""
     from org.contracts.supervisor_outputs import CodeStyleOutput
-    from org.llm.scripted_server import Reply, ScriptedServer
     from org.llm_supervisors.records import outcome_line
     from org.llm_supervisors.runner import runner_for
+    from org.standin.model_server import Reply, ScriptedServer
     from org.standin.session import StandInSession
 
     (home / "knowledge" / "conventions").mkdir(parents=True, exist_ok=True)

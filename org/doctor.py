@@ -42,8 +42,8 @@ from org.install import (
     InstallError,
     Pack,
     Tree,
-    detect_tree,
     declared_org_id,
+    detect_tree,
     find_clashes,
     find_pack_dir,
     sha256_file,
@@ -378,25 +378,25 @@ def _validate_with_contracts(orgs: Path, active: Path) -> Check | None:
     """Validate the active organization and its roles with the library; None when it cannot be imported."""
     try:
         from org.contracts import ActiveOrganization, Organization, RoleProfile
-        from org.kernel import documents
+        from org.kernel import loading
     except Exception:
         return None
     fix = "fix the file named in the message (the .schema.json files in schemas/ describe every field)"
     try:
-        pointer = documents.load(ActiveOrganization, active)
+        pointer = loading.load(ActiveOrganization, active)
         org_path = orgs / f"{pointer.org_id}.yaml"
         if not org_path.is_file():
             return Check("organization", PROBLEM, str(active),
                          f"names organization '{pointer.org_id}', but {org_path} does not exist; the kernel stays off",
                          "install_all.sh --activate with an installed template")
-        organization = documents.load(Organization, org_path)
-    except documents.DocumentError as exc:
+        organization = loading.load(Organization, org_path)
+    except loading.DocumentError as exc:
         return Check("organization", PROBLEM, str(active), f"{_problems(exc)}; the organization kernel stays off", fix)
     problems = []
     for role_id in organization.role_ids():
         try:
-            documents.load(RoleProfile, orgs / "roles" / f"{role_id}.yaml")
-        except documents.DocumentError as exc:
+            loading.load(RoleProfile, orgs / "roles" / f"{role_id}.yaml")
+        except loading.DocumentError as exc:
             problems.append(_problems(exc))
     details = {"org_id": organization.org_id, "roles": organization.role_ids()}
     if problems:
@@ -423,7 +423,7 @@ def check_llm_supervisors(tree: Tree) -> list[Check]:
                           write_it)]
         return [Check("supervisors", INFO, str(path), "not configured: the LLM supervisors are off (optional)", write_it)]
     try:
-        from org.kernel.documents import DocumentError
+        from org.kernel.loading import DocumentError
         from org.llm.config import read_config
     except Exception as exc:  # the library's dependencies are missing; reported under Library
         return [Check("supervisors", INFO, str(path), f"not validated: {type(exc).__name__}: {exc}")]

@@ -20,10 +20,10 @@ from typing import Any, Iterator
 import yaml
 
 from org.contracts import Organization, RoleProfile, TraceHeader, TraceTurn
-from org.kernel import documents
-from org.kernel.documents import DocumentError, Problem
+from org.kernel import loading
+from org.kernel.loading import DocumentError, Problem
+from org.kernel.log import forget_logged
 from org.kernel.paths import ENV_HOME
-from org.kernel.report import forget_logged
 from org.resources import organizations_templates_dir, roles_dir
 from org.standin.session import StandInSession, TurnResult
 
@@ -36,7 +36,7 @@ def load_trace(path: Path) -> tuple[TraceHeader | None, list[TraceTurn]]:
     turns: list[TraceTurn] = []
     problems: list[Problem] = []
     try:
-        lines = documents.read_text(path).splitlines()
+        lines = loading.read_text(path).splitlines()
     except OSError as exc:
         raise DocumentError([Problem(str(path), None, "", f"cannot read: {exc.strerror or exc}")]) from None
     for number, line in enumerate(lines, start=1):
@@ -52,7 +52,7 @@ def load_trace(path: Path) -> tuple[TraceHeader | None, list[TraceTurn]]:
             problems.append(Problem(str(path), number, "kind", "a header may only be the first line"))
             continue
         try:
-            item = documents.validate(model, data, path)
+            item = loading.validate(model, data, path)
         except DocumentError as exc:
             problems.extend(Problem(p.path, number, p.field, p.reason) for p in exc.problems)
             continue
@@ -88,7 +88,7 @@ def prepare_organization(home: Path, header: TraceHeader | None) -> str:
     if header and header.doctrine:
         role = yaml.safe_load(role_path.read_text(encoding="utf-8"))
         role["doctrine"] = _deep_merge(role.get("doctrine", {}), header.doctrine)
-        documents.validate(RoleProfile, role, "trace header (doctrine overrides)")
+        loading.validate(RoleProfile, role, "trace header (doctrine overrides)")
         role_path.write_text(yaml.safe_dump(role, sort_keys=False), encoding="utf-8")
     organization.update(org_id=REPLAY_ORG_ID, org_name="Replay", default_role=role_id)
     if role_id not in Organization.model_validate(organization).role_ids():

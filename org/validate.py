@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from org.contracts import SCHEMAS
-from org.kernel import documents
-from org.kernel.documents import DocumentError, Problem
+from org.kernel import loading
+from org.kernel.loading import DocumentError, Problem
 
 _SUFFIXES = {".yaml", ".yml", ".json"}
 #: Folders of machine-written state (the supervisors' ledger and counters, the knowledge review
@@ -28,17 +28,17 @@ def _files(paths: list[Path]) -> tuple[list[Path], list[Problem]]:
 
 def validate_file(path: Path) -> list[Problem]:
     try:
-        text = documents.read_text(path)
-        data, lines = documents.parse(path, text)
+        text = loading.read_text(path)
+        data, lines = loading.parse(path, text)
     except DocumentError as exc:
         return exc.problems
     except UnicodeDecodeError:
         return [Problem(str(path), None, "", "not UTF-8 text")]
-    kind = documents.guess_kind(data, text)
+    kind = loading.guess_kind(data, text)
     if kind is None or kind not in SCHEMAS:
         return [Problem(str(path), None, "", "cannot tell what this file is: add the schema modeline, or check it is a role, organization, active.json, steering.yaml, supervisors.yaml or SALUTE report")]
     try:
-        documents.validate(SCHEMAS[kind], data, path, lines)
+        loading.validate(SCHEMAS[kind], data, path, lines)
     except DocumentError as exc:
         return exc.problems
     return []

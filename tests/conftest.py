@@ -13,14 +13,14 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from org.contracts import TraceHeader, TraceTurn  # noqa: E402
-from org.kernel.paths import ENV_HOME  # noqa: E402
-from org.kernel.report import forget_logged  # noqa: E402
-from org.replay import prepare_organization  # noqa: E402
-from org.standin.session import StandInSession, TurnResult  # noqa: E402
-
 # the scripted OpenAI-compatible server's fixtures, for every test module
 from llm_server import llm_key, llm_model, llm_server  # noqa: E402, F401
+
+from org.contracts import TraceHeader, TraceTurn  # noqa: E402
+from org.kernel.log import forget_logged  # noqa: E402
+from org.kernel.paths import ENV_HOME  # noqa: E402
+from org.replay import prepare_organization  # noqa: E402
+from org.standin.session import StandInSession, TurnResult  # noqa: E402
 
 
 class Session:

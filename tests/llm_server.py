@@ -1,9 +1,9 @@
-"""Pytest fixtures around the scripted OpenAI-compatible server (org/llm/scripted_server.py).
+"""Pytest fixtures around the scripted OpenAI-compatible server (org/standin/model_server.py).
 
 conftest.py makes the fixtures available to every test module; import the helpers
 (``TEST_KEY``, ``KEY_ENV``, ``model_config_for``) where needed.
 
-``llm_server`` is a running :class:`~org.llm.scripted_server.ScriptedServer` (script it
+``llm_server`` is a running :class:`~org.standin.model_server.ScriptedServer` (script it
 with ``llm_server.script(...)``, read ``llm_server.requests``); ``llm_key`` puts
 :data:`TEST_KEY` into :data:`KEY_ENV`; ``llm_model`` is a ``ModelConfig`` pointing at the
 server with that key and short backoff, so retries take milliseconds.
@@ -17,7 +17,7 @@ from typing import Any, Iterator
 import pytest
 
 from org.contracts.supervisors import ModelConfig
-from org.llm.scripted_server import ScriptedServer
+from org.standin.model_server import ScriptedServer
 
 KEY_ENV = "A0ORG_TEST_LLM_KEY"
 #: Unique per test run, so a search for it in logs and files finds only real leaks.

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from org.contracts.role import Doctrine, RoleProfile
+from org.kernel import loading
 from org.kernel.outcomes import ToolOutcome, canonical_signature, output_hash
 from org.replay import roles_dir
-from org.kernel import documents
 from org.supervisor.detectors import detect_cascade, detect_context, detect_loop, detect_pace, detect_stall
 from org.supervisor.snapshot import Snapshot
 
-CODEGEN = documents.load(RoleProfile, roles_dir() / "codegen.yaml")
+CODEGEN = loading.load(RoleProfile, roles_dir() / "codegen.yaml")
 
 
 def out(tool: str, ok: bool, error_type: str | None = None, args: dict | None = None, output: str = "", turn: int = 0) -> ToolOutcome:

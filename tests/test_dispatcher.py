@@ -7,8 +7,8 @@ import os
 import threading
 
 import pytest
-
 from conftest import fail, ok
+
 from org.contracts import SaluteReport
 from org.contracts.role import PacePlan
 from org.kernel import salute

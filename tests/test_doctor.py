@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from a0_trees import HOOK_FILES, POINTS, REPO, hook_path, make_a0_tree, make_pack, real_doctrine_available, stand_in_hook
 
 ORGS = Path("usr/organizations")

@@ -31,20 +31,20 @@ from typing import Any, Callable
 
 import pytest
 import yaml
+from conftest import Session, fail
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import Session, fail
 from org.a0 import hooks
 from org.contracts import RoleProfile, SaluteReport, TraceHeader
 from org.contracts.common import PACE_LEVELS
 from org.contracts.finding import SEVERITY_ORDER
 from org.kernel import store as store_module
 from org.kernel.dispatcher import ORG_ATTR, PACE_ATTR, ROLE_ATTR
-from org.kernel.documents import MAX_DOCUMENT_BYTES
+from org.kernel.loading import MAX_DOCUMENT_BYTES
+from org.kernel.log import forget_logged
 from org.kernel.outcomes import FAILURES_KEY, LEDGER_KEY, ToolLedger
 from org.kernel.paths import ENV_HOME
-from org.kernel.report import forget_logged
 from org.kernel.store import OrganizationStore
 from org.replay import prepare_organization
 from org.resources import extensions_dir

@@ -13,7 +13,6 @@ import venv
 from pathlib import Path
 
 import pytest
-
 from a0_trees import HOOK_DIRS, HOOK_FILES, POINTS, REPO, hook_path, make_a0_tree, make_pack, snapshot
 
 ORGS = Path("usr/organizations")

@@ -38,7 +38,7 @@ from org.llm import (
     utc_day,
 )
 from org.llm.client import extract_json_text, parse_retry_after
-from org.llm.scripted_server import Drop, Reply, Slow, Status
+from org.standin.model_server import Drop, Reply, Slow, Status
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "roles" / "organizations" / "supervisors.example.yaml"

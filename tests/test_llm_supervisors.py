@@ -21,8 +21,8 @@ from org.contracts.supervisor_outputs import CodeStyleOutput, DesignOutput, Inte
 from org.knowledge.directives import DirectiveQueue
 from org.knowledge.store import KnowledgeStore
 from org.llm.budget import UsageLedger
-from org.llm.scripted_server import Drop, Reply, ScriptedServer, Slow, Status
 from org.llm_supervisors.runner import SupervisorRunner, runner_for
+from org.standin.model_server import Drop, Reply, ScriptedServer, Slow, Status
 from org.standin.session import StandInSession, render_extras
 
 # --------------------------------------------------------------------------- scenario pieces

@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from a0_trees import HOOK_DIRS, REPO, make_a0_tree, make_pack
 
 ORGS = Path("usr/organizations")

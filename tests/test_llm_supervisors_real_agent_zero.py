@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import ROOT
 from test_real_agent_zero import A0_PYTHON, A0_ROOT, FINAL, reply, run_chat, tree  # noqa: F401 (tree: a fixture)
 
-from conftest import ROOT
 from org.contracts.supervisor_outputs import CodeStyleOutput
-from org.llm.scripted_server import Reply, ScriptedServer
+from org.standin.model_server import Reply, ScriptedServer
 
 pytestmark = [
     pytest.mark.real_a0,

@@ -11,12 +11,13 @@ from hypothesis import strategies as st
 
 from org.contracts import RoleProfile, SaluteReport
 from org.contracts.role import CascadeDoctrine, ContextThresholds, Doctrine, LoopDoctrine
-from org.kernel import documents
+from org.kernel import loading
 from org.kernel.outcomes import ToolOutcome
-from org.macrocosm.signals import doctrine_version, needed_outcomes, signals_from_snapshot, snapshot_from_signals
-from org.macrocosm.volume import VolumeFileError, read_report
+from org.kernel.files import FileRefused
+from org.macrocosm.volume import read_report
 from org.resources import roles_dir
 from org.supervisor.radio_check import SupervisorState, radio_check
+from org.supervisor.signals import doctrine_version, needed_outcomes, signals_from_snapshot, snapshot_from_signals
 from org.supervisor.snapshot import Snapshot
 
 TOOLS = ["code_execution_tool", "text_editor", "search_engine", "wait", "response"]
@@ -40,7 +41,7 @@ doctrine = st.builds(
     st.integers(2, 4), st.integers(2, 9), st.floats(0.5, 0.95), st.floats(0, 0.2), st.integers(0, 4), st.integers(1, 20),
 )
 
-ROLE = documents.load(RoleProfile, roles_dir() / "codegen.yaml")
+ROLE = loading.load(RoleProfile, roles_dir() / "codegen.yaml")
 
 snapshot = st.builds(
     lambda turn, d, level, tsp, source, step, fill, native, outcomes, domain: Snapshot(
@@ -137,6 +138,6 @@ def test_reports_of_one_doctrine_share_its_validated_model_and_other_content_is_
     broken["signals"]["pace_plan"]["alternate"]["trigger"] = "consecutive_tool_failures >= 3"
     path = tmp_path / "salute.json"
     path.write_text(json.dumps(broken))
-    with pytest.raises(VolumeFileError, match=r"signals\.pace_plan\.alternate\.trigger"):
+    with pytest.raises(FileRefused, match=r"signals\.pace_plan\.alternate\.trigger"):
         read_report(path)
     assert SaluteReport.model_validate_json(text).signals.doctrine.cooldown_turns == ROLE.doctrine.cooldown_turns

@@ -22,11 +22,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import ROOT
+
 from org.contracts import SaluteReport
 from org.contracts.steering_message import SteeringMessage
-from org.kernel.salute import atomic_write_text
+from org.kernel.files import atomic_write_text
 from org.macrocosm.signing import ENV_KEY, signature
 from org.macrocosm.volume import ENV_UNIT, ENV_VOLUME, VolumeLayout, read_report
 

@@ -19,10 +19,20 @@ import jsonschema
 import pytest
 import yaml
 
-from org.contracts import SCHEMAS, ActiveOrganization, Finding, Organization, RoleProfile, SaluteReport, SteeringMessage, TraceHeader, TraceTurn
+from org.contracts import (
+    SCHEMAS,
+    ActiveOrganization,
+    Finding,
+    Organization,
+    RoleProfile,
+    SaluteReport,
+    SteeringMessage,
+    TraceHeader,
+    TraceTurn,
+)
 from org.kernel.outcomes import ToolOutcome
-from org.macrocosm.signals import signals_from_snapshot
 from org.schema_export import schema_documents
+from org.supervisor.signals import signals_from_snapshot
 from org.supervisor.snapshot import Snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -155,7 +165,12 @@ def _instances() -> dict[str, object]:
 def _supervisor_instances(now: datetime) -> dict[str, object]:
     """The LLM-backed supervisors' answers, run record, counters and task digest."""
     from org.contracts.supervisor_outputs import (
-        CodeStyleOutput, DesignOutput, InternaliserOutput, SupervisorRun, SupervisorsState, TaskDigest,
+        CodeStyleOutput,
+        DesignOutput,
+        InternaliserOutput,
+        SupervisorRun,
+        SupervisorsState,
+        TaskDigest,
     )
 
     draft = {"category": "conventions", "name": "errors", "title": "Errors", "rules": ["Raise ToolError"], "examples": "Good: x"}

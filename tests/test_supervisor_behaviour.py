@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from conftest import Session, fail, ok
+
 from org.contracts import SaluteReport
 from org.supervisor.steering import count_sentences
 
@@ -86,8 +87,8 @@ def test_subordinate_agents_are_supervised_but_write_no_reports(make_session, or
 
 
 def test_no_loop_steering_when_newer_agent_zero_counted_an_unusable_response_this_turn(make_session):
-    from org.supervisor.microcosm import native_repeat_fired
     from org.standin.agent import LoopData
+    from org.supervisor.microcosm import native_repeat_fired
 
     loop_data = LoopData(iteration=4, last_response="a")
     loop_data.params_persistent["_unusable_response_failures"] = {"iteration": 4, "count": 2}

@@ -13,17 +13,18 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-
 from conftest import Session, fail, ok
+
 from org.a0 import hooks
 from org.contracts.steering_message import MAX_MESSAGE_BYTES, SteeringMessage
-from org.kernel.salute import atomic_write_text
+from org.kernel.files import atomic_write_text
+from org.kernel.layers import read_agent
 from org.macrocosm import unit
-from org.macrocosm.signals import signals_from_snapshot
 from org.macrocosm.signing import ENV_KEY, ENV_KEY_FILE, signature
 from org.macrocosm.volume import ENV_UNIT, ENV_VOLUME, VolumeLayout, message_name, read_report
 from org.standin.agent import StandInAgent
 from org.supervisor.microcosm import STATE_KEY, build_snapshot, role_profile
+from org.supervisor.signals import signals_from_snapshot
 
 UNIT = "unit-1"
 KEY = b"organization-key-for-tests"
@@ -127,7 +128,7 @@ def load_chat(org_home: Path, saved: str, era: str = "D") -> Session:
 def live_signals(session: Session, native_repeat: bool = False):
     agent = session.agent
     role = role_profile(agent._org_active_role)
-    return signals_from_snapshot(build_snapshot(agent, session.standin.loop_data, role, agent.data[STATE_KEY]["turn"], native_repeat))
+    return signals_from_snapshot(build_snapshot(agent, role, agent.data[STATE_KEY]["turn"], native_repeat, read_agent(agent)))
 
 
 def test_unit_publishes_every_turn_with_the_live_snapshot_signals(make_session, volume, era):

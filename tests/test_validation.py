@@ -1,4 +1,4 @@
-"""Validation errors a person can act on: ``org/kernel/documents.py`` and ``a0org validate``.
+"""Validation errors a person can act on: ``org/kernel/loading.py`` and ``a0org validate``.
 
 Every problem must name the file, the line the mistake is on, the field path (e.g.
 ``pace_plan.alternate.trigger.any_of[0].metric``) and a useful reason; ``a0org validate``
@@ -23,11 +23,11 @@ from typing import Callable
 import jsonschema
 import pytest
 import yaml
-
 from conftest import fail, ok
+
 from org.contracts import ActiveOrganization, Organization, RoleProfile, SaluteReport
-from org.kernel import documents
-from org.kernel.documents import DocumentError, Problem
+from org.kernel import loading
+from org.kernel.loading import DocumentError, Problem
 from org.validate import validate_file
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -234,7 +234,7 @@ def matching(problems: list[Problem], case: Case) -> list[Problem]:
 def test_document_errors_name_file_line_field_and_reason(case, tmp_path):
     path, text = write_case(case, tmp_path)
     with pytest.raises(DocumentError) as raised:
-        documents.load(case.model, path)
+        loading.load(case.model, path)
     problems = raised.value.problems
     found = matching(problems, case)
     assert len(found) == 1, f"no single problem for field {case.field!r}: {[str(p) for p in problems]}"
@@ -316,7 +316,7 @@ def test_cross_field_rules_point_at_the_field_and_its_line(tmp_path, source, cha
     path = tmp_path / ("software_dev.yaml" if model is Organization else "codegen.yaml")
     path.write_text(text, encoding="utf-8")
     with pytest.raises(DocumentError) as raised:
-        documents.load(model, path)
+        loading.load(model, path)
     problems = [(p.field, p.line, p.reason) for p in raised.value.problems]
     assert problems == [(field, line_of(text, marker), reason)], problems
 
@@ -371,7 +371,7 @@ def test_tab_indented_json_is_json(tmp_path):
     path = tmp_path / "active.json"
     path.write_text(json.dumps({"schema_version": 1, "org_id": "software_dev"}, indent="\t"), encoding="utf-8")
     assert validate_file(path) == []
-    assert documents.load(ActiveOrganization, path).org_id == "software_dev"
+    assert loading.load(ActiveOrganization, path).org_id == "software_dev"
 
 
 @pytest.mark.parametrize("text,reason", [
@@ -400,13 +400,13 @@ def test_json_syntax_errors_name_the_line(tmp_path):
     (b"", "the file is empty"),
     (b"# only a comment\n", "the file is empty"),
     (b"role_id: c\xf6degen\n", "not UTF-8"),
-    (b"x" * (documents.MAX_DOCUMENT_BYTES + 1), f"over the {documents.MAX_DOCUMENT_BYTES}-byte limit"),
+    (b"x" * (loading.MAX_DOCUMENT_BYTES + 1), f"over the {loading.MAX_DOCUMENT_BYTES}-byte limit"),
 ], ids=["empty", "comment_only", "latin1", "over_size_limit"])
 def test_unreadable_documents(tmp_path, content, reason):
     path = tmp_path / "codegen.yaml"
     path.write_bytes(content)
     with pytest.raises(DocumentError) as raised:
-        documents.load(RoleProfile, path)
+        loading.load(RoleProfile, path)
     assert [p.path for p in raised.value.problems] == [str(path)]
     assert reason in raised.value.problems[0].reason
 

@@ -21,17 +21,17 @@ import pytest
 
 from org.contracts import RoleProfile, SaluteReport
 from org.contracts.steering_message import SteeringMessage
-from org.kernel import documents
+from org.kernel import loading
+from org.kernel.files import atomic_write_text
 from org.kernel.outcomes import ToolOutcome
-from org.kernel.salute import atomic_write_text
 from org.macrocosm import views
-from org.macrocosm.signals import signals_from_snapshot
 from org.macrocosm.volume import VolumeLayout
 from org.resources import roles_dir
+from org.supervisor.signals import signals_from_snapshot
 from org.supervisor.snapshot import Snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
-ROLE = documents.load(RoleProfile, roles_dir() / "codegen.yaml")
+ROLE = loading.load(RoleProfile, roles_dir() / "codegen.yaml")
 ESC = "\x1b["
 
 

@@ -18,13 +18,14 @@ from volume_units import acknowledge, doctrine, message_files, messages, publish
 
 from org.contracts import SteeringMessage
 from org.contracts.role import HeartbeatDoctrine
-from org.kernel.salute import MAX_REPORT_BYTES, atomic_write_text
+from org.kernel.files import atomic_write_text
+from org.kernel.salute import MAX_REPORT_BYTES
 from org.macrocosm.daemon import DaemonOptions, ReportEvents, XOAlreadyRunning, XOLock, run, unannounced
-from org.macrocosm.signals import snapshot_from_signals
 from org.macrocosm.signing import verify
 from org.macrocosm.volume import VolumeLayout, read_report
 from org.macrocosm.xo import RECENT_KEPT, XO, SweepResult, check_due, freshness, nudge_severity, unit_state
 from org.supervisor.radio_check import SupervisorState, radio_check
+from org.supervisor.signals import snapshot_from_signals
 from org.supervisor.steering import SteeringBook
 
 KEY = b"organization-key-for-tests"

@@ -30,15 +30,16 @@ if str(ROOT) not in sys.path:
 
 from org.contracts import RoleProfile, SaluteReport  # noqa: E402
 from org.contracts.role import Doctrine  # noqa: E402
-from org.kernel import documents  # noqa: E402
+from org.kernel import loading  # noqa: E402
+from org.kernel.files import atomic_write_text  # noqa: E402
 from org.kernel.outcomes import ToolOutcome  # noqa: E402
-from org.kernel.salute import atomic_write_text  # noqa: E402
-from org.macrocosm.signals import signals_from_snapshot  # noqa: E402
-from org.macrocosm.volume import VolumeFileError, VolumeLayout, read_report  # noqa: E402
+from org.kernel.files import FileRefused  # noqa: E402
+from org.macrocosm.volume import VolumeLayout, read_report  # noqa: E402
 from org.resources import roles_dir  # noqa: E402
+from org.supervisor.signals import signals_from_snapshot  # noqa: E402
 from org.supervisor.snapshot import Snapshot  # noqa: E402
 
-ROLE: RoleProfile = documents.load(RoleProfile, roles_dir() / "codegen.yaml")
+ROLE: RoleProfile = loading.load(RoleProfile, roles_dir() / "codegen.yaml")
 
 
 def doctrine(**changes: Any) -> Doctrine:
@@ -219,7 +220,7 @@ def _read_main(args: argparse.Namespace) -> int:
             reads += 1
         except FileNotFoundError:
             continue
-        except VolumeFileError as exc:
+        except FileRefused as exc:
             torn += 1
             if torn <= 3:
                 print(exc, file=sys.stderr)

@@ -10,16 +10,16 @@ import traceback
 from types import ModuleType
 from typing import Any
 
-from org.a0.compat import agent_number
 from org.kernel import dispatcher
+from org.kernel.agent_zero import agent_number
+from org.kernel.log import logger, warn_once
 from org.kernel.outcomes import diagnosed_verdict, record_outcome
-from org.kernel.report import logger, warn_once
 from org.kernel.store import OrganizationStore
 from org.macrocosm import unit
 from org.supervisor.microcosm import MicrocosmSupervisor
 
 store = OrganizationStore()
-supervisor = MicrocosmSupervisor(lambda: store.layout, link_provider=unit.current_link)
+supervisor = MicrocosmSupervisor(lambda: store.layout, publisher_provider=unit.current_publisher)
 
 
 def _failed(where: str, exc: BaseException) -> None:

@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from .common import Contract, IDENTIFIER_PATTERN, Identifier, SchemaVersion, Timestamp
+from .common import IDENTIFIER_PATTERN, Contract, Identifier, SchemaVersion, Timestamp
 
 
 def _known_roles(info: ValidationInfo) -> set[str] | None:

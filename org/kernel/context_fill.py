@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from .report import warn_once
+from .log import warn_once
 from .values import plain_number
 
 _plugin_lookup: Callable[[Any], dict] | None | bool = False  # False: not looked for yet

@@ -17,17 +17,17 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from org.a0.compat import agent_number, read_attr, ui_log
 from org.contracts import RoleProfile, SaluteReport
 from org.contracts.common import PACE_LEVELS
 from org.contracts.salute import SaluteSignals
+from org.kernel.agent_zero import agent_number, read_attr, ui_log
 
 from . import salute
 from .context_fill import context_fill, model_name
-from .layers import read_bst, read_htn
+from .layers import AgentReadings, read_bst, read_htn
+from .log import warn_once
 from .outcomes import FAILURES_KEY, ToolLedger, ledger_of
 from .pace import PaceMetrics, metrics_from, pace_level
-from .report import warn_once
 from .store import OrganizationStore, select_role
 
 ROLE_ATTR = "_org_active_role"
@@ -123,7 +123,7 @@ def task_ended(ledger: ToolLedger) -> bool:
     return bool(ledger.outcomes) and ledger.outcomes[-1].turn == ledger.turn and ledger.outcomes[-1].tool == RESPONSE_TOOL
 
 
-def unit_report(agent: Any, role: RoleProfile, unit_id: str, signals: SaluteSignals) -> SaluteReport | None:
+def unit_report(agent: Any, role: RoleProfile, unit_id: str, signals: SaluteSignals, readings: AgentReadings) -> SaluteReport | None:
     """A unit's end-of-turn report: the dispatcher's view as it is now, and the radio check's inputs.
 
     None (logged once) when the dispatcher has not named the organization this turn.
@@ -132,7 +132,7 @@ def unit_report(agent: Any, role: RoleProfile, unit_id: str, signals: SaluteSign
     if not isinstance(org_id, str):
         warn_once(f"agent.{ORG_ATTR}: no organization id ({type(org_id).__name__}); the unit's SALUTE report is skipped", key=f"agent.{ORG_ATTR}")
         return None
-    htn, bst, fill = read_htn(agent), read_bst(agent), context_fill(agent)
+    htn, bst, fill = readings.htn, readings.bst, readings.fill
     ledger = ledger_of(agent.data)
     metrics = turn_metrics(agent.data, role, htn, fill, ledger)
     ended = task_ended(ledger)

@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .report import warn_once
+from .context_fill import ContextFill, context_fill
+from .log import warn_once
 from .values import plain_number
 
 BST_BELIEF_KEY = "__bst_belief_state__"
@@ -94,3 +95,16 @@ def read_bst(agent: Any) -> BstView | None:
 def _confidence(value: Any) -> float | None:
     """A confidence is a probability; anything else is ignored."""
     return float(value) if plain_number(value, 0, 2) and value <= 1 else None
+
+
+@dataclass(frozen=True, slots=True)
+class AgentReadings:
+    """What the other layers and the model's context say at one moment: read once, used by all."""
+
+    htn: HtnView | None
+    bst: BstView | None
+    fill: ContextFill | None
+
+
+def read_agent(agent: Any) -> AgentReadings:
+    return AgentReadings(read_htn(agent), read_bst(agent), context_fill(agent))

@@ -20,7 +20,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from .report import warn_once
+from .log import warn_once
 
 FAILURES_KEY = "_tool_failures"
 LEDGER_KEY = "_org_tool_ledger"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections import deque
 from datetime import datetime, timezone
 from pathlib import Path
@@ -13,32 +12,12 @@ from org.contracts import SaluteReport
 from org.contracts.common import HEALTH_ORDER
 from org.contracts.salute import SupervisorAssessment
 
+from .files import atomic_write_text
+from .log import warn_once
 from .paths import OrganizationLayout
-from .report import warn_once
 
 #: A report bigger than this is not a report; readers refuse it.
 MAX_REPORT_BYTES = 256_000
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write via a temporary file in the same folder, flushed and fsync-ed, then renamed.
-
-    A reader sees the old file or the new one, never half of either.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def _stamp(now: datetime) -> str:

@@ -15,9 +15,9 @@ from typing import Any
 
 from org.contracts import ActiveOrganization, Organization, RoleProfile
 
-from . import documents
+from . import loading
+from .log import forget_logged_about, warn_once
 from .paths import OrganizationLayout, UnsafePathError, organizations_dir
-from .report import forget_logged_about, warn_once
 
 RECHECK_SECONDS = 1.0
 
@@ -85,17 +85,17 @@ class OrganizationStore:
     def _load(self, layout: OrganizationLayout) -> LoadedOrganization | None:
         self._file_stamps = {}
         try:
-            active = documents.load(ActiveOrganization, layout.active_file)
+            active = loading.load(ActiveOrganization, layout.active_file)
             org_path = layout.organization_file(active.org_id)
             self._file_stamps[org_path] = _stamp(org_path)
             if not org_path.exists():
                 warn_once(f"{layout.active_file}: org_id: names '{active.org_id}', but {org_path} does not exist; the organization kernel stays off")
                 return None
-            organization = documents.load(Organization, org_path)
+            organization = loading.load(Organization, org_path)
             if organization.org_id != active.org_id:
                 warn_once(f"{org_path}: org_id: is '{organization.org_id}' but the file is named for '{active.org_id}'; the organization kernel stays off")
                 return None
-        except documents.DocumentError as exc:
+        except loading.DocumentError as exc:
             for problem in exc.problems:
                 warn_once(f"{problem}; the organization kernel stays off until this is fixed")
             return None
@@ -108,8 +108,8 @@ class OrganizationStore:
             role_path = layout.role_file(role_id)
             self._file_stamps[role_path] = _stamp(role_path)
             try:
-                roles[role_id] = documents.load(RoleProfile, role_path)
-            except documents.DocumentError as exc:
+                roles[role_id] = loading.load(RoleProfile, role_path)
+            except loading.DocumentError as exc:
                 for problem in exc.problems:
                     warn_once(f"{problem}; role '{role_id}' is skipped until this is fixed")
                 continue

@@ -11,6 +11,8 @@
 See docs/knowledge.md.
 """
 
+from org.kernel.redact import redact
+
 from .directives import (
     DirectiveQueue,
     TaskOutcome,
@@ -19,7 +21,6 @@ from .directives import (
     default_queue_path,
 )
 from .documents import Document
-from .redact import redact
 from .selection import estimate_tokens, project_knowledge_section, select_documents
 from .store import (
     KnowledgeStore,

@@ -33,14 +33,13 @@ from org.contracts.knowledge import (
     DirectiveQueueFile,
     DirectiveRecord,
 )
-from org.kernel.documents import DocumentError
-from org.kernel.locking import exclusive
+from org.kernel.files import atomic_write_text, exclusive
+from org.kernel.loading import DocumentError
+from org.kernel.log import logger, warn_once
 from org.kernel.paths import organizations_dir
-from org.kernel.report import logger, warn_once
-from org.kernel.salute import atomic_write_text
+from org.kernel.redact import redact
 
 from .documents import load_json, utc_now
-from .redact import redact
 
 CLEANUP_MAX_AGE_TASKS = 15
 CLEANUP_CAP = 10

@@ -48,10 +48,9 @@ from org.contracts.knowledge import (
     KnowledgeDocument,
     KnowledgeDraft,
 )
-from org.kernel.documents import DocumentError, Problem, load, parse, validate
-from org.kernel.report import logger, warn_once
-
-from .redact import redact
+from org.kernel.loading import DocumentError, Problem, load, parse, validate
+from org.kernel.log import logger, warn_once
+from org.kernel.redact import redact
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 _HEADING = re.compile(r"^## +(.+?)\s*$", re.MULTILINE)

@@ -18,8 +18,9 @@ import math
 import re
 from collections.abc import Iterable
 
+from org.kernel.redact import redact
+
 from .documents import Document
-from .redact import redact
 from .store import KnowledgeStore
 
 HEADER = "## PROJECT KNOWLEDGE"

@@ -32,11 +32,11 @@ from org.contracts.knowledge import (
     KnowledgeDraft,
     ReviewItem,
 )
-from org.kernel.documents import DocumentError
-from org.kernel.locking import exclusive
+from org.kernel.files import atomic_write_text, exclusive
+from org.kernel.loading import DocumentError
+from org.kernel.log import logger, warn_once
 from org.kernel.paths import UnsafePathError, organizations_dir, safe_child
-from org.kernel.report import logger, warn_once
-from org.kernel.salute import atomic_write_text
+from org.kernel.redact import redact
 
 from .documents import (
     Document,
@@ -50,7 +50,6 @@ from .documents import (
     same_content,
     utc_now,
 )
-from .redact import redact
 
 #: Clean tasks after which a provisional document becomes established.
 ESTABLISH_AFTER_TASKS = 5

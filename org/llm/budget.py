@@ -16,8 +16,7 @@ from typing import Iterator
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from org.kernel.locking import exclusive
-from org.kernel.salute import atomic_write_text
+from org.kernel.files import atomic_write_text, exclusive
 
 LEDGER_FOLDER = "supervisors"
 LEDGER_NAME = "usage.json"

@@ -35,8 +35,8 @@ from pydantic import BaseModel, ValidationError
 
 from org import __version__
 from org.contracts.supervisors import ModelConfig
-from org.kernel.report import logger, warn_once
-from org.knowledge.redact import remember_secret
+from org.kernel.log import logger, warn_once
+from org.kernel.redact import remember_secret
 
 from .budget import LedgerError, UsageLedger
 

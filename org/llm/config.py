@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from org.contracts.supervisors import SupervisorsConfig
-from org.kernel import documents
+from org.kernel import loading
+from org.kernel.log import forget_logged_about, warn_once
 from org.kernel.paths import OrganizationLayout, organizations_dir
-from org.kernel.report import forget_logged_about, warn_once
 
 CONFIG_NAME = "supervisors.yaml"
 
@@ -24,7 +24,7 @@ def config_path(layout_or_path: OrganizationLayout | Path | str | None = None) -
 
 def read_config(path: Path) -> SupervisorsConfig:
     """Parse and validate one config file; ``DocumentError`` with file:line: field: reason problems."""
-    return documents.load(SupervisorsConfig, path)
+    return loading.load(SupervisorsConfig, path)
 
 
 def load_config(layout_or_path: OrganizationLayout | Path | str | None = None) -> SupervisorsConfig | None:
@@ -39,7 +39,7 @@ def load_config(layout_or_path: OrganizationLayout | Path | str | None = None) -
         return None
     try:
         config = read_config(path)
-    except documents.DocumentError as exc:
+    except loading.DocumentError as exc:
         first = exc.problems[0]
         more = f" (and {len(exc.problems) - 1} more: a0org validate {path})" if len(exc.problems) > 1 else ""
         warn_once(f"{first}{more}; the LLM-backed supervisors stay off until it is fixed")

@@ -18,11 +18,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from org.a0.compat import read_attr
 from org.contracts.supervisor_outputs import TaskDigest, ToolCall
+from org.kernel.agent_zero import read_attr
 from org.kernel.dispatcher import PACE_ATTR
 from org.kernel.outcomes import classify_output
-from org.knowledge.redact import redact
+from org.kernel.redact import redact
 
 from .records import JsonLinesLog
 

@@ -16,9 +16,8 @@ from typing import Generic, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from org.contracts.supervisor_outputs import SupervisorRun
-from org.kernel.report import warn_once
-from org.kernel.salute import atomic_write_text
-from org.kernel.locking import exclusive
+from org.kernel.files import atomic_write_text, exclusive
+from org.kernel.log import warn_once
 
 M = TypeVar("M", bound=BaseModel)
 

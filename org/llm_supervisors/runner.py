@@ -27,15 +27,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from org.a0.compat import agent_number, read_attr, ui_log
 from org.contracts.supervisor_outputs import SupervisorRun, SupervisorsState, TaskDigest
 from org.contracts.supervisors import SupervisorsConfig
+from org.kernel.agent_zero import agent_number, read_attr, ui_log
+from org.kernel.files import atomic_write_text
 from org.kernel.layers import read_bst, read_htn
+from org.kernel.log import logger, warn_once
 from org.kernel.paths import organizations_dir
-from org.kernel.report import logger, warn_once
-from org.kernel.salute import atomic_write_text
+from org.kernel.redact import remember_secret
 from org.knowledge.directives import DirectiveQueue
-from org.knowledge.redact import remember_secret
 from org.knowledge.selection import project_knowledge_section
 from org.knowledge.store import KnowledgeStore, OwnershipError, check_owner
 from org.llm.budget import UsageLedger

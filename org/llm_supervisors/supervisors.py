@@ -23,8 +23,8 @@ from pydantic import BaseModel
 
 from org.contracts.knowledge import OWNERSHIP, DirectiveDraft, KnowledgeDraft
 from org.contracts.supervisor_outputs import CodeStyleOutput, DesignOutput, InternaliserOutput, KnowledgeItem, TaskDigest
+from org.kernel.redact import redact
 from org.knowledge.documents import Document
-from org.knowledge.redact import redact
 
 from .records import LABELS
 

@@ -30,10 +30,9 @@ from typing import Callable, Iterable
 
 from org.contracts.supervisor_outputs import SUPERVISOR_NAMES, SupervisorCounter, SupervisorsState, TaskDigest
 from org.contracts.supervisors import SupervisorsConfig
-from org.kernel import documents
-from org.kernel.report import logger, warn_once
-from org.kernel.salute import atomic_write_text
-from org.kernel.locking import exclusive
+from org.kernel import loading
+from org.kernel.files import atomic_write_text, exclusive
+from org.kernel.log import logger, warn_once
 
 #: A task with this many failed tool calls counts as "tools failed repeatedly".
 REPEATED_FAILURES = 3
@@ -237,8 +236,8 @@ class StateFile:
         if not self.path.exists():
             return SupervisorsState()
         try:
-            state = documents.load(SupervisorsState, self.path)
-        except documents.DocumentError as exc:
+            state = loading.load(SupervisorsState, self.path)
+        except loading.DocumentError as exc:
             warn_once(f"{exc.problems[0]}; the supervisors' counters start again from zero", key=f"{self.path}:state")
             return SupervisorsState()
         for name in SUPERVISOR_NAMES:

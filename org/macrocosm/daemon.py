@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from org.contracts.common import is_identifier
+from org.kernel.log import logger
 from org.kernel.paths import UnsafePathError
-from org.kernel.report import logger
 
 from .signing import OrganizationKeyError, load_key
 from .volume import REPORT_NAME, VolumeLayout

@@ -29,27 +29,28 @@ import re
 import socket
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-from org.a0.compat import add_warning, read_attr, ui_log
-from org.contracts import SaluteReport
+from org.contracts import RoleProfile, SaluteReport
 from org.contracts.common import is_identifier
 from org.contracts.steering_message import MAX_MESSAGE_BYTES, SteeringMessage
+from org.kernel.agent_zero import add_warning, read_attr, ui_log
+from org.kernel.dispatcher import unit_report
+from org.kernel.files import FileRefused, atomic_write_text, json_object, read_capped, validated
+from org.kernel.layers import AgentReadings
+from org.kernel.log import logger, warn_once
 from org.kernel.paths import UnsafePathError
-from org.kernel.report import logger, warn_once
-from org.kernel.salute import MAX_REPORT_BYTES, atomic_write_text
+from org.kernel.salute import MAX_REPORT_BYTES
+from org.supervisor.signals import signals_from_snapshot
+from org.supervisor.snapshot import Snapshot
 
 from .signing import ENV_KEY, ENV_KEY_FILE, OrganizationKeyError, load_key, verify
 from .volume import (
     ENV_UNIT,
     ENV_VOLUME,
     MESSAGE_NAME_RE,
-    VolumeFileError,
     VolumeLayout,
-    json_object,
     message_seq,
-    read_capped,
-    validated,
 )
 
 #: Saved with the chat (no leading underscore): the ids already applied, oldest first.
@@ -145,6 +146,24 @@ def outdated(data: dict, message: SteeringMessage) -> bool:
     return message.report_turn is not None and isinstance(ended, int) and message.report_turn <= ended
 
 
+def publish_turn(agent: Any, link: UnitLink, role: RoleProfile, snapshot: Snapshot, readings: AgentReadings) -> None:
+    """Publish the unit's report for this turn, carrying the snapshot a radio check reads."""
+    signals = signals_from_snapshot(snapshot).model_copy(update={"steering_seq": taken_seq(agent.data)})
+    report = unit_report(agent, role, link.unit, signals, readings)
+    if report is not None:
+        if report.reason == "task_end":
+            note_task_end(agent.data, snapshot.turn)
+        publish(link, report)
+
+
+def current_publisher() -> Callable[[Any, RoleProfile, Snapshot, AgentReadings], None] | None:
+    """What agent 0 does at a turn's end instead of its own radio check, while linked to a volume."""
+    link = current_link()
+    if link is None:
+        return None
+    return lambda agent, role, snapshot, readings: publish_turn(agent, link, role, snapshot, readings)
+
+
 def publish(link: UnitLink, report: SaluteReport) -> Path | None:
     """Write ``units/<unit>/salute.json`` atomically; the path, or None when it could not be (logged)."""
     path = link.report
@@ -191,25 +210,25 @@ def sequence_key(entry: os.DirEntry) -> tuple[int, str]:
 
 
 def read_message(link: UnitLink, entry: os.DirEntry) -> SteeringMessage:
-    """The validated message in ``entry``, or :class:`VolumeFileError` saying why it is refused."""
+    """The validated message in ``entry``, or :class:`FileRefused` saying why it is refused."""
     path = Path(entry.path)
     if entry.is_symlink():
-        raise VolumeFileError(path, "is a symbolic link; refused")
+        raise FileRefused(path, "is a symbolic link; refused")
     if not entry.is_file(follow_symlinks=False):
-        raise VolumeFileError(path, "is not a regular file")
+        raise FileRefused(path, "is not a regular file")
     match = MESSAGE_NAME_RE.fullmatch(entry.name)
     if match is None:
-        raise VolumeFileError(path, "not a steering message name (<seq, 10 digits>-<id, 32 hex>.json)")
+        raise FileRefused(path, "not a steering message name (<seq, 10 digits>-<id, 32 hex>.json)")
     value = json_object(path, read_capped(path, MAX_MESSAGE_BYTES))
     if link.key is not None:
         bad_signature = verify(value, link.key)
         if bad_signature:
-            raise VolumeFileError(path, bad_signature)
+            raise FileRefused(path, bad_signature)
     message = validated(path, SteeringMessage, value, "steering message")
     if message.unit != link.unit:
-        raise VolumeFileError(path, f"addressed to unit '{message.unit}', not to this unit '{link.unit}'")
+        raise FileRefused(path, f"addressed to unit '{message.unit}', not to this unit '{link.unit}'")
     if (message.seq, message.id) != (int(match.group(1)), match.group(2)):
-        raise VolumeFileError(path, f"the file name does not match the message's seq {message.seq} and id {message.id}")
+        raise FileRefused(path, f"the file name does not match the message's seq {message.seq} and id {message.id}")
     return message
 
 
@@ -292,7 +311,7 @@ def acknowledge(link: UnitLink, path: Path) -> bool:
         return False
 
 
-def reject(link: UnitLink, error: VolumeFileError) -> None:
+def reject(link: UnitLink, error: FileRefused) -> None:
     """Move a refused file to ``rejected/`` with its reason beside it; one log line."""
     path, folder = error.path, link.layout.rejected(link.unit)
     try:
@@ -347,7 +366,7 @@ async def drain_inbox(agent: Any, link: UnitLink) -> list[SteeringMessage]:
         seq = message_seq(entry.name)
         try:
             message = read_message(link, entry)
-        except VolumeFileError as error:
+        except FileRefused as error:
             reject(link, error)
             applied_ids.taken(seq)
             continue
@@ -355,7 +374,7 @@ async def drain_inbox(agent: Any, link: UnitLink) -> list[SteeringMessage]:
             warn_once(f"{entry.path}: cannot read the steering message: {exc.strerror or exc}", key=f"read {entry.path}")
             continue
         except Exception as exc:  # a file nobody foresaw must not block the messages behind it
-            reject(link, VolumeFileError(Path(entry.path), f"cannot be read as a steering message ({type(exc).__name__}: {exc})"))
+            reject(link, FileRefused(Path(entry.path), f"cannot be read as a steering message ({type(exc).__name__}: {exc})"))
             applied_ids.taken(seq)
             continue
         if outdated(agent.data, message):

@@ -22,9 +22,10 @@ from typing import Any, Callable, TextIO
 from org.contracts import SaluteReport
 from org.contracts.role import HeartbeatDoctrine
 from org.contracts.steering_message import MAX_MESSAGE_BYTES, SteeringMessage
+from org.kernel.files import FileRefused, json_object, read_capped, validated
 from org.kernel.paths import UnsafePathError, checked_id
 
-from .volume import MESSAGE_SUFFIX, VolumeFileError, VolumeLayout, json_object, message_seq, read_capped, read_report, unit_entry_problem, validated
+from .volume import MESSAGE_SUFFIX, VolumeLayout, message_seq, read_report, unit_entry_problem
 from .xo import freshness, unit_state
 
 #: The keys of one ``status --json`` row, in order. Documented in docs/macrocosm.md.
@@ -60,7 +61,7 @@ def _attempt(read: Callable[[Path], Any], path: Path, missing: str) -> tuple[Any
         return read(path), None
     except FileNotFoundError:
         return None, missing
-    except VolumeFileError as exc:
+    except FileRefused as exc:
         return None, exc.reason
     except OSError as exc:
         return None, f"cannot read: {exc.strerror or type(exc).__name__}"
@@ -475,7 +476,7 @@ def peek_message(path: Path) -> tuple[SteeringMessage | None, str | None]:
 def _rejection_reason(item: SteeringFile) -> str | None:
     try:
         data = read_capped(item.path.with_name(item.name + ".reason"), 4096)
-    except (OSError, VolumeFileError):
+    except (OSError, FileRefused):
         return None
     return _short(data.decode("utf-8", "replace"), 200) or None
 

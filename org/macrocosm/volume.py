@@ -19,39 +19,24 @@ written through a symbolic link that leads out of the volume.
 
 from __future__ import annotations
 
-import errno
-import json
 import os
 import re
 import stat
 from pathlib import Path
-from typing import Any, TypeVar
-
-from pydantic import BaseModel
 
 from org.contracts import SaluteReport
 from org.contracts.common import is_identifier
+from org.kernel.files import json_object, read_capped, validated
 from org.kernel.paths import UnsafePathError, checked_id, safe_child
 from org.kernel.salute import MAX_REPORT_BYTES
 
 ENV_VOLUME = "A0ORG_VOLUME"
 ENV_UNIT = "A0ORG_UNIT"
 
-M = TypeVar("M", bound=BaseModel)
-
 REPORT_NAME = "salute.json"
 MESSAGE_SUFFIX = ".json"
 #: ``<seq, 10 ASCII digits>-<id, 32 hex>.json``: the name of every steering file.
 MESSAGE_NAME_RE = re.compile(r"([0-9]{10})-([0-9a-f]{32})\.json")  # use with fullmatch
-
-
-class VolumeFileError(Exception):
-    """A file on the volume that cannot be used; the message names the path and the reason."""
-
-    def __init__(self, path: Path, reason: str):
-        super().__init__(f"{path}: {reason}")
-        self.path = path
-        self.reason = reason
 
 
 class VolumeLayout:
@@ -150,78 +135,8 @@ def unit_entry_problem(name: str, st: os.stat_result) -> str:
     return "not a folder; ignored"
 
 
-def read_capped(path: Path | str, limit: int) -> bytes:
-    """The file's bytes, refusing symbolic links, anything but a regular file (a FIFO
-    would block the reader), and anything over ``limit`` bytes."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise VolumeFileError(path, "is a symbolic link; refused") from None
-        raise
-    with os.fdopen(fd, "rb") as handle:
-        st = os.fstat(handle.fileno())
-        if not stat.S_ISREG(st.st_mode):
-            raise VolumeFileError(path, "not a regular file")
-        size = st.st_size
-        if size > limit:
-            raise VolumeFileError(path, f"{size} bytes, over the {limit}-byte limit")
-        data = handle.read(limit + 1)
-    if len(data) > limit:
-        raise VolumeFileError(path, f"grew past the {limit}-byte limit while being read")
-    return data
-
-
-def parse_json_object(path: Path, data: bytes) -> dict[str, Any]:
-    try:
-        value = json.loads(data)
-    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
-        raise VolumeFileError(path, f"not valid JSON ({exc})") from None
-    except RecursionError:
-        raise VolumeFileError(path, "not valid JSON (nested too deeply)") from None
-    if not isinstance(value, dict):
-        raise VolumeFileError(path, f"expected a JSON object, found {type(value).__name__}")
-    return value
-
-
-def check_version(path: Path, value: dict[str, Any], supported: int = 1) -> None:
-    version = value.get("schema_version")
-    if isinstance(version, int) and not isinstance(version, bool) and version > supported:
-        raise VolumeFileError(path, f"schema_version {version} is newer than this pack reads ({supported}); update the pack")
-
-
-def json_object(path: Path | str, data: bytes) -> dict[str, Any]:
-    """The JSON object in ``data`` from a format version this pack reads, or :class:`VolumeFileError`."""
-    value = parse_json_object(path, data)
-    check_version(path, value)
-    return value
-
-
-def validated(path: Path | str, model: type[M], value: dict[str, Any], what: str) -> M:
-    """``value`` as a ``model``, or :class:`VolumeFileError` naming the first wrong field."""
-    try:
-        return model.model_validate(value)
-    except Exception as exc:
-        raise VolumeFileError(path, f"not a valid {what}: {first_error(exc)}") from None
-
-
-def first_error(exc: Exception) -> str:
-    """One line for a validation error: the field path and the reason."""
-    errors = getattr(exc, "errors", None)
-    if callable(errors):
-        try:
-            found = errors()
-            where = ".".join(str(p) for p in found[0].get("loc", ())) or "(top level)"
-            more = len(found) - 1
-            return f"{where}: {found[0].get('msg')}" + (f" (and {more} more)" if more else "")
-        except Exception:
-            pass
-    return (str(exc).splitlines() or [type(exc).__name__])[0]
-
-
 def read_report(path: Path | str) -> SaluteReport:
-    """A validated SALUTE report, or :class:`VolumeFileError` saying why not.
+    """A validated SALUTE report, or :class:`FileRefused` saying why not.
 
     ``FileNotFoundError`` passes through: a unit that has not reported yet is not an error.
     """

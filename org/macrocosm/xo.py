@@ -40,15 +40,15 @@ from org.contracts.common import AnomalyType, Contract, Freshness, Health, Ident
 from org.contracts.role import EscalationDoctrine, HeartbeatDoctrine
 from org.contracts.salute import SaluteReport, SaluteSignals
 from org.contracts.steering_message import MAX_MESSAGE_BYTES
+from org.kernel.files import FileRefused, atomic_write_text, first_error, json_object, read_capped, validated
+from org.kernel.log import logger, warn_once
 from org.kernel.paths import UnsafePathError, checked_id
-from org.kernel.report import logger, warn_once
-from org.kernel.salute import atomic_write_text
 from org.supervisor.radio_check import SupervisorState, radio_check
+from org.supervisor.signals import snapshot_from_signals
 from org.supervisor.steering import SteeringBook
 
-from .signals import snapshot_from_signals
 from .signing import signature
-from .volume import REPORT_NAME, VolumeFileError, VolumeLayout, first_error, json_object, message_name, message_seq, read_capped, read_report, unit_entry_problem, validated
+from .volume import REPORT_NAME, VolumeLayout, message_name, message_seq, read_report, unit_entry_problem
 
 #: A saved unit state bigger than this is refused (its outbox is small: nothing new is sent
 #: to a unit while a message for it waits there).
@@ -171,16 +171,16 @@ def check_due(turn: int, checked_turn: int | None, interval: int) -> bool:
 
 
 def load_unit_state(layout: VolumeLayout, unit: str) -> UnitState:
-    """The saved state, or :class:`VolumeFileError`; ``FileNotFoundError`` passes through."""
+    """The saved state, or :class:`FileRefused`; ``FileNotFoundError`` passes through."""
     path = layout.xo_state(unit)
     state = validated(path, UnitState, json_object(path, read_capped(path, MAX_STATE_BYTES)), "XO unit state")
     if state.unit != unit:
-        raise VolumeFileError(path, f"unit: {state.unit!r} does not match the file name")
+        raise FileRefused(path, f"unit: {state.unit!r} does not match the file name")
     for index, payload in enumerate(state.outbox):  # what delivery relies on, checked once here
         try:
             SteeringMessage.model_validate(payload)
         except Exception as exc:
-            raise VolumeFileError(path, f"outbox.{index}: not a steering message: {first_error(exc)}") from None
+            raise FileRefused(path, f"outbox.{index}: not a steering message: {first_error(exc)}") from None
     return state
 
 
@@ -190,7 +190,7 @@ def unit_state(layout: VolumeLayout, unit: str) -> UnitState | None:
         return load_unit_state(layout, unit)
     except (FileNotFoundError, NotADirectoryError):
         return None
-    except (VolumeFileError, UnsafePathError) as exc:
+    except (FileRefused, UnsafePathError) as exc:
         warn_once(f"{exc}; ignored")
     except OSError as exc:
         warn_once(f"{layout.root}: cannot read the XO state of unit '{unit}' ({exc.strerror or exc})")
@@ -345,7 +345,7 @@ class XO:
         except FileNotFoundError:
             self._stamps.pop(unit, None)
             return
-        except VolumeFileError as exc:
+        except FileRefused as exc:
             return self._skip(Path(name), stamp, exc.reason, result)
         except OSError as exc:
             return self._skip(Path(name), stamp, f"cannot be read ({exc.strerror or type(exc).__name__})", result)
@@ -587,7 +587,7 @@ class XO:
             return state
         try:
             state = load_unit_state(self.layout, unit)
-        except (FileNotFoundError, NotADirectoryError, VolumeFileError, OSError) as exc:
+        except (FileNotFoundError, NotADirectoryError, FileRefused, OSError) as exc:
             if not isinstance(exc, (FileNotFoundError, NotADirectoryError)):
                 warn_once(f"{exc}; the unit's XO state starts afresh")
             state = UnitState(unit=unit, seq=self._highest_seq(unit))

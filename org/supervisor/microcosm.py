@@ -5,27 +5,24 @@ radio check, injects the steering with ``hist_add_warning``, logs it to the
 Agent-Zero UI, and raises the SALUTE report's health when it sees worse than the
 dispatcher did.
 
-In a unit linked to a shared volume, agent 0 instead publishes its SALUTE report with
-that snapshot's signals every turn and leaves the radio check and the steering to the
-XO, so the agent is not nagged twice.
+In a unit linked to a shared volume, agent 0 instead hands that snapshot to the unit's
+publisher (given by the caller, see :mod:`org.macrocosm.unit`) and leaves the radio check
+and the steering to the XO, so the agent is not nagged twice.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
-from org.a0.compat import add_warning, agent_number, ui_log
 from org.contracts import Finding, RoleProfile
 from org.contracts.common import PACE_LEVELS
 from org.kernel import salute
-from org.kernel.context_fill import context_fill
-from org.kernel.dispatcher import PACE_ATTR, ROLE_ATTR, unit_report
-from org.kernel.layers import read_bst, read_htn
+from org.kernel.agent_zero import add_warning, agent_number, ui_log
+from org.kernel.dispatcher import PACE_ATTR, ROLE_ATTR
+from org.kernel.layers import AgentReadings, read_agent
+from org.kernel.log import warn_once
 from org.kernel.outcomes import LEDGER_KEY, ToolLedger
 from org.kernel.paths import OrganizationLayout
-from org.kernel.report import warn_once
-from org.macrocosm.signals import signals_from_snapshot
-from org.macrocosm.unit import UnitLink, note_task_end, publish, taken_seq
 
 from .radio_check import RadioCheckResult, SupervisorState, is_check_turn, radio_check
 from .snapshot import Snapshot
@@ -81,14 +78,17 @@ def native_repeat_fired(loop_data: Any) -> bool:
     return repeated or warned
 
 
-def build_snapshot(agent: Any, loop_data: Any, role: RoleProfile, turn: int, native_repeat: bool) -> Snapshot:
-    htn = read_htn(agent)
-    bst = read_bst(agent)
+#: Takes agent 0's turn instead of the radio check when the unit is linked to an XO:
+#: called with the agent, its role, this turn's snapshot and the readings it was built from.
+Publisher = Callable[[Any, RoleProfile, Snapshot, AgentReadings], None]
+
+
+def build_snapshot(agent: Any, role: RoleProfile, turn: int, native_repeat: bool, readings: AgentReadings) -> Snapshot:
+    htn, bst, fill = readings.htn, readings.bst, readings.fill
     ledger = agent.data.get(LEDGER_KEY)
     if ledger is not None and not isinstance(ledger, ToolLedger):
         warn_once(f"agent.data[{LEDGER_KEY!r}]: expected the pack's tool ledger, found {type(ledger).__name__}; tool history ignored", key=LEDGER_KEY)
         ledger = None
-    fill = context_fill(agent)
     level = getattr(agent, PACE_ATTR, None)
     if level is not None and level not in PACE_LEVELS:
         warn_once(f"agent.{PACE_ATTR}: unknown PACE level {str(level)[:40]!r}; ignored", key=f"agent.{PACE_ATTR}")
@@ -117,24 +117,14 @@ def build_snapshot(agent: Any, loop_data: Any, role: RoleProfile, turn: int, nat
     )
 
 
-def publish_turn(agent: Any, link: UnitLink, role: RoleProfile, snapshot: Snapshot) -> None:
-    """Publish the unit's report for this turn, carrying the snapshot a radio check reads."""
-    signals = signals_from_snapshot(snapshot).model_copy(update={"steering_seq": taken_seq(agent.data)})
-    report = unit_report(agent, role, link.unit, signals)
-    if report is not None:
-        if report.reason == "task_end":
-            note_task_end(agent.data, snapshot.turn)
-        publish(link, report)
-
-
 class MicrocosmSupervisor:
     """Runs the radio check for one agent at the end of each of its turns."""
 
     def __init__(self, layout_provider, steering: SteeringBook | None = None,
-                 link_provider: Callable[[], UnitLink | None] | None = None):
+                 publisher_provider: Callable[[], Publisher | None] | None = None):
         self._layout_provider = layout_provider
         self._steering = steering
-        self._link_provider = link_provider or (lambda: None)
+        self._publisher_provider = publisher_provider or (lambda: None)
 
     def steering(self, layout: OrganizationLayout) -> SteeringBook:
         if self._steering is None or self._steering.override_path != layout.steering_file:
@@ -163,13 +153,14 @@ class MicrocosmSupervisor:
         state = SupervisorState.from_dict(agent.data.get(STATE_KEY))
         state.turn += 1
         try:
-            link = self._link_provider() if agent_number(agent) == 0 else None
-            if link is not None:
-                publish_turn(agent, link, role, build_snapshot(agent, loop_data, role, state.turn, native_repeat))
+            publisher = self._publisher_provider() if agent_number(agent) == 0 else None
+            if publisher is not None:
+                readings = read_agent(agent)
+                publisher(agent, role, build_snapshot(agent, role, state.turn, native_repeat, readings), readings)
                 return None  # the XO runs the radio check on the report and steers
             if not is_check_turn(state.turn, role.doctrine.radio_check_interval_turns):
                 return None
-            snapshot = build_snapshot(agent, loop_data, role, state.turn, native_repeat)
+            snapshot = build_snapshot(agent, role, state.turn, native_repeat, read_agent(agent))
             result = radio_check(snapshot, state)
             layout: OrganizationLayout = self._layout_provider()
             if result.steer is not None:

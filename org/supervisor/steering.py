@@ -12,7 +12,7 @@ import yaml
 
 from org.contracts import Finding
 from org.contracts.steering import PLACEHOLDERS, REPEATED, SENTENCE_END, TAG, base_key, check_template, count_sentences  # noqa: F401 (re-exported)
-from org.kernel.report import warn_once
+from org.kernel.log import warn_once
 
 
 def _load_defaults() -> dict[str, str]:

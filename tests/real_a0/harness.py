@@ -340,9 +340,11 @@ def main():
     try:
         override = configure(layout, root, port, args)
         if layout == "v1":
-            from helpers import runtime, history as hist
+            from helpers import history as hist
+            from helpers import runtime
         else:
-            from python.helpers import runtime, history as hist
+            from python.helpers import history as hist
+            from python.helpers import runtime
         runtime.args["dockerized"] = "true"  # no RFC/SSH to a dev container
         import initialize
         from agent import AgentContext, UserMessage

@@ -11,7 +11,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from org.kernel.report import logger
+from org.kernel.log import logger
 
 
 def read_attr(obj: Any, name: str) -> Any:

@@ -1,0 +1,185 @@
+"""File primitives every part of the pack builds on; standard library only.
+
+* :func:`atomic_write_text`: a reader sees the old file or the new one, never half of either.
+* :func:`read_capped`: a regular file's bytes, never through a symbolic link, never a FIFO,
+  never more than a limit.
+* :func:`json_object`, :func:`validated`, :func:`first_error`: bytes to a validated model,
+  and a validation error as one line naming the field.
+* :func:`exclusive`: one writer at a time for a shared file, threads and processes alike
+  (``flock`` on a sidecar ``.lock`` file; where that does not exist, within this process only).
+* :func:`update_json_file`: a locked read-modify-write of a JSON document.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import stat
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+try:
+    import fcntl
+except ImportError:  # not on Linux (Agent-Zero's container is)
+    fcntl = None  # type: ignore[assignment]
+
+T = TypeVar("T")
+M = TypeVar("M")  # a pydantic model; only its model_validate is called
+
+
+class FileRefused(Exception):
+    """A file that cannot be used; the message names the path and the reason."""
+
+    def __init__(self, path: Path | str, reason: str):
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write via a temporary file in the same folder, flushed and fsync-ed, then renamed.
+
+    A reader sees the old file or the new one, never half of either.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def read_capped(path: Path | str, limit: int) -> bytes:
+    """The file's bytes, refusing symbolic links, anything but a regular file (a FIFO
+    would block the reader), and anything over ``limit`` bytes."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise FileRefused(path, "is a symbolic link; refused") from None
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        st = os.fstat(handle.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise FileRefused(path, "not a regular file")
+        size = st.st_size
+        if size > limit:
+            raise FileRefused(path, f"{size} bytes, over the {limit}-byte limit")
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise FileRefused(path, f"grew past the {limit}-byte limit while being read")
+    return data
+
+
+def parse_json_object(path: Path, data: bytes) -> dict[str, Any]:
+    try:
+        value = json.loads(data)
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
+        raise FileRefused(path, f"not valid JSON ({exc})") from None
+    except RecursionError:
+        raise FileRefused(path, "not valid JSON (nested too deeply)") from None
+    if not isinstance(value, dict):
+        raise FileRefused(path, f"expected a JSON object, found {type(value).__name__}")
+    return value
+
+
+def check_version(path: Path, value: dict[str, Any], supported: int = 1) -> None:
+    version = value.get("schema_version")
+    if isinstance(version, int) and not isinstance(version, bool) and version > supported:
+        raise FileRefused(path, f"schema_version {version} is newer than this pack reads ({supported}); update the pack")
+
+
+def json_object(path: Path | str, data: bytes) -> dict[str, Any]:
+    """The JSON object in ``data`` from a format version this pack reads, or :class:`FileRefused`."""
+    value = parse_json_object(path, data)
+    check_version(path, value)
+    return value
+
+
+def validated(path: Path | str, model: Any, value: dict[str, Any], what: str) -> M:
+    """``value`` as a ``model``, or :class:`FileRefused` naming the first wrong field."""
+    try:
+        return model.model_validate(value)
+    except Exception as exc:
+        raise FileRefused(path, f"not a valid {what}: {first_error(exc)}") from None
+
+
+def first_error(exc: Exception) -> str:
+    """One line for a validation error: the field path and the reason."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        try:
+            found = errors()
+            where = ".".join(str(p) for p in found[0].get("loc", ())) or "(top level)"
+            more = len(found) - 1
+            return f"{where}: {found[0].get('msg')}" + (f" (and {more} more)" if more else "")
+        except Exception:
+            pass
+    return (str(exc).splitlines() or [type(exc).__name__])[0]
+
+
+_registry_lock = threading.Lock()
+_locks: dict[str, threading.RLock] = {}
+_held = threading.local()
+
+
+def _thread_lock(key: str) -> threading.RLock:
+    with _registry_lock:
+        return _locks.setdefault(key, threading.RLock())
+
+
+@contextmanager
+def exclusive(lock_file: Path) -> Iterator[None]:
+    """Hold the lock on ``lock_file`` (created if missing); re-entrant within a thread."""
+    key = str(lock_file.resolve())
+    depths: dict[str, int] = _held.__dict__.setdefault("depths", {})
+    with _thread_lock(key):
+        if depths.get(key):
+            depths[key] += 1
+            try:
+                yield
+            finally:
+                depths[key] -= 1
+            return
+        lock_file.parent.mkdir(parents=True, exist_ok=True)
+        with open(lock_file, "a+") as handle:
+            if fcntl is not None:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            depths[key] = 1
+            try:
+                yield
+            finally:
+                depths[key] = 0
+                if fcntl is not None:
+                    fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def lock_file_for(path: Path) -> Path:
+    """The sidecar lock file of ``path``."""
+    return path.with_name(path.name + ".lock")
+
+
+def update_json_file(path: Path, load: Callable[[Path], T], change: Callable[[T], T | None], dump: Callable[[T], str]) -> T:
+    """Read ``path`` with ``load``, apply ``change`` and write the result atomically, under
+    the file's exclusive lock. ``change`` returning None means: nothing to write."""
+    with exclusive(lock_file_for(path)):
+        value = load(path)
+        changed = change(value)
+        if changed is not None:
+            atomic_write_text(path, dump(changed))
+            return changed
+        return value
