@@ -179,7 +179,7 @@ def test_invalid_directives_are_logged_and_skipped(queue, caplog):
     assert ids(added) == ["D1"]
     assert [m for m in queue_log(caplog) if "skipped" in m] == [
         "directives: from design: type: Input should be 'functional' or 'cleanup'; directive skipped",
-        "directives: from design: type: Field required; directive skipped",
+        "directives: from design: type: Field required (and 1 more); directive skipped",
     ]
 
 

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from org.contracts import RoleProfile, SaluteReport
 from org.contracts.role import CascadeDoctrine, ContextThresholds, Doctrine, LoopDoctrine
 from org.kernel import loading
-from org.kernel.outcomes import ToolOutcome
 from org.kernel.files import FileRefused
+from org.kernel.outcomes import ToolOutcome
 from org.macrocosm.volume import read_report
 from org.resources import roles_dir
 from org.supervisor.radio_check import SupervisorState, radio_check

@@ -31,9 +31,11 @@ if str(ROOT) not in sys.path:
 from org.contracts import RoleProfile, SaluteReport  # noqa: E402
 from org.contracts.role import Doctrine  # noqa: E402
 from org.kernel import loading  # noqa: E402
-from org.kernel.files import atomic_write_text  # noqa: E402
+from org.kernel.files import (
+    FileRefused,  # noqa: E402
+    atomic_write_text,  # noqa: E402
+)
 from org.kernel.outcomes import ToolOutcome  # noqa: E402
-from org.kernel.files import FileRefused  # noqa: E402
 from org.macrocosm.volume import VolumeLayout, read_report  # noqa: E402
 from org.resources import roles_dir  # noqa: E402
 from org.supervisor.signals import signals_from_snapshot  # noqa: E402

@@ -12,6 +12,7 @@ import inspect
 from typing import Any
 
 from org.kernel.log import logger
+from org.kernel.values import count_or
 
 
 def read_attr(obj: Any, name: str) -> Any:
@@ -25,7 +26,7 @@ def read_attr(obj: Any, name: str) -> Any:
 def agent_number(agent: Any) -> int:
     """``agent.number``: 0 for the top-level agent, 1 and up for subordinates."""
     number = read_attr(agent, "number")
-    return number if isinstance(number, int) and not isinstance(number, bool) and number >= 0 else 0
+    return count_or(number)
 
 
 def ui_log(agent: Any, *, type: str, heading: str, content: str = "") -> Any:

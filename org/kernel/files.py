@@ -99,7 +99,7 @@ def parse_json_object(path: Path, data: bytes) -> dict[str, Any]:
 
 def check_version(path: Path, value: dict[str, Any], supported: int = 1) -> None:
     version = value.get("schema_version")
-    if isinstance(version, int) and not isinstance(version, bool) and version > supported:
+    if type(version) is int and version > supported:  # not a bool
         raise FileRefused(path, f"schema_version {version} is newer than this pack reads ({supported}); update the pack")
 
 
@@ -118,13 +118,14 @@ def validated(path: Path | str, model: Any, value: dict[str, Any], what: str) ->
         raise FileRefused(path, f"not a valid {what}: {first_error(exc)}") from None
 
 
-def first_error(exc: Exception) -> str:
-    """One line for a validation error: the field path and the reason."""
+def first_error(exc: Exception, top: str = "(top level)") -> str:
+    """One line for a validation error: the field path (``top`` when it is the whole
+    value) and the reason, and how many more errors there are."""
     errors = getattr(exc, "errors", None)
     if callable(errors):
         try:
             found = errors()
-            where = ".".join(str(p) for p in found[0].get("loc", ())) or "(top level)"
+            where = ".".join(str(p) for p in found[0].get("loc", ())) or top
             more = len(found) - 1
             return f"{where}: {found[0].get('msg')}" + (f" (and {more} more)" if more else "")
         except Exception:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .log import warn_once
+from .values import is_int
 
 FAILURES_KEY = "_tool_failures"
 LEDGER_KEY = "_org_tool_ledger"
@@ -161,7 +162,7 @@ def update_failure_record(data: dict, tool: str, ok: bool, error_type: str | Non
             record["history"].clear()
         return
     previous = counts.pop(tool, 0)
-    counts[tool] = (previous if isinstance(previous, int) and not isinstance(previous, bool) else 0) + 1
+    counts[tool] = (previous if is_int(previous) else 0) + 1
     while len(counts) > CONSECUTIVE_LIMIT:  # model-invented tool names must not grow it without bound
         counts.pop(next(iter(counts)))
     record["history"].append({"tool": tool, "error_type": error_type or "execution", "message_preview": preview(message)})

@@ -33,7 +33,7 @@ from org.contracts.knowledge import (
     DirectiveQueueFile,
     DirectiveRecord,
 )
-from org.kernel.files import atomic_write_text, exclusive
+from org.kernel.files import atomic_write_text, exclusive, first_error
 from org.kernel.loading import DocumentError
 from org.kernel.log import logger, warn_once
 from org.kernel.paths import organizations_dir
@@ -236,10 +236,8 @@ def _draft(raw: DirectiveDraft | Mapping) -> DirectiveDraft | None:
     try:
         return DirectiveDraft.model_validate(dict(raw))
     except (ValidationError, TypeError, ValueError) as exc:
-        detail = exc.errors()[0] if isinstance(exc, ValidationError) else {"loc": (), "msg": str(exc)}
-        field = ".".join(str(p) for p in detail["loc"]) or "(directive)"
         source = raw.get("source") if isinstance(raw, Mapping) else None
-        logger.warning("directives: from %s: %s: %s; directive skipped", source or "unknown source", field, detail["msg"])
+        logger.warning("directives: from %s: %s; directive skipped", source or "unknown source", first_error(exc, "(directive)"))
         return None
 
 

@@ -16,7 +16,7 @@ from typing import Iterator
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from org.kernel.files import atomic_write_text, exclusive
+from org.kernel.files import atomic_write_text, exclusive, first_error
 
 LEDGER_FOLDER = "supervisors"
 LEDGER_NAME = "usage.json"
@@ -117,9 +117,7 @@ class UsageLedger:
         except OSError as exc:
             raise LedgerError(f"{self.path}: cannot read the usage ledger: {exc.strerror or exc}") from None
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(part) for part in first["loc"]) or "(document)"
-            raise LedgerError(f"{self.path}: the usage ledger is damaged ({where}: {first['msg']}); "
+            raise LedgerError(f"{self.path}: the usage ledger is damaged ({first_error(exc, '(document)')}); "
                               "fix or delete it to let the supervisors spend again") from None
 
     def snapshot(self) -> LedgerFile:

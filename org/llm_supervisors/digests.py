@@ -23,6 +23,7 @@ from org.kernel.agent_zero import read_attr
 from org.kernel.dispatcher import PACE_ATTR
 from org.kernel.outcomes import classify_output
 from org.kernel.redact import redact
+from org.kernel.values import count_or, is_int
 
 from .records import JsonLinesLog
 
@@ -161,7 +162,7 @@ def steering_count(agent: Any) -> int:
         injections = state.get("injections", 0) if isinstance(state, dict) else getattr(state, "injections", 0)
     except Exception:
         return 0
-    return injections if isinstance(injections, int) and not isinstance(injections, bool) and injections >= 0 else 0
+    return count_or(injections)
 
 
 def note_turn(agent: Any, loop_data: Any) -> None:
@@ -169,7 +170,7 @@ def note_turn(agent: Any, loop_data: Any) -> None:
     if trace is None:
         return
     iteration = read_attr(loop_data, "iteration")
-    if isinstance(iteration, int) and not isinstance(iteration, bool):
+    if is_int(iteration):
         trace.turns = max(trace.turns, iteration + 1)
     trace.note_pace(read_attr(agent, PACE_ATTR))
 

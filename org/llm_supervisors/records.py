@@ -16,7 +16,7 @@ from typing import Generic, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from org.contracts.supervisor_outputs import SupervisorRun
-from org.kernel.files import atomic_write_text, exclusive
+from org.kernel.files import atomic_write_text, exclusive, first_error
 from org.kernel.log import warn_once
 
 M = TypeVar("M", bound=BaseModel)
@@ -91,9 +91,7 @@ def parsed_lines(path: Path, numbered: Iterable[tuple[int, str]], model: type[M]
         try:
             yield model.model_validate_json(line)
         except ValidationError as exc:
-            error = exc.errors()[0]
-            where = ".".join(str(part) for part in error["loc"]) or "(line)"
-            warn_once(f"{path}:{number}: {where}: {error['msg']}; {what} is left out", key=f"{path}:{number}")
+            warn_once(f"{path}:{number}: {first_error(exc, '(line)')}; {what} is left out", key=f"{path}:{number}")
 
 
 def plural(count: int, word: str, many: str | None = None) -> str:

@@ -41,6 +41,7 @@ from org.kernel.layers import AgentReadings
 from org.kernel.log import logger, warn_once
 from org.kernel.paths import UnsafePathError
 from org.kernel.salute import MAX_REPORT_BYTES
+from org.kernel.values import count_or
 from org.supervisor.signals import signals_from_snapshot
 from org.supervisor.snapshot import Snapshot
 
@@ -276,7 +277,7 @@ def taken_seq(data: dict) -> int | None:
     """The highest seq this chat has taken from its inbox, reported to the XO in ``signals.steering_seq``."""
     record = data.get(APPLIED_KEY)
     seq = record.get("seq") if isinstance(record, dict) else None
-    return seq if isinstance(seq, int) and not isinstance(seq, bool) and seq >= 0 else None
+    return count_or(seq, None)
 
 
 def move_into(layout: VolumeLayout, path: Path, folder: Path) -> Path:

@@ -19,6 +19,7 @@ from org.contracts.common import PACE_LEVELS
 from org.kernel import salute
 from org.kernel.agent_zero import add_warning, agent_number, ui_log
 from org.kernel.dispatcher import PACE_ATTR, ROLE_ATTR
+from org.kernel.files import first_error
 from org.kernel.layers import AgentReadings, read_agent
 from org.kernel.log import warn_once
 from org.kernel.outcomes import LEDGER_KEY, ToolLedger
@@ -48,7 +49,7 @@ def role_profile(role_dict: Any) -> RoleProfile | None:
     try:
         role = RoleProfile.model_validate(role_dict)
     except Exception as exc:
-        warn_once(f"agent.{ROLE_ATTR}: not a valid role profile ({str(exc).splitlines()[0]}); supervisor skipped", key=f"agent.{ROLE_ATTR}")
+        warn_once(f"agent.{ROLE_ATTR}: not a valid role profile ({first_error(exc)}); supervisor skipped", key=f"agent.{ROLE_ATTR}")
         return None
     if len(_roles) > 64:
         _roles.clear()

@@ -21,6 +21,7 @@ from org.contracts import Finding
 from org.contracts.common import HEALTH_ORDER
 from org.contracts.finding import SEVERITY_ORDER
 from org.contracts.role import Doctrine
+from org.kernel.values import count_or, is_int
 
 from .detectors import DETECTORS, run_detectors
 from .snapshot import Snapshot
@@ -68,18 +69,15 @@ class SupervisorState:
         def ints(value: Any) -> dict[str, int]:
             if not isinstance(value, dict):
                 return {}
-            return {str(k): int(v) for k, v in value.items() if isinstance(v, int) and not isinstance(v, bool)}
-
-        def count(value: Any) -> int:
-            return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+            return {str(k): int(v) for k, v in value.items() if is_int(v)}
 
         severities = data.get("last_severity")
         return cls(
-            turn=count(data.get("turn")),
+            turn=count_or(data.get("turn")),
             last_fired=ints(data.get("last_fired")),
             last_severity={str(k): v for k, v in severities.items() if v in SEVERITY_ORDER} if isinstance(severities, dict) else {},
             episode=ints(data.get("episode")),
-            injections=count(data.get("injections")),
+            injections=count_or(data.get("injections")),
         )
 
 
