@@ -126,7 +126,19 @@ def run_session(header: TraceHeader | None, turns: list[TraceTurn], home: Path, 
 
 
 def steering_lines(results: list[TurnResult]) -> list[dict[str, Any]]:
-    return [{"turn": r.turn, "anomaly": anomaly, "text": text} for r in results for anomaly, text in r.steering]
+    """One line per supervisor action, in the order they happened: a blocked call (before
+    the turn's steering), each steering, and the pause that ends the session's supervision."""
+    lines: list[dict[str, Any]] = []
+    paused = False
+    for r in results:
+        if r.blocked:
+            lines.append({"turn": r.turn, "anomaly": r.blocked[0], "action": "block", "text": r.blocked[1]})
+        for anomaly, text in r.steering:
+            lines.append({"turn": r.turn, "anomaly": anomaly, "action": "steer", "text": text})
+        if r.paused and not paused:
+            lines.append({"turn": r.turn, "anomaly": r.pause_reason or "pause", "action": "pause", "text": r.pause_text or ""})
+        paused = r.paused
+    return lines
 
 
 def replay(path: Path, era: str = "D", org_dir: Path | None = None) -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ from pathlib import Path
 ENV_PACK_DIR = "A0ORG_PACK_DIR"
 HOOK_POINTS = (
     "monologue_start", "message_loop_prompts_before", "message_loop_prompts_after", "before_main_llm_call",
-    "tool_execute_after", "message_loop_end", "monologue_end",
+    "tool_execute_before", "tool_execute_after", "message_loop_end", "monologue_end",
 )
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from org.kernel import dispatcher
 from org.kernel.agent_zero import agent_number
 from org.kernel.log import logger, warn_once
-from org.kernel.outcomes import diagnosed_verdict, record_outcome
+from org.kernel.outcomes import diagnosed_verdict
 from org.kernel.store import OrganizationStore
 from org.macrocosm import unit
 from org.supervisor.microcosm import MicrocosmSupervisor
@@ -47,6 +47,17 @@ def before_main_llm_call(agent: Any, loop_data: Any = None, **_: Any) -> None:
         _failed("org dispatcher", exc)
 
 
+def tool_execute_before(agent: Any, tool_args: Any = None, tool_name: Any = None, **_: Any) -> None:
+    """``tool_execute_before``: the circuit breaker; a call it blocks is not run."""
+    try:
+        if not dispatcher.is_active(agent):
+            return
+        tool = tool_name if isinstance(tool_name, str) and tool_name else "unknown"
+        supervisor.tool_start(agent, tool, tool_args if tool_args is not None else _tool_args(agent))
+    except Exception as exc:
+        _failed("org circuit breaker", exc)
+
+
 def tool_execute_after(agent: Any, response: Any = None, tool_name: Any = None, **_: Any) -> None:
     """``tool_execute_after``: record the tool's outcome for the detectors and other layers."""
     _note_tool_for_supervisors(agent, response, tool_name)
@@ -54,9 +65,7 @@ def tool_execute_after(agent: Any, response: Any = None, tool_name: Any = None, 
         if not dispatcher.is_active(agent):
             return
         tool = tool_name if isinstance(tool_name, str) and tool_name else "unknown"
-        verdict = diagnosed_verdict(agent, tool)
-        ok, error_type = verdict if verdict is not None else (None, None)
-        record_outcome(agent.data, tool, _tool_args(agent), _response_text(response), ok, error_type)
+        supervisor.tool_done(agent, tool, _tool_args(agent), _response_text(response), diagnosed_verdict(agent, tool))
     except Exception as exc:
         _failed("org tool-outcome recorder", exc)
 
@@ -84,6 +93,7 @@ async def message_loop_end(agent: Any, loop_data: Any = None, **_: Any) -> None:
     try:
         if getattr(agent, dispatcher.ROLE_ATTR, None) is None:
             return
+        dispatcher.judge_after_tool(agent, store)
         await supervisor.turn_end(agent, loop_data)
     except Exception as exc:
         _failed("org supervisor", exc)

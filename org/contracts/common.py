@@ -22,7 +22,7 @@ Health = Literal["nominal", "degraded", "critical"]
 HEALTH_ORDER: tuple[str, ...] = ("nominal", "degraded", "critical")
 
 #: "heartbeat" is the macrocosm's own: a unit whose reports stopped arriving.
-AnomalyType = Literal["stall", "loop", "context", "cascade", "pace", "heartbeat"]
+AnomalyType = Literal["stall", "loop", "churn", "rerun", "context", "cascade", "pace", "heartbeat"]
 
 #: How firmly the XO words a nudge; it rises while nudges go unanswered.
 NudgeSeverity = Literal["hint", "warning", "critical"]

@@ -124,6 +124,8 @@ class ContextThresholds(Contract):
 class LoopDoctrine(Contract):
     repeat_threshold: int = Field(3, ge=2, description="Same action with the same outcome this many times in a row is a loop.")
     oscillation_cycles: int = Field(2, ge=2, description="A-B repeated this many times (A-B-A-B for 2) is an oscillation.")
+    churn_threshold: int = Field(3, ge=2, description="The same error this many times in a task, from different actions, is churn.")
+    rerun_threshold: int = Field(3, ge=1, description="The same run giving the same result again after other work this many times: the work has no effect.")
     exempt_tools: list[str] = Field(default_factory=list, description="Tools never counted as looping, such as pollers.")
 
 
@@ -144,21 +146,32 @@ class HeartbeatDoctrine(Contract):
 class EscalationDoctrine(Contract):
     """Nudges grow firmer while they go unanswered: hint, warning, critical, then a pause."""
 
-    pause_after_nudges: int = Field(5, ge=1, description="Unanswered nudges after which the XO pauses the unit.")
+    pause_after_nudges: int = Field(5, ge=1, description="Unanswered nudges (steering and blocked calls) in one episode after which the chat is paused.")
+    pause: bool = Field(True, description="Pause the chat when steering goes unanswered; false: keep steering only.")
+    pause_after_emergency: bool = Field(True, description="Pause the chat when the agent keeps working after PACE emergency steering.")
+
+
+class BreakerDoctrine(Contract):
+    """The circuit breaker: a call that keeps failing the same way is not run again."""
+
+    enabled: bool = Field(True, description="Block a call once it failed the same way `failures` times and the agent was told.")
+    failures: int = Field(3, ge=2, description="Identical failures in a row (same call, same error) that open the breaker.")
+    half_open_turns: int = Field(3, ge=1, description="Turns after which one more identical call is let through to try again.")
 
 
 class Doctrine(Contract):
     salute_interval_turns: int = Field(5, ge=1)
     max_turns_without_progress: int = Field(12, ge=1)
-    radio_check_interval_turns: int = Field(3, ge=1)
+    radio_check_interval_turns: int = Field(1, ge=1, description="The supervisor checks every N turns; 1 steers a pattern on the turn it completes.")
     cooldown_turns: int = Field(3, ge=0)
-    cooldown_overrides: dict[Literal["stall", "loop", "context", "cascade", "pace"], int] = Field(default_factory=dict)
+    cooldown_overrides: dict[Literal["stall", "loop", "churn", "rerun", "context", "cascade", "pace"], int] = Field(default_factory=dict)
     context_thresholds: ContextThresholds = Field(default_factory=ContextThresholds)
     loop: LoopDoctrine = Field(default_factory=LoopDoctrine)
     cascade: CascadeDoctrine = Field(default_factory=CascadeDoctrine)
     report_archive_limit: int = Field(50, ge=0, description="SALUTE reports kept in reports/archive per role.")
     heartbeat: HeartbeatDoctrine = Field(default_factory=HeartbeatDoctrine)
     escalation: EscalationDoctrine = Field(default_factory=EscalationDoctrine)
+    breaker: BreakerDoctrine = Field(default_factory=BreakerDoctrine)
     autonomous_retry_limit: int = Field(2, ge=0)
     report_on_completion: bool = True
     report_on_failure: bool = True

@@ -80,7 +80,11 @@ class OutcomeSignal(Contract):
     signature: str = Field(max_length=64, description="Hash of the tool and its canonical arguments.")
     output_hash: str = Field(max_length=64)
     message_preview: str = Field("", max_length=200)
-    novel: bool = False
+    novel: bool = Field(False, description="The call moved the task forward (the pack's progress signal).")
+    kind: Literal["inspect", "edit", "run"] = Field("run", description="Whether the call looked, changed files or ran something.")
+    error_line: str | None = Field(None, max_length=200, description="The line naming the error, also for failing tests.")
+    error_signature: str | None = Field(None, max_length=64, description="The error's identity: its line with volatile parts normalised, hashed.")
+    command: str | None = Field(None, max_length=200, description="The command the call ran, shortened.")
 
 
 #: (field, doctrine_version) -> (the raw value, its validated model). An XO reads thousands

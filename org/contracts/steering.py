@@ -27,8 +27,10 @@ REPEATED = ".repeated"
 #: placeholders each template may use
 PLACEHOLDERS: dict[str, frozenset[str]] = {
     "stall": frozenset({"turns", "limit", "doing"}),
-    "loop_repeat": frozenset({"tool", "times", "outcome"}),
+    "loop_repeat": frozenset({"tool", "action", "times", "outcome", "advice"}),
     "loop_oscillation": frozenset({"tool_a", "tool_b", "cycles"}),
+    "churn": frozenset({"error", "times", "calls", "advice"}),
+    "rerun": frozenset({"action", "times", "outcome"}),
     "context_warning": frozenset({"percent"}),
     "context_critical": frozenset({"percent"}),
     "cascade": frozenset({"tools", "count"}),
@@ -36,7 +38,12 @@ PLACEHOLDERS: dict[str, frozenset[str]] = {
     "pace_emergency": frozenset({"level", "description"}),
     "heartbeat_stale": frozenset({"silence"}),
     "pause": frozenset({"nudges", "anomaly"}),
+    "blocked": frozenset({"action", "times", "outcome", "advice"}),
 }
+ADVICE = "advice."
+#: error types that have advice (``advice.<type>``), quoted as $advice; "none": no error type
+ADVICE_TYPES: tuple[str, ...] = ("timeout", "not_found", "permission", "syntax", "network", "resource", "dependency",
+                                 "execution", "test", "none")
 
 
 def base_key(key: str) -> str:
@@ -48,8 +55,21 @@ def count_sentences(text: str) -> int:
     return len(SENTENCE_END.findall(body.strip())) or 1
 
 
+def check_advice(key: str, text: Any) -> str | None:
+    """Advice is one clause, quoted inside a steering sentence: no tag, no placeholder, no sentence end."""
+    if key[len(ADVICE):] not in ADVICE_TYPES:
+        return f"unknown error type for advice (known: {', '.join(ADVICE_TYPES)})"
+    if not isinstance(text, str) or not text.strip():
+        return f"expected text, found {type(text).__name__}"
+    if text.strip().startswith(TAG) or "$" in text or SENTENCE_END.search(text.strip()):
+        return "advice is one clause quoted inside a steering sentence: no [SUPERVISOR], no $, no sentence end"
+    return None
+
+
 def check_template(key: str, text: Any) -> str | None:
     """Why a template is unusable, or None when it is fine."""
+    if key.startswith(ADVICE):
+        return check_advice(key, text)
     allowed = PLACEHOLDERS.get(base_key(key))
     if allowed is None:
         return f"unknown steering key (known: {', '.join(sorted(PLACEHOLDERS))}, each optionally with {REPEATED})"
@@ -74,7 +94,9 @@ def check_template(key: str, text: Any) -> str | None:
 
 def _check(cls: type, value: str | None, info: ValidationInfo) -> str | None:
     if value is not None:
-        key = info.field_name.replace("_repeated", REPEATED) if info.field_name.endswith("_repeated") else info.field_name
+        name = info.field_name
+        key = name.replace("_repeated", REPEATED) if name.endswith("_repeated") else name
+        key = ADVICE + name[len("advice_"):] if name.startswith("advice_") else key
         problem = check_template(key, value)
         if problem:
             raise ValueError(problem)
@@ -86,6 +108,9 @@ for _key, _names in PLACEHOLDERS.items():
     _help = "Placeholders: " + ", ".join(f"${n}" for n in sorted(_names)) + ". Starts with [SUPERVISOR]; at most three sentences."
     _fields[_key] = (str | None, Field(None, pattern=r"^\s*\[SUPERVISOR\]", description=_help))
     _fields[f"{_key}_repeated"] = (str | None, Field(None, alias=f"{_key}{REPEATED}", pattern=r"^\s*\[SUPERVISOR\]", description=_help))
+
+for _type in ADVICE_TYPES:
+    _fields[f"advice_{_type}"] = (str | None, Field(None, alias=f"{ADVICE}{_type}", description=f"Advice quoted as $advice for errors of type {_type}: one clause."))
 
 SteeringTemplates = create_model(  # type: ignore[call-overload]
     "SteeringTemplates",

@@ -33,6 +33,7 @@ class TraceBst(Contract):
 
 class TraceTurn(Contract):
     turn: int = Field(ge=0)
+    user: str | None = Field(None, description="A new user message (a new task) before this turn's action.")
     tool: str | None = None
     args: dict[str, Any] | None = None
     ok: bool | None = Field(None, description="When absent, the failure classifier decides from output.")

@@ -29,13 +29,15 @@ def agent_number(agent: Any) -> int:
     return count_or(number)
 
 
-def ui_log(agent: Any, *, type: str, heading: str, content: str = "") -> Any:
+def ui_log(agent: Any, *, type: str, heading: str, content: str = "", kvps: dict | None = None) -> Any:
     """Write one item to the Agent-Zero UI log; never raises."""
     try:
         log = agent.context.log
     except Exception:
         return None
     try:
+        if kvps:
+            return log.log(type=type, heading=heading, content=content, kvps=kvps)
         return log.log(type=type, heading=heading, content=content)
     except Exception as exc:  # a UI log problem must never stop the agent
         logger.debug("UI log failed: %s", exc)
@@ -48,3 +50,45 @@ async def add_warning(agent: Any, text: str) -> Any:
     if inspect.isawaitable(result):
         result = await result
     return result
+
+
+def is_paused(agent: Any) -> bool:
+    """``agent.context.paused``: the chat waits in ``handle_intervention`` until resumed."""
+    return read_attr(read_attr(agent, "context"), "paused") is True
+
+
+def pause_chat(agent: Any) -> bool:
+    """Pause the chat the way Agent-Zero's pause button does; False when it cannot be."""
+    try:
+        agent.context.paused = True
+        return agent.context.paused is True
+    except Exception:
+        return False
+
+
+class ReplacedResponse:
+    """Shaped like Agent-Zero's ``helpers.tool.Response``: what the tool call returns instead."""
+
+    def __init__(self, message: str):
+        self.message = message
+        self.break_loop = False
+        self.additional = None
+
+
+def replace_tool_run(agent: Any, text: str) -> bool:
+    """Make the tool about to run (``loop_data.current_tool``, v0.9.7+) return ``text``
+    instead of running. Agent-Zero calls ``tool.execute`` right after the
+    ``tool_execute_before`` extensions, so the call is not made; the text reaches the
+    agent as the tool's result. False where there is no current tool to replace."""
+    tool = read_attr(read_attr(agent, "loop_data"), "current_tool")
+    if tool is None:
+        return False
+
+    async def execute(**_: Any) -> ReplacedResponse:
+        return ReplacedResponse(text)
+
+    try:
+        tool.execute = execute
+    except Exception:
+        return False
+    return True

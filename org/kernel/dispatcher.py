@@ -26,7 +26,7 @@ from . import salute
 from .context_fill import context_fill, model_name
 from .layers import AgentReadings, read_bst, read_htn
 from .log import warn_once
-from .outcomes import FAILURES_KEY, ToolLedger, ledger_of
+from .outcomes import FAILURES_KEY, RESPONSE_TOOL, ToolLedger, ledger_of, start_task
 from .pace import PaceMetrics, metrics_from, pace_level
 from .store import OrganizationStore, select_role
 
@@ -34,8 +34,6 @@ ROLE_ATTR = "_org_active_role"
 PACE_ATTR = "_org_pace_level"
 ORG_ATTR = "_org_active_org_id"
 STATE_KEY = "_org_dispatch"
-#: Agent-Zero's final-answer tool: the turn it runs ends the task.
-RESPONSE_TOOL = "response"
 
 
 @dataclass
@@ -73,31 +71,47 @@ def dispatch(agent: Any, loop_data: Any, store: OrganizationStore) -> str | None
         deactivate(agent)
         return None
     data = agent.data
-    iteration = getattr(loop_data, "iteration", None)
+    new_task = getattr(loop_data, "iteration", None) == 0
     ledger = ledger_of(data)
-    ledger.tick(new_task=iteration == 0)
+    ledger.tick(new_task=new_task)
+    if new_task:
+        start_task(data)
     state = data.get(STATE_KEY)
     if not isinstance(state, DispatchState):
         state = data[STATE_KEY] = DispatchState()
     state.turn += 1
-
     bst = read_bst(agent)
-    htn = read_htn(agent)
     role = select_role(loaded, bst.domain if bst else None)
+    setattr(agent, ROLE_ATTR, loaded.role_dicts[role.role_id])
+    setattr(agent, ORG_ATTR, loaded.organization.org_id)
+    return _judge(agent, loaded, role, state, bst)
+
+
+def judge_after_tool(agent: Any, store: OrganizationStore) -> str | None:
+    """PACE judged again once the turn's tool has run, so the level (and the steering it
+    draws) follows this turn's outcome rather than lagging a turn behind it."""
+    loaded = store.active()
+    state = agent.data.get(STATE_KEY)
+    if loaded is None or not isinstance(state, DispatchState):
+        return None
+    bst = read_bst(agent)
+    return _judge(agent, loaded, select_role(loaded, bst.domain if bst else None), state, bst)
+
+
+def _judge(agent: Any, loaded: Any, role: RoleProfile, state: DispatchState, bst: Any) -> str:
+    """Set the PACE level from the role's triggers; log a change and write the SALUTE report when due."""
+    data = agent.data
+    ledger = ledger_of(data)
+    htn = read_htn(agent)
     fill = context_fill(agent)
     metrics = turn_metrics(data, role, htn, fill, ledger)
     level = pace_level(role.pace_plan, metrics)
-
     previous = getattr(agent, PACE_ATTR, None)
-    setattr(agent, ROLE_ATTR, loaded.role_dicts[role.role_id])
     setattr(agent, PACE_ATTR, level)
-    setattr(agent, ORG_ATTR, loaded.organization.org_id)
-
     changed = previous in PACE_LEVELS and previous != level
     if changed:
         direction = "escalated" if PACE_LEVELS.index(level) > PACE_LEVELS.index(previous) else "restored"
         ui_log(agent, type="info", heading=f"[ORG] PACE {direction} {previous} -> {level} ({role.role_id})")
-
     if agent_number(agent) == 0:
         reason = None
         if state.last_report_turn is None:

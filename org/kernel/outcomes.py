@@ -1,4 +1,4 @@
-"""Tool outcomes: classifying a tool's response, and the ledger the detectors read.
+"""Tool outcomes: the record of each call and its result, and the ledger the detectors read.
 
 Two records are kept on the agent:
 
@@ -7,8 +7,11 @@ Two records are kept on the agent:
   (history capped at 20 and cleared by any success of a tool other than ``response``;
   a tool's count is dropped, i.e. back to 0, when it succeeds).
 * ``agent.get_data("_org_tool_ledger")``: the pack's own bounded history of every
-  outcome, successes included, with a canonical signature of tool and arguments and a
-  hash of the output, plus the pack's progress signal. The detectors read this one.
+  outcome of the current task, successes included: a canonical signature of tool and
+  arguments, what kind of action it was, a hash of the output, the error's line and
+  signature (:mod:`.classify`), plus the pack's progress signal. The detectors read this one.
+
+Both are scoped to the current task: a new task starts them afresh.
 """
 
 from __future__ import annotations
@@ -20,52 +23,34 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from .classify import action_kind, classify_output, error_signature, short_command
 from .log import warn_once
 from .values import is_int
 
 FAILURES_KEY = "_tool_failures"
+#: Agent-Zero's final-answer tool: the turn it runs ends the task.
+RESPONSE_TOOL = "response"
 LEDGER_KEY = "_org_tool_ledger"
 FAILURE_HISTORY_LIMIT = 20
 PREVIEW_CHARS = 150
 CONSECUTIVE_LIMIT = 64
 LEDGER_LIMIT = 64
 SEEN_LIMIT = 512
-#: Only the head and tail of long outputs are scanned for error markers.
-SCAN_CHARS = 4000
-
-# Ordered: the first matching pattern names the error type. Patterns look for the
-# shapes errors take in tool output (exception lines, shell diagnostics), not for the
-# bare word "error", which ordinary file contents contain all the time.
-ERROR_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (name, re.compile(pattern, re.IGNORECASE | re.MULTILINE))
-    for name, pattern in (
-        ("timeout", r"\b(timed? ?out|TimeoutError|deadline exceeded)\b"),
-        ("not_found", r"(No such file or directory|FileNotFoundError|command not found|not found:|\b404\b.*not found|does not exist|cannot find|can't open file)"),
-        ("permission", r"(Permission denied|PermissionError|Operation not permitted|\bEACCES\b|access denied|\b403 Forbidden\b)"),
-        ("syntax", r"(SyntaxError|IndentationError|syntax error|unexpected token|unterminated string)"),
-        ("network", r"(Connection (refused|reset|aborted)|ConnectionError|Name or service not known|Temporary failure in name resolution|Network is unreachable|getaddrinfo failed|\bECONNREFUSED\b|SSL(Error| certificate))"),
-        ("resource", r"(MemoryError|Out of memory|No space left on device|Killed\s*$|Too many open files|disk quota exceeded)"),
-        ("dependency", r"(ModuleNotFoundError|ImportError|No module named|cannot import name|package .* is not installed|unable to locate package)"),
-        ("execution", r"(^Traceback \(most recent call last\)|^[ \t]*\w*(Error|Exception): |^error: |^fatal: |^ERROR[: ]|exit (code|status) [1-9]|returned non-zero exit status)"),
-    )
-)
-
-
-def classify_output(text: str | None) -> str | None:
-    """The error type a tool's output shows, or None when it looks like a success."""
-    if not text:
-        return None
-    sample = text if len(text) <= 2 * SCAN_CHARS else text[:SCAN_CHARS] + "\n" + text[-SCAN_CHARS:]
-    for name, pattern in ERROR_PATTERNS:
-        if pattern.search(sample):
-            return name
-    return None
+def _normalised(value: Any) -> Any:
+    if isinstance(value, str):
+        return " ".join(value.split())
+    if isinstance(value, dict):
+        return {str(k): _normalised(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_normalised(v) for v in value]
+    return value
 
 
 def canonical_signature(tool: str, args: Any) -> str:
-    """Same tool and same arguments (in any key order) give the same signature."""
+    """What a call does: same tool and same arguments (in any key order, whitespace in
+    strings normalised) give the same signature."""
     try:
-        encoded = json.dumps(args, sort_keys=True, separators=(",", ":"), default=str, ensure_ascii=False)
+        encoded = json.dumps(_normalised(args), sort_keys=True, separators=(",", ":"), default=str, ensure_ascii=False)
     except Exception:  # arguments that cannot be printed: same tool, unknown arguments
         try:
             encoded = repr(args)
@@ -74,8 +59,12 @@ def canonical_signature(tool: str, args: Any) -> str:
     return hashlib.sha256(f"{tool}\x00{encoded}".encode("utf-8", "replace")).hexdigest()[:16]
 
 
+_DURATION = re.compile(r"\b\d+(?:\.\d+)?\s?(?:s|ms|sec|seconds)\b|0x[0-9a-fA-F]+")
+
+
 def output_hash(text: str | None) -> str:
-    normalized = " ".join((text or "").split())
+    """The output's identity: whitespace, durations and addresses do not make two outputs differ."""
+    normalized = _DURATION.sub("#", " ".join((text or "").split()))
     return hashlib.sha256(normalized.encode("utf-8", "replace")).hexdigest()[:16]
 
 
@@ -92,21 +81,34 @@ class ToolOutcome:
     signature: str
     output_hash: str
     message_preview: str
+    #: this call moved the task forward (see :class:`ToolLedger`)
     novel: bool = False
+    kind: str = "run"  # inspect, edit or run (classify.action_kind)
+    error_line: str | None = None  # the line naming the error, also for failing tests
+    error_signature: str | None = None  # the error's identity (classify.error_signature)
+    command: str | None = None  # the command the call ran, shortened, for steering to name
+
+    @property
+    def result(self) -> str:
+        """The result's identity: the error's signature when there is one, else the output's hash."""
+        return self.error_signature or self.output_hash
 
 
 @dataclass
 class ToolLedger:
-    """Bounded outcome history and the pack's own progress signal.
+    """The current task's outcome history and the pack's own progress signal.
 
-    Progress, when no HTN plan reports it: a turn makes progress when a tool succeeds
-    with a result not seen before in the current task (a new (signature, output) pair),
-    or when the agent answers with ``response``. Turns of failures, repeated results or
-    no tool at all do not.
+    Progress, when no HTN plan reports it, is something new learned or achieved, not any
+    new output: a look at something not looked at before in the task; a run whose result
+    is new for that call and whose error (if any) has not been seen in the task; the
+    final answer. Edits, repeated looks, reruns with the same result and known errors
+    coming back are not progress, so an agent that keeps editing without the result
+    changing stalls.
     """
 
     turn: int = 0
     last_progress_turn: int = 0
+    task: int = 0
     outcomes: deque = field(default_factory=lambda: deque(maxlen=LEDGER_LIMIT))
     seen: dict = field(default_factory=dict)
 
@@ -114,21 +116,38 @@ class ToolLedger:
         """Called once per turn, before the model is asked."""
         self.turn += 1
         if new_task:
+            self.task += 1
             self.last_progress_turn = self.turn
             self.seen.clear()
+            self.outcomes.clear()
 
-    def record(self, tool: str, ok: bool, error_type: str | None, signature: str, out_hash: str, message: str) -> ToolOutcome:
-        novel = False
-        if ok:
-            key = (signature, out_hash)
-            novel = key not in self.seen
-            if novel:
-                if len(self.seen) >= SEEN_LIMIT:
-                    self.seen.pop(next(iter(self.seen)))
-                self.seen[key] = None
-        if novel or (ok and tool == "response"):
+    def _first(self, key: tuple) -> bool:
+        if key in self.seen:
+            return False
+        if len(self.seen) >= SEEN_LIMIT:
+            self.seen.pop(next(iter(self.seen)))
+        self.seen[key] = None
+        return True
+
+    def _progress(self, tool: str, ok: bool, kind: str, signature: str, result: str, error: str | None) -> bool:
+        if tool == RESPONSE_TOOL:
+            return ok
+        if kind == "inspect":
+            return self._first(("look", signature)) and ok
+        if kind == "edit":
+            return False
+        new_result = self._first(("result", signature, result))
+        new_error = error is None or self._first(("error", error))
+        return new_result and new_error
+
+    def record(self, tool: str, ok: bool, error_type: str | None, signature: str, out_hash: str, message: str,
+               kind: str = "run", error_line: str | None = None, command: str | None = None) -> ToolOutcome:
+        error = error_signature(error_line)
+        progress = self._progress(tool, ok, kind, signature, error or out_hash, error)
+        if progress:
             self.last_progress_turn = self.turn
-        outcome = ToolOutcome(self.turn, tool, ok, error_type, signature, out_hash, preview(message), novel)
+        outcome = ToolOutcome(self.turn, tool, ok, error_type, signature, out_hash, preview(message), progress,
+                              kind, error_line, error, command)
         self.outcomes.append(outcome)
         return outcome
 
@@ -148,7 +167,8 @@ def ledger_of(data: dict) -> ToolLedger:
 
 
 def update_failure_record(data: dict, tool: str, ok: bool, error_type: str | None, message: str) -> None:
-    """Keep ``_tool_failures`` in the shape the seed and other layers read."""
+    """Keep ``_tool_failures`` in the shape the seed and other layers read (failures only:
+    failing tests reported by a test run that worked are not a failure of the tool)."""
     record = data.get(FAILURES_KEY)
     if not isinstance(record, dict) or not isinstance(record.get("consecutive"), dict) or not isinstance(record.get("history"), list):
         if record is not None:
@@ -158,7 +178,7 @@ def update_failure_record(data: dict, tool: str, ok: bool, error_type: str | Non
     counts = record["consecutive"]
     if ok:
         counts.pop(tool, None)  # back to zero (read with .get(tool, 0)); keeps the dict small
-        if tool != "response":
+        if tool != RESPONSE_TOOL:
             record["history"].clear()
         return
     previous = counts.pop(tool, 0)
@@ -195,14 +215,40 @@ def diagnosed_verdict(agent: Any, tool: str) -> tuple[bool, str | None] | None:
 
 
 def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: bool | None = None, error_type: str | None = None) -> ToolOutcome:
-    """Record one tool outcome in both records. ``ok`` None means: classify from output."""
+    """Record one tool outcome in both records. ``ok`` None means: the output decides
+    (:func:`.classify.classify_output`); a verdict given by another layer wins, and the
+    output still names the error."""
+    verdict = classify_output(output)
     if ok is None:
-        error_type = error_type or classify_output(output)
-        ok = error_type is None
-    elif not ok and not error_type:
-        error_type = classify_output(output) or "execution"
-    if ok:
-        error_type = None
+        ok = not verdict.failed
+        error_type = error_type or verdict.error_type
+    elif not ok:
+        error_type = error_type or (verdict.error_type if verdict.failed else None) or "execution"
+    elif verdict.failed:
+        error_type = None  # the other layer says it worked: keep the line, not the failure
+    else:
+        error_type = verdict.error_type  # "test": failing tests reported by a run that worked
+    error_line = verdict.error_line if verdict.error_line or ok else preview(output)
     signature, out_hash = canonical_signature(tool, args), output_hash(output)
     update_failure_record(data, tool, ok, error_type, output or "")
-    return ledger_of(data).record(tool, ok, error_type, signature, out_hash, output or "")
+    return ledger_of(data).record(tool, ok, error_type, signature, out_hash, output or "",
+                                  action_kind(tool, args), error_line, short_command(args))
+
+
+def record_blocked(data: dict, tool: str, args: Any, blocked: Any) -> ToolOutcome:
+    """Record a call the breaker did not run as the failure it would have repeated, so the
+    pattern it belongs to stays visible to the detectors."""
+    update_failure_record(data, tool, False, blocked.error_type or "execution", blocked.error_line or "")
+    ledger = ledger_of(data)
+    outcome = ToolOutcome(ledger.turn, tool, False, blocked.error_type or "execution", canonical_signature(tool, args),
+                          blocked.output_hash, "blocked by the supervisor", False, action_kind(tool, args),
+                          blocked.error_line, blocked.error_signature, short_command(args))
+    ledger.outcomes.append(outcome)
+    return outcome
+
+
+def start_task(data: dict) -> None:
+    """A new task: the failure record starts afresh, like the ledger's outcomes."""
+    record = data.get(FAILURES_KEY)
+    if isinstance(record, dict):
+        data[FAILURES_KEY] = {"consecutive": {}, "history": []}

@@ -21,7 +21,7 @@ from typing import Any
 from org.contracts.supervisor_outputs import TaskDigest, ToolCall
 from org.kernel.agent_zero import read_attr
 from org.kernel.dispatcher import PACE_ATTR
-from org.kernel.outcomes import classify_output
+from org.kernel.classify import classify_output
 from org.kernel.redact import redact
 from org.kernel.values import count_or, is_int
 
@@ -125,8 +125,8 @@ class TaskTrace:
         if ends_task:
             ok, error_type = True, None  # the agent's own answer (response tool), not a tool's output
         elif ok is None:
-            error_type = classify_output(output)
-            ok = error_type is None
+            verdict = classify_output(output)
+            ok, error_type = not verdict.failed, verdict.error_type
         self.tool_calls += 1
         if len(self.tools) < MAX_TOOLS:
             self.tools.append(ToolCall(tool=shorten(tool, 100), args=short_args(args), ok=ok, error_type=None if ok else error_type or "execution"))

@@ -433,7 +433,7 @@ class XO:
         # And a report that ends a task is not steered: the unit would drop advice about a task
         # that is over, and the nudge would count as unanswered.
         busy = report.status.state in BUSY_STATES
-        finding = check.steer if busy and not _not_taken(signals, state) else None
+        finding = check.steering[0] if check.steering and busy and not _not_taken(signals, state) else None
         repeated = finding is not None and supervisor.repeated(finding.anomaly)
         if finding is not None:
             supervisor.record(finding)

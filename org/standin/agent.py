@@ -81,6 +81,10 @@ class Tool:
     name: str
     args: dict
     method: str | None = None
+    output: str = ""  # what running it returns
+
+    async def execute(self, **kwargs: Any) -> "Response":
+        return Response(message=self.output, break_loop=self.name == "response")
 
 
 @dataclass

@@ -39,6 +39,11 @@ class TurnResult:
     paused: bool = False
     #: the prompt extras of this turn (Agent-Zero renders them as a final [EXTRAS] message)
     extras: dict[str, Any] = field(default_factory=dict)
+    #: (anomaly, text) when the circuit breaker blocked this turn's call
+    blocked: tuple[str, str] | None = None
+    #: when the supervisor paused the chat this turn: the anomaly and the notice
+    pause_reason: str | None = None
+    pause_text: str | None = None
 
 
 @contextmanager
@@ -120,6 +125,10 @@ class StandInSession:
         })
 
     async def run_turn(self, turn: TraceTurn) -> TurnResult:
+        if self.agent.context.paused:
+            self.agent.context.paused = False  # a turn after a pause means the user resumed the chat
+        if turn.user is not None:
+            await self._start_task(turn.user)
         agent, loop_data = self.agent, self.loop_data
         loop_data.iteration += 1
         loop_data.params_temporary = {}
@@ -142,8 +151,10 @@ class StandInSession:
             await self._run_tool(turn)
         await self._call("message_loop_end", loop_data=loop_data)
         warnings = [m.content["system_warning"] for m in agent.history[history_start:] if m.kind == "warning"]
-        logged = {item.content: anomaly for item in agent.context.log.items[log_start:]
-                  if (anomaly := steering_anomaly(item.heading)) is not None}
+        items = agent.context.log.items[log_start:]
+        logged = {item.content: anomaly for item in items if (anomaly := steering_anomaly(item.heading)) is not None}
+        blocked = next((("loop", item.content or "") for item in items if item.heading == f"{STEERING_HEADING}blocked"), None)
+        pause = next((item for item in items if item.heading == f"{STEERING_HEADING}paused"), None)
         return TurnResult(
             turn=turn.turn,
             steering=[(logged.get(w, "unknown"), w) for w in warnings if w in logged],
@@ -151,18 +162,23 @@ class StandInSession:
             pace=getattr(agent, "_org_pace_level", None),
             paused=bool(agent.context.paused),
             extras=extras,
+            blocked=blocked,
+            pause_reason=(pause.kvps or {}).get("anomaly") if pause else None,
+            pause_text=pause.content if pause else None,
         )
 
     async def _run_tool(self, turn: TraceTurn) -> None:
         agent = self.agent
-        tool = Tool(name=turn.tool or "", args=dict(turn.args or {}))
+        tool = Tool(name=turn.tool or "", args=dict(turn.args or {}), output=turn.output or "")
         self.loop_data.current_tool = tool
         if turn.ok is not None:
             # a verdict given by the trace reaches the recorder the way an
             # error-comprehension layer's would: agent._error_diagnosis
             agent._error_diagnosis = {"tool": tool.name, "error_class": None if turn.ok else (turn.error_type or "execution")}  # type: ignore[attr-defined]
         try:
-            response = Response(message=turn.output or "", break_loop=tool.name == "response")
+            if "tool_execute_before" in self.points:  # the era has the point (v0.9.5+)
+                await self._call("tool_execute_before", tool_args=tool.args, tool_name=tool.name)
+            response = await tool.execute(**tool.args)  # an extension may have replaced it
             await self._call("tool_execute_after", response=response, tool_name=tool.name)
             agent.hist_add_tool_result(tool.name, response.message)
         finally:
@@ -175,6 +191,13 @@ class StandInSession:
             return [await self.run_turn(t) for t in turns]
 
         return self._run_async(_all)
+
+    async def _start_task(self, user_message: str) -> None:
+        """A new user message: the monologue in progress ends and a new one starts."""
+        if self.loop_data.iteration >= 0:
+            await self._call("monologue_end", loop_data=self.loop_data)
+        self.new_task(user_message)
+        await self._call("monologue_start", loop_data=self.loop_data)
 
     def run_task(self, user_message: str, turns: list[TraceTurn]) -> list[TurnResult]:
         """One whole monologue: ``monologue_start``, the turns, then ``monologue_end`` (in a

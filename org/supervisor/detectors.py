@@ -1,7 +1,10 @@
-"""The five anomaly detectors: small pure functions from a snapshot to a finding.
+"""The anomaly detectors: small pure functions from a snapshot to a finding.
 
-Each takes its thresholds from the role's doctrine. :data:`DETECTORS` lists them in
-priority order; when several fire in one radio check, the first one steers.
+Each reads the current task's outcomes (the ledger starts afresh with every task) and
+takes its thresholds from the role's doctrine. An action's identity is what it did
+(tool and normalised arguments, ``signature``); a result's identity is its error
+signature when it has one, else its output (``ToolOutcome.result``). :data:`DETECTORS`
+lists them in priority order; every finding whose cooldown allows it steers.
 """
 
 from __future__ import annotations
@@ -16,66 +19,88 @@ from .snapshot import Snapshot
 Detector = Callable[[Snapshot], Finding | None]
 
 
-def _action_key(outcome: ToolOutcome) -> tuple:
-    """What "doing the same thing again" means.
-
-    A success is the same action when the tool, its arguments and its output all
-    repeat; a failure when the same tool fails with the same kind of error. So an
-    edit-then-rerun cycle (new arguments, new output) is not a repeat, and polling a
-    job whose output changes is not either.
-    """
-    if outcome.ok:
-        return ("ok", outcome.signature, outcome.output_hash)
-    return ("fail", outcome.tool, outcome.error_type)
+def _watched(s: Snapshot) -> list[ToolOutcome]:
+    exempt = s.doctrine.loop.exempt_tools
+    return [o for o in s.outcomes if o.tool not in exempt] if exempt else list(s.outcomes)
 
 
-def _watched(snapshot: Snapshot) -> list[ToolOutcome]:
-    exempt = snapshot.doctrine.loop.exempt_tools
-    return [o for o in snapshot.outcomes if o.tool not in exempt] if exempt else list(snapshot.outcomes)
+def _key(o: ToolOutcome) -> tuple[str, str]:
+    """Doing the same thing with the same result: same call, same error or same output."""
+    return (o.signature, o.result)
 
 
-def _is_iteration(run: list[ToolOutcome]) -> bool:
-    """Failures with different arguments AND different messages each time: the agent is
-    trying new things (debugging), not repeating itself."""
-    return (
-        len({o.signature for o in run}) == len(run)
-        and len({o.message_preview for o in run}) == len(run)
-    )
+def _what(o: ToolOutcome) -> str:
+    """The call as steering names it: its command when it has one, else the tool."""
+    command = o.command
+    return f"`{command}`" if command else o.tool
 
 
-def detect_loop(s: Snapshot) -> Finding | None:
+def _outcome(o: ToolOutcome) -> str:
+    return o.error_line or ("the same error" if not o.ok else "the same result")
+
+
+def detect_repeat(s: Snapshot) -> Finding | None:
+    """The same call with the same result N times in a row."""
     if s.native_repeat_warning:
         return None  # Agent-Zero already warned about this repetition this turn
     outcomes = _watched(s)
-    repeat = s.doctrine.loop.repeat_threshold
-    if len(outcomes) >= repeat:
-        run = outcomes[-repeat:]
-        keys = {_action_key(o) for o in run}
-        if len(keys) == 1 and not (not run[0].ok and _is_iteration(run)):
-            last = run[-1]
-            return Finding(
-                anomaly="loop",
-                template="loop_repeat",
-                turn=s.turn,
-                evidence={
-                    "pattern": "repeat",
-                    "tool": last.tool,
-                    "times": repeat,
-                    "outcome": last.error_type if not last.ok else "the same result",
-                },
-            )
+    n = s.doctrine.loop.repeat_threshold
+    last = (outcomes[-1] if outcomes else None)
+    if last is None or len(outcomes) < n or len({_key(o) for o in outcomes[-n:]}) != 1:
+        return None
+    return Finding(anomaly="loop", template="loop_repeat", turn=s.turn, evidence={
+        "pattern": "repeat", "tool": last.tool, "action": _what(last), "times": n, "outcome": _outcome(last),
+        "error_type": last.error_type or "", "signature": last.signature})
+
+
+def detect_oscillation(s: Snapshot) -> Finding | None:
+    """Two calls alternating with the same two results: A-B-A-B."""
+    outcomes = _watched(s)
     width = 2 * s.doctrine.loop.oscillation_cycles
-    if len(outcomes) >= width:
-        window = [_action_key(o) for o in outcomes[-width:]]
-        if window[0] != window[1] and all(window[i] == window[i + 2] for i in range(width - 2)):
-            tail = outcomes[-width:]
-            return Finding(
-                anomaly="loop",
-                template="loop_oscillation",
-                turn=s.turn,
-                evidence={"pattern": "oscillation", "tool_a": tail[-2].tool, "tool_b": tail[-1].tool, "cycles": width // 2},
-            )
-    return None
+    if len(outcomes) < width:
+        return None
+    window = [_key(o) for o in outcomes[-width:]]
+    if window[0] == window[1] or any(window[i] != window[i + 2] for i in range(width - 2)):
+        return None
+    a, b = outcomes[-2], outcomes[-1]
+    return Finding(anomaly="loop", template="loop_oscillation", turn=s.turn, evidence={
+        "pattern": "oscillation", "tool_a": _what(a), "tool_b": _what(b), "cycles": width // 2})
+
+
+def detect_churn(s: Snapshot) -> Finding | None:
+    """The same error coming back N times in the task while the calls change: the fixes
+    are not reaching the cause (a patch corrupting a file again, edits breaking the code again)."""
+    outcomes = _watched(s)
+    last = (outcomes[-1] if outcomes else None)
+    if last is None or last.error_signature is None or last.error_type == "test":
+        return None
+    same = [o for o in outcomes if o.error_signature == last.error_signature]
+    calls = {o.signature for o in same}
+    if len(same) < s.doctrine.loop.churn_threshold or len(calls) < 2:
+        return None
+    return Finding(anomaly="churn", template="churn", turn=s.turn, evidence={
+        "error": last.error_line or last.error_type or "the same error", "times": len(same), "calls": len(calls),
+        "error_type": last.error_type or ""})
+
+
+def detect_rerun(s: Snapshot) -> Finding | None:
+    """The same run giving the same result again after other work, N times: the changes
+    made in between have no effect on it."""
+    outcomes = _watched(s)
+    last = (outcomes[-1] if outcomes else None)
+    if last is None or last.kind != "run" or last.command is None:
+        return None  # only a command that runs something can show whether changes took effect
+    runs = [i for i, o in enumerate(outcomes) if o.signature == last.signature]
+    reruns = 0
+    for previous, current in zip(runs, runs[1:]):
+        if outcomes[previous].result != outcomes[current].result:
+            reruns = 0  # the result changed: the work in between did something
+        elif current - previous > 1:
+            reruns += 1  # other work happened in between, and the result is the same
+    if reruns < s.doctrine.loop.rerun_threshold:
+        return None
+    return Finding(anomaly="rerun", template="rerun", turn=s.turn, evidence={
+        "action": _what(last), "times": reruns, "outcome": _outcome(last)})
 
 
 def detect_stall(s: Snapshot) -> Finding | None:
@@ -84,19 +109,9 @@ def detect_stall(s: Snapshot) -> Finding | None:
     limit = s.doctrine.max_turns_without_progress
     if s.turns_since_progress <= limit:
         return None
-    return Finding(
-        anomaly="stall",
-        template="stall",
-        turn=s.turn,
-        evidence={
-            "turns": s.turns_since_progress,
-            "limit": limit,
-            "step": s.current_step,
-            "plan": s.plan_name,
-            "domain": s.bst_domain,
-            "source": s.progress_source,
-        },
-    )
+    return Finding(anomaly="stall", template="stall", turn=s.turn, evidence={
+        "turns": s.turns_since_progress, "limit": limit, "step": s.current_step, "plan": s.plan_name,
+        "domain": s.bst_domain, "source": s.progress_source})
 
 
 def detect_context(s: Snapshot) -> Finding | None:
@@ -137,12 +152,15 @@ def detect_pace(s: Snapshot) -> Finding | None:
     return Finding(anomaly="pace", severity="critical", template="pace_contingent", turn=s.turn, evidence={"level": "contingent", "description": description})
 
 
-#: Priority order: when more than one fires in the same radio check, the first steers.
+#: Priority order: the order the steering of one check reaches the agent in.
 DETECTORS: dict[str, Detector] = {
     "pace": detect_pace,
     "context": detect_context,
     "cascade": detect_cascade,
-    "loop": detect_loop,
+    "repeat": detect_repeat,
+    "oscillation": detect_oscillation,
+    "churn": detect_churn,
+    "rerun": detect_rerun,
     "stall": detect_stall,
 }
 
@@ -151,6 +169,7 @@ def run_detectors(snapshot: Snapshot) -> list[Finding]:
     findings = []
     for detector in DETECTORS.values():
         finding = detector(snapshot)
-        if finding is not None:
-            findings.append(finding)
+        if finding is not None and all(f.anomaly != finding.anomaly for f in findings):
+            findings.append(finding)  # one finding per anomaly type: repeat before oscillation
     return findings
+

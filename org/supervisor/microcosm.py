@@ -17,14 +17,15 @@ from typing import Any, Callable
 from org.contracts import Finding, RoleProfile
 from org.contracts.common import PACE_LEVELS
 from org.kernel import salute
-from org.kernel.agent_zero import add_warning, agent_number, ui_log
+from org.kernel.agent_zero import add_warning, agent_number, is_paused, pause_chat, replace_tool_run, ui_log
 from org.kernel.dispatcher import PACE_ATTR, ROLE_ATTR
 from org.kernel.files import first_error
 from org.kernel.layers import AgentReadings, read_agent
 from org.kernel.log import warn_once
-from org.kernel.outcomes import LEDGER_KEY, ToolLedger
+from org.kernel.outcomes import LEDGER_KEY, RESPONSE_TOOL, ToolLedger, ToolOutcome, canonical_signature, record_blocked, record_outcome
 from org.kernel.paths import OrganizationLayout
 
+from .escalation import emergency_ignored, pause_due, times_in_words
 from .radio_check import RadioCheckResult, SupervisorState, is_check_turn, radio_check
 from .snapshot import Snapshot
 from .steering import SteeringBook
@@ -35,6 +36,8 @@ STATE_KEY = "org_supervisor"
 STEERING_HEADING = "Supervisor: "
 #: Per monologue, like Agent-Zero's own repeat check.
 PREVIOUS_RESPONSE_KEY = "_org_previous_response"
+#: The call the breaker blocked this turn, until its outcome is recorded (not saved with the chat).
+BLOCKED_KEY = "_org_blocked_call"
 #: Newer Agent-Zero's own counter of consecutive unusable responses (read only).
 UNUSABLE_RESPONSES_KEY = "_unusable_response_failures"
 
@@ -118,6 +121,17 @@ def build_snapshot(agent: Any, role: RoleProfile, turn: int, native_repeat: bool
     )
 
 
+def still_paused(agent: Any, state: SupervisorState) -> bool:
+    """Whether the chat the supervisor paused is still paused; once resumed, supervision starts over."""
+    if state.paused_turn is None:
+        return False
+    if is_paused(agent):
+        return True
+    state.start_over()
+    ui_log(agent, type="info", heading=f"{STEERING_HEADING}resumed", content="The chat was resumed; supervision starts over.")
+    return False
+
+
 class MicrocosmSupervisor:
     """Runs the radio check for one agent at the end of each of its turns."""
 
@@ -132,16 +146,17 @@ class MicrocosmSupervisor:
             self._steering = SteeringBook(layout.steering_file)
         return self._steering
 
-    async def _steer(self, agent: Any, finding: Finding, state: SupervisorState, layout: OrganizationLayout) -> None:
+    async def _steer(self, agent: Any, finding: Finding, state: SupervisorState, layout: OrganizationLayout) -> bool:
         """Inject one steering; only one that reached the agent starts its cooldown."""
         finding.text = self.steering(layout).render(finding, repeated=state.repeated(finding.anomaly))
         try:
             await add_warning(agent, finding.text)
         except Exception as exc:
             warn_once(f"agent.hist_add_warning failed ({type(exc).__name__}: {exc}); the {finding.anomaly} steering was not injected and will be tried again")
-            return
+            return False
         state.record(finding)
         ui_log(agent, type="warning", heading=f"{STEERING_HEADING}{finding.anomaly}", content=finding.text)
+        return True
 
     async def turn_end(self, agent: Any, loop_data: Any) -> RadioCheckResult | None:
         role_dict = getattr(agent, ROLE_ATTR, None)
@@ -159,15 +174,96 @@ class MicrocosmSupervisor:
                 readings = read_agent(agent)
                 publisher(agent, role, build_snapshot(agent, role, state.turn, native_repeat, readings), readings)
                 return None  # the XO runs the radio check on the report and steers
+            if still_paused(agent, state):
+                return None
             if not is_check_turn(state.turn, role.doctrine.radio_check_interval_turns):
                 return None
             snapshot = build_snapshot(agent, role, state.turn, native_repeat, read_agent(agent))
             result = radio_check(snapshot, state)
             layout: OrganizationLayout = self._layout_provider()
-            if result.steer is not None:
-                await self._steer(agent, result.steer, state, layout)
+            await self._act(agent, snapshot, result, state, layout)
             if result.findings and agent_number(agent) == 0:
                 salute.correct_health(layout, role.role_id, result.health, [f.anomaly for f in result.findings], state.turn)
             return result
         finally:
             agent.data[STATE_KEY] = state.to_dict()
+
+    async def _act(self, agent: Any, snapshot: Snapshot, result: RadioCheckResult, state: SupervisorState,
+                   layout: OrganizationLayout) -> None:
+        """Steer what is due, open breakers, and pause when steering keeps going unanswered."""
+        escalation = snapshot.doctrine.escalation
+        last = snapshot.outcomes[-1] if snapshot.outcomes else None
+        ignored = next((f for f in result.findings if pause_due(state.episode.get(f.anomaly, 0), escalation)), None)
+        if ignored is None and emergency_ignored(state.emergency_turn, last.turn if last else None,
+                                                 last is not None and last.tool == RESPONSE_TOOL, escalation):
+            ignored = next((f for f in result.findings if f.anomaly == "pace"), None) or Finding(
+                anomaly="pace", severity="emergency", template="pace_emergency", turn=snapshot.turn)
+        if ignored is not None:
+            await self._pause(agent, ignored, max(state.episode.get(ignored.anomaly, 0), 1), state, layout)
+            return
+        for finding in result.steering:
+            if await self._steer(agent, finding, state, layout) and last is not None:
+                if finding.template == "pace_emergency":
+                    state.emergency_turn = last.turn
+                elif state.breakers.open_for(finding, last, snapshot.doctrine):
+                    ui_log(agent, type="info", heading=f"{STEERING_HEADING}breaker open",
+                           content=f"{finding.evidence.get('action')} will not be run again while it keeps failing the same way.")
+
+    async def _pause(self, agent: Any, finding: Finding, nudges: int, state: SupervisorState, layout: OrganizationLayout) -> None:
+        """Pause the chat as Agent-Zero's pause button does, saying why, once."""
+        text = self.steering(layout).render(Finding(anomaly=finding.anomaly, template="pause", turn=finding.turn,
+                                                    evidence={"nudges": times_in_words(nudges), "anomaly": finding.anomaly}))
+        try:
+            await add_warning(agent, text)
+        except Exception as exc:
+            warn_once(f"agent.hist_add_warning failed ({type(exc).__name__}: {exc}); the pause is announced in the UI log only")
+        if not pause_chat(agent):
+            warn_once("agent.context.paused cannot be set; the supervisor cannot pause this chat and keeps steering")
+            return
+        state.paused_turn = state.turn
+        ui_log(agent, type="warning", heading=f"{STEERING_HEADING}paused",
+               content=f"{text} The supervisor paused this chat; resume it when you have looked, and supervision starts over.",
+               kvps={"anomaly": finding.anomaly})
+
+    def tool_start(self, agent: Any, tool_name: str, tool_args: Any) -> bool:
+        """Before a tool runs: block it when its breaker is open. True when it was blocked."""
+        saved = agent.data.get(STATE_KEY)
+        if not isinstance(saved, dict) or not saved.get("breakers"):
+            return False  # no open breaker: the common case costs one dict look-up
+        role = role_profile(getattr(agent, ROLE_ATTR, None))
+        ledger = agent.data.get(LEDGER_KEY)
+        if role is None or not isinstance(ledger, ToolLedger):
+            return False
+        state = SupervisorState.from_dict(saved)
+        still_paused(agent, state)
+        signature = canonical_signature(tool_name, tool_args)
+        breaker = state.breakers.check(signature, ledger.turn, role.doctrine)
+        if breaker is not None:
+            finding = Finding(anomaly="loop", template="blocked", turn=state.turn, evidence={
+                "action": breaker.action, "times": breaker.times, "outcome": breaker.error_line or "the same error",
+                "error_type": breaker.error_type or ""})
+            text = self.steering(self._layout_provider()).render(finding)
+            if replace_tool_run(agent, text):
+                state.nudged("loop")
+                agent.data[BLOCKED_KEY] = (signature, breaker)
+                ui_log(agent, type="warning", heading=f"{STEERING_HEADING}blocked", content=text)
+            else:
+                breaker = None
+        agent.data[STATE_KEY] = state.to_dict()
+        return breaker is not None
+
+    def tool_done(self, agent: Any, tool_name: str, tool_args: Any, output: str, verdict: Any) -> ToolOutcome:
+        """After a tool ran (or was blocked): record its outcome and let the breakers see it."""
+        blocked = agent.data.pop(BLOCKED_KEY, None)
+        ok, error_type = verdict if verdict is not None else (None, None)
+        if isinstance(blocked, tuple) and blocked[0] == canonical_signature(tool_name, tool_args):
+            outcome = record_blocked(agent.data, tool_name, tool_args, blocked[1])
+        else:
+            blocked = None
+            outcome = record_outcome(agent.data, tool_name, tool_args, output, ok, error_type)
+        saved = agent.data.get(STATE_KEY)
+        if isinstance(saved, dict) and saved.get("breakers"):
+            state = SupervisorState.from_dict(saved)
+            state.breakers.observe(outcome, blocked is not None)
+            agent.data[STATE_KEY] = state.to_dict()
+        return outcome

@@ -6,8 +6,8 @@ The rule, per anomaly type and independent across types:
 * a finding more severe than the one that started the cooldown (context 80% -> 90%)
   is not held back by it;
 * PACE emergency is exempt and always steers;
-* at most one steering per radio check, the most severe first; the others keep their
-  cooldowns untouched and are heard at the next check if they persist.
+* every anomaly whose cooldown allows it steers, so none can starve another; they
+  reach the agent most severe first.
 
 The state is a plain JSON-able dict so it survives a chat reload with ``agent.data``.
 """
@@ -23,10 +23,11 @@ from org.contracts.finding import SEVERITY_ORDER
 from org.contracts.role import Doctrine
 from org.kernel.values import count_or, is_int
 
-from .detectors import DETECTORS, run_detectors
+from .breaker import Breakers
+from .detectors import run_detectors
 from .snapshot import Snapshot
 
-_PRIORITY = {name: index for index, name in enumerate(DETECTORS)}
+_PRIORITY = {name: index for index, name in enumerate(("pace", "context", "cascade", "loop", "churn", "rerun", "stall"))}
 _HEALTH_FOR_SEVERITY = {"warning": "degraded", "critical": "critical", "emergency": "critical"}
 
 
@@ -35,9 +36,24 @@ class SupervisorState:
     turn: int = 0
     last_fired: dict[str, int] = field(default_factory=dict)
     last_severity: dict[str, str] = field(default_factory=dict)
-    #: how many times in a row a type steered while its anomaly persisted
+    #: nudges (steering, and calls the breaker blocked) while each anomaly persisted: its episode
     episode: dict[str, int] = field(default_factory=dict)
     injections: int = 0
+    breakers: Breakers = field(default_factory=Breakers)
+    #: the turn the supervisor paused the chat, until it is resumed
+    paused_turn: int | None = None
+    #: the ledger turn of the PACE emergency steering the agent has yet to act on
+    emergency_turn: int | None = None
+
+    def nudged(self, anomaly: str) -> None:
+        """A nudge that is not a steering (a blocked call) counts in the anomaly's episode."""
+        self.episode[anomaly] = self.episode.get(anomaly, 0) + 1
+
+    def start_over(self) -> None:
+        """The chat was resumed: the ladder, the emergency and the breakers start afresh."""
+        self.episode.clear()
+        self.breakers = Breakers()
+        self.paused_turn = self.emergency_turn = None
 
     def record(self, steered: Finding) -> None:
         """Start the cooldown of a steering that reached the agent."""
@@ -58,6 +74,9 @@ class SupervisorState:
             "last_severity": dict(self.last_severity),
             "episode": dict(self.episode),
             "injections": self.injections,
+            "breakers": self.breakers.to_dict(),
+            "paused_turn": self.paused_turn,
+            "emergency_turn": self.emergency_turn,
         }
 
     @classmethod
@@ -78,6 +97,9 @@ class SupervisorState:
             last_severity={str(k): v for k, v in severities.items() if v in SEVERITY_ORDER} if isinstance(severities, dict) else {},
             episode=ints(data.get("episode")),
             injections=count_or(data.get("injections")),
+            breakers=Breakers.from_dict(data.get("breakers")),
+            paused_turn=count_or(data.get("paused_turn"), None),
+            emergency_turn=count_or(data.get("emergency_turn"), None),
         )
 
 
@@ -95,7 +117,7 @@ def may_steer(finding: Finding, state: SupervisorState, cooldown: int) -> bool:
 @dataclass
 class RadioCheckResult:
     findings: list[Finding]
-    steer: Finding | None
+    steering: list[Finding]  # the findings that steer now, most severe first
     health: str  # what the supervisor thinks of the unit's health
 
 
@@ -107,16 +129,16 @@ def decide(findings: list[Finding], state: SupervisorState, doctrine: Doctrine) 
     """Apply the cooldown rule to one check's findings.
 
     Ends the episodes of anomalies that cleared; the caller calls ``state.record`` once
-    the chosen steering has really reached the agent.
+    a steering has really reached the agent.
     """
     findings = sorted(findings, key=_rank)
     present = {f.anomaly for f in findings}
     for anomaly in list(state.episode):
         if anomaly not in present:
             del state.episode[anomaly]  # the anomaly cleared: its next steering starts a new episode
-    steer = next((f for f in findings if may_steer(f, state, doctrine.cooldown_for(f.anomaly))), None)
+    steering = [f for f in findings if may_steer(f, state, doctrine.cooldown_for(f.anomaly))]
     health = max((_HEALTH_FOR_SEVERITY[f.severity] for f in findings), key=HEALTH_ORDER.index, default="nominal")
-    return RadioCheckResult(findings=findings, steer=steer, health=health)
+    return RadioCheckResult(findings=findings, steering=steering, health=health)
 
 
 def radio_check(snapshot: Snapshot, state: SupervisorState) -> RadioCheckResult:

@@ -33,27 +33,13 @@ def doctrine_version(doctrine: Doctrine, pace_plan: PacePlan | None) -> str:
 
 
 def needed_outcomes(outcomes: tuple[ToolOutcome, ...], doctrine: Doctrine) -> tuple[ToolOutcome, ...]:
-    """The tail of the outcome history that the detectors can look at.
-
-    The cascade detector reads the last ``cascade.window`` outcomes; the loop detector
-    the last ``max(repeat_threshold, 2 * oscillation_cycles)`` outcomes of tools that
-    are not exempt, which may lie further back when exempt tools are interleaved.
-    """
-    keep = len(outcomes) - min(len(outcomes), doctrine.cascade.window)
-    watched = max(doctrine.loop.repeat_threshold, 2 * doctrine.loop.oscillation_cycles)
-    exempt = doctrine.loop.exempt_tools
-    counted = 0
-    for index in range(len(outcomes) - 1, -1, -1):
-        if counted >= watched:
-            break
-        if outcomes[index].tool not in exempt:
-            counted += 1
-        keep = min(keep, index)
-    return outcomes[keep:]
+    """The outcomes the detectors read: the current task's (the ledger keeps at most 64),
+    since churn and no-effect reruns are judged over the whole task."""
+    return outcomes[-64:]
 
 
 def signals_from_snapshot(s: Snapshot) -> SaluteSignals:
-    outcomes = needed_outcomes(s.outcomes, s.doctrine)[-64:]
+    outcomes = needed_outcomes(s.outcomes, s.doctrine)
     return SaluteSignals(
         turn=s.turn,
         role_id=s.role_id,
@@ -71,6 +57,7 @@ def signals_from_snapshot(s: Snapshot) -> SaluteSignals:
             OutcomeSignal(
                 turn=o.turn, tool=o.tool[:200], ok=o.ok, error_type=o.error_type[:64] if o.error_type else o.error_type,
                 signature=o.signature, output_hash=o.output_hash, message_preview=o.message_preview[:200], novel=o.novel,
+                kind=o.kind, error_line=_bounded(o.error_line), error_signature=o.error_signature, command=_bounded(o.command),
             )
             for o in outcomes
         ],
@@ -93,7 +80,8 @@ def snapshot_from_signals(signals: SaluteSignals) -> Snapshot:
         bst_domain=signals.bst_domain,
         bst_confidence=signals.bst_confidence,
         outcomes=tuple(
-            ToolOutcome(o.turn, o.tool, o.ok, o.error_type, o.signature, o.output_hash, o.message_preview, o.novel)
+            ToolOutcome(o.turn, o.tool, o.ok, o.error_type, o.signature, o.output_hash, o.message_preview, o.novel,
+                        o.kind, o.error_line, o.error_signature, o.command)
             for o in signals.outcomes
         ),
         context_fill=signals.context_fill,

@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 
 from org.contracts import Finding
-from org.contracts.steering import PLACEHOLDERS, REPEATED, SENTENCE_END, TAG, base_key, check_template, count_sentences  # noqa: F401 (re-exported)
+from org.contracts.steering import ADVICE, PLACEHOLDERS, REPEATED, SENTENCE_END, TAG, base_key, check_template, count_sentences  # noqa: F401 (re-exported)
 from org.kernel.log import warn_once
 
 
@@ -95,10 +95,16 @@ class SteeringBook:
                 continue
             self._templates[str(key)] = " ".join(value.split())
 
+    def advice(self, error_type: Any) -> str:
+        """The advice for an error type, quoted as $advice."""
+        return self._templates.get(f"{ADVICE}{error_type}") or self._templates[f"{ADVICE}none"]
+
     def render(self, finding: Finding, repeated: bool = False) -> str:
         self._refresh()
         key = finding.template
         if repeated and key + REPEATED in self._templates:
             key += REPEATED
         template = self._templates.get(key) or self._templates[base_key(finding.template)]
-        return string.Template(template).safe_substitute(template_values(finding))
+        values = template_values(finding)
+        values["advice"] = self.advice(finding.evidence.get("error_type") or "none")
+        return string.Template(template).safe_substitute(values)

@@ -1,0 +1,252 @@
+"""What a tool call did and what its output says: action kind, failure, error signature.
+
+Agent-Zero gives the pack no exit code, and nearly every action goes through one tool
+(``code_execution_tool``), so everything here is read from the call's arguments and
+the output's text. Two rules keep it right on real sessions:
+
+* A failure is the output of an action that could not do its job: a Python traceback,
+  a shell diagnostic (command not found, no such file, permission denied, shell syntax
+  error), a compiler error, a package manager's refusal, a timeout of Agent-Zero's own
+  terminal. Output that merely *reports* problems is not: a test run with failing tests,
+  a linter's findings, a ``grep`` that found nothing.
+* An error has an identity, its signature: the line that names it, with volatile parts
+  (numbers, addresses, temporary names) normalised, so the same error coming back after
+  an edit is recognised, and two different errors of one class are not confused.
+
+Error types refine seed 001's taxonomy (network, CLI error, parsing, resource, logic):
+``timeout`` and ``network`` are its transient network errors, ``not_found``,
+``permission`` and ``execution`` its CLI errors, ``syntax`` its parsing errors,
+``resource`` its resource errors, ``dependency`` a missing package or module, and
+``test`` failing tests reported by a test run that itself worked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+ActionKind = Literal["inspect", "edit", "run"]
+#: Only the head and the tail of a long output are read.
+SCAN_CHARS = 4000
+#: The error line shown in steering and carried in SALUTE signals.
+ERROR_LINE_CHARS = 160
+
+ERROR_TYPES = ("timeout", "not_found", "permission", "syntax", "network", "resource", "dependency", "execution", "test")
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What an output says: ``failed`` (the action could not do its job), the error type
+    and the line naming the error (also for failing tests, which are not a failure)."""
+
+    failed: bool
+    error_type: str | None = None
+    error_line: str | None = None
+
+
+OK = Verdict(False)
+
+_M = re.MULTILINE
+# A Python exception line: "ValueError: bad", "django.db.utils.IntegrityError: x", "KeyboardInterrupt".
+_EXCEPTION_LINE = re.compile(
+    r"^(?:[A-Za-z_]\w*\.)*(?P<name>[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|NotFound|Timeout)\w*)(?::[ \t]*(?P<msg>.*))?[ \t]*$", _M)
+_TRACEBACK = "Traceback (most recent call last):"
+_EXCEPTION_TYPES = {
+    "timeout": ("Timeout", "TimedOut"),
+    "not_found": ("FileNotFoundError", "NotADirectoryError", "IsADirectoryError"),
+    "permission": ("PermissionError",),
+    "syntax": ("SyntaxError", "IndentationError", "TabError"),
+    "network": ("ConnectionError", "ConnectionRefusedError", "ConnectionResetError", "URLError", "gaierror", "SSLError", "HTTPError"),
+    "resource": ("MemoryError", "OSError: [Errno 28]", "RecursionError"),
+    "dependency": ("ModuleNotFoundError", "ImportError", "DistributionNotFound", "PackageNotFoundError"),
+}
+
+# Test runners' own summary lines: a test run that reports failures still worked.
+_TEST_SUMMARY = re.compile(
+    r"^(?:=+ .*\b\d+ (?:passed|failed|errors?|skipped|xfailed|deselected)\b.* in [\d.]+s.*=*"  # pytest
+    r"|Ran \d+ tests? in [\d.]+s"  # unittest, django
+    r"|Tests?: +.*\b(?:passed|failed)\b.*"  # jest, vitest
+    r"|test result: (?:ok|FAILED)\..*"  # cargo
+    r"|(?:ok|FAIL|---) +\S+ +[\d.]+s"  # go test
+    r"|\d+ (?:examples?|tests?), \d+ failures?.*)[ \t]*$", _M)  # rspec, minitest
+_TEST_FAILURE_LINES = (
+    re.compile(r"^FAILED (\S+)(?: - (.*))?$", _M),  # pytest -ra / short summary
+    re.compile(r"^E +((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)\b.*)$", _M),  # pytest's exception lines
+    re.compile(r"^(?:FAIL|ERROR): (\S+ \([\w.]+\))", _M),  # unittest
+    re.compile(r"^--- FAIL: (\S+)", _M),  # go
+    re.compile(r"^ +● (.+)$", _M),  # jest
+)
+_TEST_SUCCESS = re.compile(r"^(?:OK(?: \(.*\))?|=+ (?:\d+ (?:passed|skipped|deselected|xfailed|xpassed|warnings?)(?:, )?)+ in [\d.]+s.*=*)[ \t]*$", _M)
+
+# Shell and tool diagnostics, line-anchored so that file contents mentioning the words do not match.
+_DIAGNOSTICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, re.compile(pattern, _M | re.IGNORECASE))
+    for name, pattern in (
+        ("timeout", r"^(?:\[SYSTEM: )?Returning control to agent after \d+ seconds (?:of execution|with no output)"
+                    r"|^.*\b(?:timed out after|Timeout(?:Expired)?: |operation timed out|Connection timed out)\b.*$"),
+        ("not_found", r"^.*: (?:line \d+: )?[^\n:]*: command not found$"
+                      r"|^(?:\S+: )?(?:cannot (?:access|open|stat) |can't open file )?.*: (?:\[Errno 2\] )?No such file or directory$"
+                      r"|^(?:\S+: )+(?:No such file or directory)$"
+                      r"|^fatal: (?:not a git repository|pathspec .* did not match|ambiguous argument).*$"),
+        ("permission", r"^.*: Permission denied$|^(?:\S+: )?Operation not permitted$|^.*\bEACCES\b.*$"),
+        ("syntax", r"(?-i:^(?:SyntaxError|IndentationError|TabError): .*$)"
+                   r"|^.*: (?:line \d+: )?syntax error(?: near unexpected token .*|: unexpected end of file.*)?$"
+                   r"|^.*: (?:line \d+: )?unexpected EOF while looking for matching .*$"
+                   r"|^.*: (?:line \d+: )?(?:unterminated quoted string|bad substitution)$"),
+        ("network", r"^.*(?:Connection refused|Could not resolve host|Temporary failure in name resolution|Network is unreachable"
+                    r"|Name or service not known|getaddrinfo failed|\bECONNREFUSED\b).*$"),
+        ("resource", r"^(?:.*: )?(?:Killed|Out of memory.*|No space left on device|Too many open files|Disk quota exceeded)[ \t]*$"),
+        ("dependency", r"^(?:\S+: )?No module named .*$|^E: Unable to locate package .*$"
+                       r"|^ERROR: (?:Could not find a version that satisfies|No matching distribution found).*$"
+                       r"|^npm ERR! (?:code E404|404 ).*$|^error: package .* (?:not found|is not installed).*$"),
+        ("execution", r"^[^\s:]+:\d+(?::\d+)?: (?:fatal )?error: .*$"  # gcc, clang, javac, mypy-style compilers
+                      r"|^error(?:\[E\d+\])?: .*$|^error TS\d+: .*$|^[^\s(]+\(\d+,\d+\): error .*$"
+                      r"|^fatal: .*$|^npm ERR! .*$|(?-i:^ERROR: .*$)"
+                      r"|^.*(?:returned non-zero exit status [1-9]\d*|exited with (?:exit )?(?:code|status) [1-9]\d*).*$"),
+    )
+)
+# Linters and type checkers that report findings: their "errors" are findings about the code.
+_LINT_SUMMARY = re.compile(
+    r"^(?:Found \d+ errors? in \d+ files? \(checked \d+ source files?\)|Found \d+ errors?\.|Your code has been rated at .*"
+    r"|\d+ problems? \(\d+ errors?, \d+ warnings?\)|✖ \d+ problems?.*|\*{13} Module \S+)[ \t]*$", _M)
+
+_VOLATILE = (
+    (re.compile(r"0x[0-9a-fA-F]+"), "0x#"),
+    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"), "<uuid>"),
+    (re.compile(r"/tmp/[\w.-]+"), "/tmp/<tmp>"),
+    (re.compile(r"\d+(?:\.\d+)?"), "#"),
+    (re.compile(r"\s+"), " "),
+)
+
+
+def _sample(text: str) -> str:
+    return text if len(text) <= 2 * SCAN_CHARS else text[:SCAN_CHARS] + "\n" + text[-SCAN_CHARS:]
+
+
+def _line(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= ERROR_LINE_CHARS else line[:ERROR_LINE_CHARS - 1] + "…"
+
+
+def _exception_type(name: str) -> str:
+    for error_type, names in _EXCEPTION_TYPES.items():
+        if any(name.startswith(n) or name == n for n in names):
+            return error_type
+    return "execution"
+
+
+def _traceback_verdict(sample: str) -> Verdict | None:
+    start = sample.rfind(_TRACEBACK)
+    if start < 0:
+        return None
+    raised = _EXCEPTION_LINE.search(sample, start)  # the first unindented exception line after the header
+    if raised is None:
+        return Verdict(True, "execution", "Traceback (most recent call last)")
+    return Verdict(True, _exception_type(raised.group("name")), _line(raised.group(0)))
+
+
+def _test_verdict(sample: str) -> Verdict | None:
+    if not _TEST_SUMMARY.search(sample):
+        return None
+    failures = []
+    for pattern in _TEST_FAILURE_LINES:
+        failures.extend(m.group(0) for m in pattern.finditer(sample))
+    if not failures:
+        return OK if _TEST_SUCCESS.search(sample) or "fail" not in sample.lower() else Verdict(False, "test", "tests failed")
+    return Verdict(False, "test", _line(failures[0]))
+
+
+def classify_output(text: str | None) -> Verdict:
+    """What a tool's output says (see the module's docstring)."""
+    if not text:
+        return OK
+    sample = _sample(text)
+    tests = _test_verdict(sample)
+    if tests is not None:
+        return tests
+    traceback = _traceback_verdict(sample)
+    if traceback is not None:
+        return traceback
+    linted = _LINT_SUMMARY.search(sample) is not None
+    for error_type, pattern in _DIAGNOSTICS:
+        if linted and error_type == "execution":
+            continue
+        match = pattern.search(sample)
+        if match:
+            return Verdict(True, error_type, _line(match.group(0)))
+    return OK
+
+
+def error_signature(error_line: str | None) -> str | None:
+    """The identity of an error: its line with numbers, addresses and temporary names normalised."""
+    if not error_line:
+        return None
+    normal = error_line
+    for pattern, replacement in _VOLATILE:
+        normal = pattern.sub(replacement, normal)
+    return hashlib.sha256(normal.strip().encode("utf-8", "replace")).hexdigest()[:16]
+
+
+# ----------------------------------------------------------------------------- action kinds
+
+#: Tools (or tool:method) that only look: files, searches, listings, the web.
+INSPECT_TOOLS = frozenset({"search_engine", "document_query", "knowledge_tool", "memory_load", "browser_agent", "vision_load"})
+_EDIT_COMMANDS = frozenset({"create", "str_replace", "insert", "write", "patch", "edit", "undo_edit", "append", "replace", "delete"})
+_INSPECT_COMMANDS = frozenset({"view", "read", "open", "show", "list", "search", "find"})
+_SHELL_INSPECT = re.compile(
+    r"^(?:cat|less|more|head|tail|ls|ll|tree|pwd|wc|file|stat|du|df|which|whereis|type|echo|printf|env|printenv|id|whoami|"
+    r"grep|egrep|fgrep|rg|ag|ack|find|locate|fd|diff|cmp|nl|sort|uniq|cut|awk|jq|"
+    r"open|goto|scroll_up|scroll_down|search_dir|search_file|find_file|"
+    r"git (?:status|diff|log|show|branch|blame|grep|ls-files|remote)|sed -n|python3? -c ['\"]?import \w+; ?print)\b")
+_SHELL_EDIT = re.compile(
+    r"(?:^|[;&|]\s*)(?:sed -i|perl -p?i|patch\b|git (?:apply|checkout|restore|stash|reset)|mv |cp |rm |mkdir |touch |chmod |tee |"
+    r"create |edit \d+:\d+|truncate )|(?<![<>&\d])>{1,2}(?!&)\s*[\w./~-]|<<-?\s*['\"]?\w+['\"]?\s*>|cat\s*>")
+
+
+def command_of(args: Any) -> str | None:
+    """The command or code a call runs, when its arguments hold one."""
+    if isinstance(args, dict):
+        for key in ("code", "command", "cmd", "script"):
+            value = args.get(key)
+            if isinstance(value, str):
+                return value
+    return None
+
+
+def action_kind(tool: str, args: Any) -> ActionKind:
+    """Whether a call looks (``inspect``), changes files (``edit``) or runs something (``run``)."""
+    if tool in INSPECT_TOOLS:
+        return "inspect"
+    if isinstance(args, dict):
+        for key in ("command", "op", "action", "operation", "method"):
+            value = args.get(key)
+            if isinstance(value, str) and " " not in value.strip():
+                if value in _EDIT_COMMANDS:
+                    return "edit"
+                if value in _INSPECT_COMMANDS:
+                    return "inspect"
+    command = command_of(args)
+    if command is None:
+        return "run"
+    text = command.strip()
+    text = re.sub(r"^(?:cd [^;&|]+(?:&&|;)\s*)+", "", text)  # "cd repo && …": what follows is the action
+    if _SHELL_EDIT.search(text):
+        return "edit"
+    if _SHELL_INSPECT.match(text):
+        return "inspect"
+    return "run"
+
+
+#: A command as steering quotes it.
+COMMAND_CHARS = 80
+
+
+def short_command(args: Any) -> str | None:
+    """The command a call ran, on one line and cut short, for steering to name it."""
+    command = command_of(args)
+    if not command or not command.strip():
+        return None
+    line = " ".join(command.split())
+    return line if len(line) <= COMMAND_CHARS else line[:COMMAND_CHARS - 1] + "…"
