@@ -106,6 +106,9 @@ _TASK_TRACE_KEY = "_org_task_trace"  # org.llm_supervisors.digests.TRACE_KEY
 
 
 def _llm_runner() -> Any:
+    """The supervisors' runner, or None with no active organization (then nothing is imported or read)."""
+    if store.active() is None:
+        return None
     runner_module: ModuleType = importlib.import_module("org.llm_supervisors.runner")
     return runner_module.runner_for()
 
@@ -116,6 +119,8 @@ async def monologue_start(agent: Any, loop_data: Any = None, **_: Any) -> None:
         if agent_number(agent) != 0:
             return  # a subordinate's monologue is part of its superior's task
         runner = _llm_runner()
+        if runner is None:
+            return
         if runner.in_flight() and runner.active_config() is not None:
             await asyncio.to_thread(runner.wait_for_runs)  # the event loop stays free while we wait
         runner.task_start(agent, loop_data)
@@ -126,7 +131,9 @@ async def monologue_start(agent: Any, loop_data: Any = None, **_: Any) -> None:
 def monologue_end(agent: Any, loop_data: Any = None, **_: Any) -> None:
     """``monologue_end``: the task's digest, the trigger counters, and the runs that are due."""
     try:
-        _llm_runner().task_end(agent, loop_data)
+        runner = _llm_runner()
+        if runner is not None:
+            runner.task_end(agent, loop_data)
     except Exception as exc:
         _failed("org LLM supervisors (task end)", exc)
 
@@ -134,7 +141,9 @@ def monologue_end(agent: Any, loop_data: Any = None, **_: Any) -> None:
 def message_loop_prompts_after(agent: Any, loop_data: Any = None, **_: Any) -> None:
     """``message_loop_prompts_after``: the PROJECT KNOWLEDGE and ACTIVE DIRECTIVES prompt sections."""
     try:
-        _llm_runner().prompt_sections(agent, loop_data)
+        runner = _llm_runner()
+        if runner is not None:
+            runner.prompt_sections(agent, loop_data)
     except Exception as exc:
         _failed("org LLM supervisors (prompt sections)", exc)
 

@@ -53,6 +53,8 @@ _M = re.MULTILINE
 _EXCEPTION_LINE = re.compile(
     r"^(?:[A-Za-z_]\w*\.)*(?P<name>[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|NotFound|Timeout)\w*)(?::[ \t]*(?P<msg>.*))?[ \t]*$", _M)
 _TRACEBACK = "Traceback (most recent call last):"
+# An OS error printed without its traceback: "PermissionError: [Errno 13] Permission denied: '/x'".
+_OS_ERROR_LINE = re.compile(r"^(?:[A-Za-z_]\w*\.)*(?P<name>[A-Z]\w*Error): \[Errno \d+\] .*$", _M)
 _EXCEPTION_TYPES = {
     "timeout": ("Timeout", "TimedOut"),
     "not_found": ("FileNotFoundError", "NotADirectoryError", "IsADirectoryError"),
@@ -66,6 +68,7 @@ _EXCEPTION_TYPES = {
 # Test runners' own summary lines: a test run that reports failures still worked.
 _TEST_SUMMARY = re.compile(
     r"^(?:=+ .*\b\d+ (?:passed|failed|errors?|skipped|xfailed|deselected)\b.* in [\d.]+s.*=*"  # pytest
+    r"|\d+ (?:passed|failed|errors?)(?:, \d+ \w+)* in [\d.]+s"  # pytest -q
     r"|Ran \d+ tests? in [\d.]+s"  # unittest, django
     r"|Tests?: +.*\b(?:passed|failed)\b.*"  # jest, vitest
     r"|test result: (?:ok|FAILED)\..*"  # cargo
@@ -169,6 +172,9 @@ def classify_output(text: str | None) -> Verdict:
     traceback = _traceback_verdict(sample)
     if traceback is not None:
         return traceback
+    os_error = _OS_ERROR_LINE.search(sample)
+    if os_error is not None:
+        return Verdict(True, _exception_type(os_error.group("name")), _line(os_error.group(0)))
     linted = _LINT_SUMMARY.search(sample) is not None
     for error_type, pattern in _DIAGNOSTICS:
         if linted and error_type == "execution":

@@ -28,6 +28,7 @@ from .layers import AgentReadings, read_bst, read_htn
 from .log import warn_once
 from .outcomes import FAILURES_KEY, RESPONSE_TOOL, ToolLedger, ledger_of, start_task
 from .pace import PaceMetrics, metrics_from, pace_level
+from .salute import health_for
 from .store import OrganizationStore, select_role
 
 ROLE_ATTR = "_org_active_role"
@@ -50,14 +51,6 @@ def deactivate(agent: Any) -> None:
     for attr in (ROLE_ATTR, PACE_ATTR, ORG_ATTR):
         if getattr(agent, attr, None) is not None:
             setattr(agent, attr, None)
-
-
-def health_for(level: str, consecutive_failures: int) -> str:
-    if level in ("contingent", "emergency"):
-        return "critical"
-    if level == "alternate" or consecutive_failures >= 2:
-        return "degraded"
-    return "nominal"
 
 
 def state_for(level: str) -> str:

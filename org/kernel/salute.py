@@ -20,6 +20,15 @@ from .paths import OrganizationLayout
 MAX_REPORT_BYTES = 256_000
 
 
+def health_for(level: str, consecutive_failures: int) -> str:
+    """The dispatcher's health, from its PACE level and the tool failures in a row."""
+    if level in ("contingent", "emergency"):
+        return "critical"
+    if level == "alternate" or consecutive_failures >= 2:
+        return "degraded"
+    return "nominal"
+
+
 def _stamp(now: datetime) -> str:
     return now.strftime("%Y%m%dT%H%M%S") + f"{now.microsecond:06d}Z"
 
@@ -76,12 +85,15 @@ def prune_archive(layout: OrganizationLayout, role_id: str, keep: int, written: 
 
 #: latest report -> (its mtime and size, the health it holds): spares re-reading a
 #: report that has not changed since the last radio check.
-_known_health: dict[Path, tuple[tuple[int, int], str]] = {}
+_known_health: dict[Path, tuple[tuple[int, int], str, str]] = {}
 
 
 def correct_health(layout: OrganizationLayout, role_id: str, health: str, anomalies: list[str], turn: int) -> bool:
-    """Raise ``status.health`` in the latest report when the supervisor sees worse than the dispatcher did.
+    """Set ``status.health`` in the latest report to what the supervisor sees when that differs
+    from the report's, both ways: worse when it finds anomalies the dispatcher's numbers do
+    not show, better when the dispatcher's numbers look bad but no anomaly is there.
 
+    It never goes below what the dispatcher's own numbers in the report say.
     Returns True when the report was rewritten.
     """
     try:
@@ -90,7 +102,7 @@ def correct_health(layout: OrganizationLayout, role_id: str, health: str, anomal
     except OSError:
         return False
     known = _known_health.get(path)
-    if known is not None and known[0] == (st.st_mtime_ns, st.st_size) and HEALTH_ORDER.index(health) <= HEALTH_ORDER.index(known[1]):
+    if known is not None and known[0] == (st.st_mtime_ns, st.st_size) and max(health, known[2], key=HEALTH_ORDER.index) == known[1]:
         return False
     try:
         if st.st_size > MAX_REPORT_BYTES:
@@ -102,8 +114,10 @@ def correct_health(layout: OrganizationLayout, role_id: str, health: str, anomal
         return False
     if len(_known_health) > 256:
         _known_health.clear()
-    _known_health[path] = ((st.st_mtime_ns, st.st_size), report.status.health)
-    if HEALTH_ORDER.index(health) <= HEALTH_ORDER.index(report.status.health):
+    floor = health_for(report.status.pace_level, report.environment.tool_failures_consecutive or 0)
+    _known_health[path] = ((st.st_mtime_ns, st.st_size), report.status.health, floor)
+    health = max(health, floor, key=HEALTH_ORDER.index)
+    if health == report.status.health:
         return False
     now = datetime.now(timezone.utc)
     report.status.health = health  # type: ignore[assignment]
@@ -116,5 +130,5 @@ def correct_health(layout: OrganizationLayout, role_id: str, health: str, anomal
     except OSError as exc:
         warn_once(f"{path}: cannot write the health correction: {exc.strerror or exc}")
         return False
-    _known_health[path] = ((st.st_mtime_ns, st.st_size), health)
+    _known_health[path] = ((st.st_mtime_ns, st.st_size), health, floor)
     return True

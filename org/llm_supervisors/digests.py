@@ -20,8 +20,8 @@ from typing import Any
 
 from org.contracts.supervisor_outputs import TaskDigest, ToolCall
 from org.kernel.agent_zero import read_attr
-from org.kernel.dispatcher import PACE_ATTR
 from org.kernel.classify import classify_output
+from org.kernel.dispatcher import PACE_ATTR
 from org.kernel.redact import redact
 from org.kernel.values import count_or, is_int
 

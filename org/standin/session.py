@@ -16,13 +16,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
+from unittest import mock
 
 from org.contracts import TraceTurn
-from org.kernel import context_fill
+from org.kernel import context_fill, dispatcher
 from org.resources import HOOK_POINTS, extensions_dir
 from org.supervisor.microcosm import STEERING_HEADING
 
-from .agent import REPEAT_WARNING, LoopData, Response, StandInAgent, Tool
+from .agent import REPEAT_WARNING, LoopData, StandInAgent, Tool
 from .loader import call_point, load_point, provided_modules
 
 MODEL_CONFIG_MODULE = "plugins._model_config.helpers.model_config"
@@ -125,6 +126,14 @@ class StandInSession:
         })
 
     async def run_turn(self, turn: TraceTurn) -> TurnResult:
+        if turn.pace is None:
+            return await self._run_turn(turn)
+        # a forced level replaces the dispatcher's judgement for the whole turn (before the
+        # model is asked and after the tool ran), as if the role's triggers had said so
+        with mock.patch.object(dispatcher, "pace_level", lambda plan, metrics: turn.pace):
+            return await self._run_turn(turn)
+
+    async def _run_turn(self, turn: TraceTurn) -> TurnResult:
         if self.agent.context.paused:
             self.agent.context.paused = False  # a turn after a pause means the user resumed the chat
         if turn.user is not None:
@@ -138,8 +147,6 @@ class StandInSession:
         await self._call("message_loop_prompts_after", loop_data=loop_data)
         extras = self._consume_extras()
         await self._call("before_main_llm_call", loop_data=loop_data)
-        if turn.pace is not None:
-            agent._org_pace_level = turn.pace  # type: ignore[attr-defined]
         response = self.response_text(turn)
         repeated = response == loop_data.last_response
         agent.hist_add_ai_response(response)

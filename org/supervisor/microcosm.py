@@ -182,7 +182,7 @@ class MicrocosmSupervisor:
             result = radio_check(snapshot, state)
             layout: OrganizationLayout = self._layout_provider()
             await self._act(agent, snapshot, result, state, layout)
-            if result.findings and agent_number(agent) == 0:
+            if agent_number(agent) == 0:
                 salute.correct_health(layout, role.role_id, result.health, [f.anomaly for f in result.findings], state.turn)
             return result
         finally:

@@ -1,0 +1,152 @@
+"""What a tool's output says: failures, failing tests, findings and the identity of an error.
+
+Outputs are written the way the tools print them; a failure is an action that could not do
+its job, not output that reports problems (docs/supervisor.md, "Outcomes").
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from org.kernel.classify import action_kind, classify_output, error_signature, short_command
+
+PYTEST_PASS = """============================= test session starts ==============================
+platform linux -- Python 3.11.7, pytest-8.1.1, pluggy-1.4.0
+rootdir: /repo
+plugins: timeout-2.3.1, anyio-4.3.0, xdist-3.5.0
+collected 12 items
+
+tests/test_app.py ............                                           [100%]
+
+============================== 12 passed in 0.41s ==============================
+"""
+PYTEST_FAIL = """============================= test session starts ==============================
+plugins: timeout-2.3.1
+collected 3 items
+
+tests/test_app.py .F.                                                    [100%]
+
+=================================== FAILURES ===================================
+________________________________ test_total ____________________________________
+
+    def test_total():
+>       assert total([1, 2]) == 4
+E       assert 3 == 4
+
+tests/test_app.py:7: AssertionError
+=========================== short test summary info ============================
+FAILED tests/test_app.py::test_total - assert 3 == 4
+========================= 1 failed, 2 passed in 0.12s ==========================
+"""
+UNITTEST_FAIL = """..F
+======================================================================
+FAIL: test_slug (tests.test_text.SlugTests)
+----------------------------------------------------------------------
+Traceback (most recent call last):
+  File "/repo/tests/test_text.py", line 9, in test_slug
+    self.assertEqual(slug("A B"), "a-b")
+AssertionError: 'a b' != 'a-b'
+
+----------------------------------------------------------------------
+Ran 3 tests in 0.004s
+
+FAILED (failures=1)
+"""
+TRACEBACK = """Traceback (most recent call last):
+  File "/repo/app.py", line 3, in <module>
+    main()
+  File "/repo/app.py", line 2, in main
+    return undefined_name + 1
+NameError: name 'undefined_name' is not defined
+"""
+SYNTAX = """  File "/repo/app.py", line 4
+    print("x"
+         ^
+SyntaxError: '(' was never closed
+"""
+
+
+@pytest.mark.parametrize("output, failed, error_type", [
+    pytest.param(PYTEST_PASS, False, None, id="pytest passing, with the timeout plugin listed"),
+    pytest.param(PYTEST_FAIL, False, "test", id="pytest failing tests: the run worked"),
+    pytest.param(UNITTEST_FAIL, False, "test", id="unittest failing tests"),
+    pytest.param("Ran 4 tests in 0.010s\n\nOK\n", False, None, id="unittest passing"),
+    pytest.param(TRACEBACK, True, "execution", id="python traceback"),
+    pytest.param(TRACEBACK.replace("NameError: name 'undefined_name' is not defined", "ModuleNotFoundError: No module named 'flask'"),
+                 True, "dependency", id="missing module"),
+    pytest.param(SYNTAX, True, "syntax", id="syntax error without a traceback header"),
+    pytest.param("PermissionError: [Errno 13] Permission denied: '/etc/shadow'", True, "permission", id="os error line"),
+    pytest.param("", False, None, id="grep that found nothing"),
+    pytest.param("src/app.py:12:80: E501 line too long (91 > 79 characters)\nsrc/app.py:30:1: F401 'os' imported but unused\n",
+                 False, None, id="flake8 findings"),
+    pytest.param("src/app.py:3: error: Incompatible return value type (got \"int\", expected \"str\")  [return-value]\n"
+                 "Found 1 error in 1 file (checked 4 source files)\n", False, None, id="mypy findings"),
+    pytest.param("************* Module app\napp.py:1:0: C0114: Missing module docstring (missing-module-docstring)\n\n"
+                 "Your code has been rated at 9.50/10\n", False, None, id="pylint findings"),
+    pytest.param("main.c: In function 'main':\nmain.c:5:5: error: 'x' undeclared (first use in this function)\n", True, "execution",
+                 id="compiler error"),
+    pytest.param("Foo.java:3: error: cannot find symbol\n        Bar b = new Bar();\n        ^\n1 error\n", True, "execution", id="javac"),
+    pytest.param("ERROR: Could not find a version that satisfies the requirement flaskk (from versions: none)\n"
+                 "ERROR: No matching distribution found for flaskk\n", True, "dependency", id="pip"),
+    pytest.param("Reading package lists... Done\nE: Unable to locate package libfoo-dev\n", True, "dependency", id="apt"),
+    pytest.param("/bin/bash: line 1: javac: command not found\n", True, "not_found", id="command not found"),
+    pytest.param("cat: /srv/app/config.yml: No such file or directory\n", True, "not_found", id="missing file"),
+    pytest.param("bash: -c: line 2: syntax error: unexpected end of file\n", True, "syntax", id="shell syntax"),
+    pytest.param("fatal: not a git repository (or any of the parent directories): .git\n", True, "not_found", id="git outside a repo"),
+    pytest.param("curl: (7) Failed to connect to localhost port 8000: Connection refused\n", True, "network", id="connection refused"),
+    pytest.param("[SYSTEM: Returning control to agent after 180 seconds of execution. Process might be still running.]", True,
+                 "timeout", id="Agent-Zero terminal timeout"),
+    pytest.param("Successfully installed flask-3.0.2 werkzeug-3.0.1\n", False, None, id="pip install"),
+    pytest.param("def handle_error(error):\n    raise ValueError('bad input')\n", False, None, id="source code mentioning errors"),
+    pytest.param("Testing...\nAll edge cases passed!\n", False, None, id="script output"),
+])
+def test_outputs_of_each_kind(output, failed, error_type):
+    verdict = classify_output(output)
+    assert (verdict.failed, verdict.error_type) == (failed, error_type)
+
+
+def test_the_error_line_names_the_error():
+    assert classify_output(TRACEBACK).error_line == "NameError: name 'undefined_name' is not defined"
+    assert classify_output(PYTEST_FAIL).error_line == "FAILED tests/test_app.py::test_total - assert 3 == 4"
+
+
+def test_an_error_keeps_its_identity_when_volatile_parts_change():
+    first = classify_output("/bin/bash: line 41174: DISCUSSION: command not found").error_line
+    again = classify_output("/bin/bash: line 41190: DISCUSSION: command not found").error_line
+    other = classify_output("/bin/bash: line 41190: make: command not found").error_line
+    assert error_signature(first) == error_signature(again) != error_signature(other)
+    assert error_signature("object at 0x7f3a9c2b1d30 failed in /tmp/tmpab12cd/x.py") == \
+        error_signature("object at 0x7f00aa11bb22 failed in /tmp/tmpzz99yy/x.py")
+
+
+def test_two_errors_of_one_class_are_not_confused():
+    a = classify_output("Traceback (most recent call last):\n  File \"a.py\", line 1\nKeyError: 'user'")
+    b = classify_output("Traceback (most recent call last):\n  File \"a.py\", line 1\nKeyError: 'token'")
+    assert a.error_type == b.error_type == "execution"
+    assert error_signature(a.error_line) != error_signature(b.error_line)
+
+
+@pytest.mark.parametrize("tool, args, kind", [
+    ("code_execution_tool", {"runtime": "terminal", "code": "cat src/app.py"}, "inspect"),
+    ("code_execution_tool", {"runtime": "terminal", "code": "cd /repo && grep -rn 'slug' src"}, "inspect"),
+    ("code_execution_tool", {"runtime": "terminal", "code": "git diff"}, "inspect"),
+    ("code_execution_tool", {"runtime": "terminal", "code": "sed -i 's/a/b/' src/app.py"}, "edit"),
+    ("code_execution_tool", {"runtime": "terminal", "code": "cat > src/app.py << 'EOF'\nprint(1)\nEOF"}, "edit"),
+    ("code_execution_tool", {"runtime": "terminal", "code": "echo 'x = 1' >> src/app.py"}, "edit"),
+    ("code_execution_tool", {"runtime": "terminal", "code": "python -m pytest -q"}, "run"),
+    ("code_execution_tool", {"runtime": "python", "code": "print(2 + 2)"}, "run"),
+    ("code_execution_tool", {"runtime": "terminal", "code": "python app.py 2>&1 | tail -5"}, "run"),
+    ("text_editor", {"op": "read", "path": "src/app.py"}, "inspect"),
+    ("text_editor", {"op": "patch", "path": "src/app.py"}, "edit"),
+    ("str_replace_editor", {"command": "view", "path": "src/app.py"}, "inspect"),
+    ("str_replace_editor", {"command": "str_replace", "path": "src/app.py", "old_str": "a", "new_str": "b"}, "edit"),
+    ("search_engine", {"query": "pytest timeout"}, "inspect"),
+])
+def test_action_kinds(tool, args, kind):
+    assert action_kind(tool, args) == kind
+
+
+def test_a_command_is_quoted_on_one_line_and_short():
+    assert short_command({"code": "cd /repo &&\n   python   -m pytest"}) == "cd /repo && python -m pytest"
+    assert len(short_command({"code": "x" * 500})) == 80
+    assert short_command({"path": "/x"}) is None

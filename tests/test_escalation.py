@@ -1,0 +1,124 @@
+"""Acting when steering is ignored: the circuit breaker, the pause, and resuming."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import fail
+
+from org.replay import replay
+
+TOOL = "code_execution_tool"
+MISSING = 'Traceback (most recent call last):\n  File "app.py", line 1, in <module>\nModuleNotFoundError: No module named \'flask\'\n'
+
+
+def run_app(output: str = MISSING, **extra) -> dict:
+    return {"tool": TOOL, "args": {"runtime": "terminal", "code": "python app.py"}, "output": output, **extra}
+
+
+def actions(session) -> list[tuple[int, str]]:
+    seen = []
+    for r in session.results:
+        if r.blocked:
+            seen.append((r.turn, "block"))
+        seen += [(r.turn, f"steer:{a}") for a, _ in r.steering]
+        if r.paused:
+            seen.append((r.turn, "pause"))
+    return seen
+
+
+def ran(session) -> int:
+    """How many times the call really ran (a blocked one returns the supervisor's text)."""
+    return sum(1 for r in session.results if not r.blocked)
+
+
+def test_a_call_that_keeps_failing_the_same_way_is_blocked_once_the_agent_was_told(make_session, era):
+    session = make_session(era=era)
+    session.run(*[run_app()] * 4)
+    assert actions(session)[:2] == [(3, "steer:loop"), (4, "block")]
+    blocked = session.agent.history[-1].content
+    assert blocked["tool_result"].startswith("[SUPERVISOR] Blocked: `python app.py` was not run")
+    assert any(item.heading == "Supervisor: blocked" for item in session.agent.context.log.items)
+
+
+def test_ignoring_steering_ends_in_a_pause_with_the_call_run_at_most_four_times(make_session):
+    session = make_session()
+    for turn in range(1, 16):
+        session.run(run_app())
+        if session.results[-1].paused:
+            break
+    assert session.results[-1].paused and session.results[-1].turn < 15
+    assert sum(1 for r in session.results if not r.blocked) <= 4
+    paused = [item for item in session.agent.context.log.items if item.heading == "Supervisor: paused"]
+    assert len(paused) == 1 and "resume" in paused[0].content
+
+
+def test_the_breaker_half_opens_after_its_turns_and_closes_on_success(make_session):
+    session = make_session(doctrine={"breaker": {"half_open_turns": 2}, "escalation": {"pause": False}})
+    session.run(*[run_app()] * 3)  # told at 3
+    session.run(run_app())  # 4: blocked
+    assert session.results[-1].blocked
+    session.run(run_app(output="Serving on :8000"))  # 5: half-open, runs, succeeds: closed
+    assert not session.results[-1].blocked
+    session.run(run_app())  # 6: runs again (closed), fails
+    assert not session.results[-1].blocked
+
+
+def test_a_different_call_is_never_blocked_and_lets_the_same_call_try_again(make_session):
+    session = make_session()
+    session.run(*[run_app()] * 3)
+    session.run({"tool": TOOL, "args": {"runtime": "terminal", "code": "pip install flask"}, "output": "Successfully installed flask-3.0.2"})
+    assert not session.results[-1].blocked
+    session.run(run_app(output="Serving on :8000"))
+    assert not session.results[-1].blocked
+
+
+def test_exempt_tools_and_a_switched_off_breaker_never_block(make_session):
+    exempt = make_session(doctrine={"loop": {"exempt_tools": [TOOL]}})
+    exempt.run(*[run_app()] * 6)
+    assert not any(r.blocked for r in exempt.results)
+    off = make_session(doctrine={"breaker": {"enabled": False}, "escalation": {"pause": False}})
+    off.run(*[run_app()] * 8)
+    assert not any(r.blocked for r in off.results) and not any(r.paused for r in off.results)
+
+
+def test_resuming_the_chat_starts_the_ladder_over(make_session):
+    session = make_session()
+    while not (session.results and session.results[-1].paused):
+        session.run(run_app())
+    paused_at = session.results[-1].turn
+    session.run(run_app(output="Serving on :8000"))  # the user resumed; the agent changed course
+    assert not session.agent.context.paused
+    assert any(item.heading == "Supervisor: resumed" for item in session.agent.context.log.items)
+    session.run(*[fail(TOOL)] * 3)
+    assert (paused_at + 4, "steer:loop") in actions(session)  # a new episode starts with a plain steering
+
+
+def test_working_on_after_pace_emergency_pauses(make_session):
+    session = make_session(doctrine={"breaker": {"enabled": False}})
+    session.run({"tool": "text_editor", "args": {"n": 1}, "output": "saved", "pace": "emergency"})
+    assert actions(session) == [(1, "steer:pace")]
+    session.run({"tool": "text_editor", "args": {"n": 2}, "output": "saved again", "pace": "emergency"})
+    assert session.results[-1].paused
+
+
+def test_answering_after_pace_emergency_is_not_ignoring_it(make_session):
+    session = make_session()
+    session.run({"tool": "text_editor", "args": {"n": 1}, "output": "saved", "pace": "emergency"},
+                {"tool": "response", "args": {"text": "Stopped: here is what works."}, "output": "Stopped", "pace": "emergency"})
+    assert not any(r.paused for r in session.results)
+
+
+def test_pauses_can_be_switched_off_per_doctrine(make_session):
+    session = make_session(doctrine={"escalation": {"pause": False, "pause_after_emergency": False}})
+    session.run(*[run_app()] * 15)
+    assert not any(r.paused for r in session.results)
+    assert sum(1 for r in session.results if r.blocked) > 0
+
+
+def test_replay_reports_blocks_and_the_pause_on_their_turns(tmp_path):
+    trace = tmp_path / "loop.jsonl"
+    trace.write_text("\n".join(json.dumps({"turn": n, **run_app()}) for n in range(1, 11)) + "\n", encoding="utf-8")
+    lines = replay(trace)
+    assert [(line["turn"], line["action"]) for line in lines][:3] == [(3, "steer"), (4, "block"), (5, "block")]
+    assert any(line["action"] == "pause" for line in lines)

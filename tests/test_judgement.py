@@ -1,0 +1,123 @@
+"""Judging real sessions: what is a loop, churn, a rerun with no effect, progress, and what is not.
+
+Each test is one pattern seen in real agent sessions, written as the turns an agent in
+Agent-Zero would take: nearly everything through ``code_execution_tool``.
+"""
+
+from __future__ import annotations
+
+from conftest import fail
+
+TOOL = "code_execution_tool"
+
+
+def sh(command: str, output: str = "", **extra) -> dict:
+    return {"tool": TOOL, "args": {"runtime": "terminal", "code": command}, "output": output, **extra}
+
+
+def traceback(message: str, line: int = 3) -> str:
+    return f'Traceback (most recent call last):\n  File "/repo/app.py", line {line}, in <module>\n    main()\n{message}\n'
+
+
+def test_different_commands_sharing_a_banner_are_not_a_loop(make_session):
+    banner = "Note: running in the development environment\n"
+    session = make_session()
+    session.run(sh("ls src", banner + "app.py"), sh("cat setup.cfg", banner + "[metadata]"), sh("pip list | head", banner + "flask 3.0"))
+    assert session.anomalies() == []
+
+
+def test_greps_that_find_nothing_are_not_failures_or_a_loop(make_session):
+    session = make_session()
+    session.run(sh("grep -rn 'slugify' src"), sh("grep -rn 'slug_of' src"), sh("grep -rn 'make_slug' lib"))
+    assert session.anomalies() == []
+
+
+def test_the_same_call_with_the_same_error_is_a_loop_named_by_its_command(make_session):
+    session = make_session()
+    session.run(*[sh("python app.py", traceback("ModuleNotFoundError: No module named 'flask'"))] * 3)
+    [(turn, anomaly, text)] = session.steering()
+    assert (turn, anomaly) == (3, "loop")
+    assert "`python app.py`" in text and "No module named 'flask'" in text
+    assert "install or correct the missing package" in text  # advice for its error type
+
+
+def test_debugging_with_a_new_error_each_time_is_iteration(make_session):
+    session = make_session()
+    session.run(sh("python app.py", traceback("NameError: name 'x' is not defined")),
+                sh("sed -i 's/x/y/' app.py"),
+                sh("python app.py", traceback("TypeError: unsupported operand type(s) for +: 'int' and 'str'")),
+                sh("sed -i 's/y + 1/int(y) + 1/' app.py"),
+                sh("python app.py", traceback("ValueError: invalid literal for int() with base 10: 'a'")),
+                sh("sed -i 's/int(y)/int(y or 0)/' app.py"),
+                sh("python app.py", "ok"))
+    assert session.anomalies() == []
+
+
+def test_the_same_error_coming_back_across_different_commands_is_churn(make_session):
+    corrupted = traceback("SyntaxError: unexpected indent", line=14)
+    session = make_session()
+    session.run(sh("python patch.py && python -m app", corrupted),
+                sh("python patch2.py && python -m app", corrupted.replace("line 14", "line 15")))
+    assert session.anomalies() == []
+    session.run(sh("sed -i '14d' app/core.py && python -m app", corrupted.replace("line 14", "line 13")))
+    [(turn, anomaly, text)] = session.steering()
+    assert (turn, anomaly) == (3, "churn")
+    assert "SyntaxError: unexpected indent" in text and "3 times" in text
+
+
+def test_rerunning_after_edits_with_the_same_result_is_a_no_effect_rerun(make_session):
+    unchanged = "value: None\n"
+    session = make_session()
+    session.run(sh("python debug.py", unchanged))
+    for n in range(3):
+        session.run(sh(f"sed -i 's/v{n}/v{n + 1}/' lib/core.py"), sh("python debug.py", unchanged))
+    assert [(t, a) for t, a in session.anomalies()] == [(7, "rerun")]
+    assert "no effect" in session.steering()[0][2].lower() or "No effect" in session.steering()[0][2]
+
+
+def test_rereading_a_file_after_each_edit_is_not_a_rerun(make_session):
+    session = make_session()
+    for n in range(4):
+        session.run(sh(f"sed -i 's/a{n}/a{n + 1}/' x.py"), sh("cat x.py", "same text"))
+    assert [a for _, a in session.anomalies()] == []
+
+
+def test_edits_and_reruns_that_change_nothing_stall_without_a_plan_layer(make_session):
+    session = make_session(doctrine={"max_turns_without_progress": 6, "loop": {"rerun_threshold": 50, "churn_threshold": 50}})
+    session.run(sh("python -m pytest -q", "1 failed, 3 passed in 0.2s\nFAILED tests/t.py::test_a - assert 1 == 2"))
+    for n in range(4):
+        session.run(sh(f"sed -i 's/{n}/{n + 1}/' a.py"),
+                    sh("python -m pytest -q", f"FAILED tests/t.py::test_a - assert 1 == 2\n1 failed, 3 passed in 0.{n}s"))
+    assert ("stall" in {a for _, a in session.anomalies()})
+
+
+def test_looking_at_new_places_is_progress(make_session):
+    session = make_session(doctrine={"max_turns_without_progress": 4})
+    session.run(*[sh(f"cat src/module_{n}.py", f"contents {n}") for n in range(10)])
+    assert session.anomalies() == []
+
+
+def test_everything_is_scoped_to_the_current_task(make_session):
+    session = make_session()
+    session.run(sh("ls", "a b"), sh("ls", "a b"))
+    session.run(sh("ls", "a b", user="now something else"))
+    assert session.anomalies() == []
+
+
+def test_a_pattern_is_steered_on_the_turn_it_completes(make_session):
+    session = make_session()
+    session.run(sh("ls"), *[fail(TOOL)] * 3)
+    assert session.anomalies()[0] == (4, "loop")
+
+
+def test_several_anomalies_due_at_once_all_reach_the_agent(make_session):
+    session = make_session(doctrine={"max_turns_without_progress": 1})
+    session.run(fail(TOOL), fail(TOOL), fail(TOOL, context_fill=0.86))
+    assert {"loop", "context", "stall"} <= {a for t, a in session.anomalies() if t == 3}
+
+
+def test_a_lasting_stall_is_heard_beside_a_full_context(make_session):
+    session = make_session(doctrine={"max_turns_without_progress": 3})
+    session.run(*[{"tool": "response_draft", "args": {}, "output": "", "context_fill": 0.86} for _ in range(12)])
+    anomalies = {a for _, a in session.anomalies()}
+    assert {"context", "stall"} <= anomalies
