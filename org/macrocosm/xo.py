@@ -43,6 +43,7 @@ from org.contracts.steering_message import MAX_MESSAGE_BYTES
 from org.kernel.files import FileRefused, atomic_write_text, first_error, json_object, read_capped, validated
 from org.kernel.log import logger, warn_once
 from org.kernel.paths import UnsafePathError, checked_id
+from org.supervisor.escalation import nudge_severity, pause_due, times_in_words
 from org.supervisor.radio_check import SupervisorState, radio_check
 from org.supervisor.signals import snapshot_from_signals
 from org.supervisor.steering import SteeringBook
@@ -145,13 +146,6 @@ def freshness(age_seconds: float, heartbeat_doctrine: HeartbeatDoctrine) -> Fres
     if age_seconds <= heartbeat_doctrine.very_stale_after_seconds:
         return "stale"
     return "very_stale"
-
-
-def nudge_severity(nudges: int) -> NudgeSeverity:
-    """How firmly the next nudge is worded after ``nudges`` went unanswered."""
-    if nudges <= 0:
-        return "hint"
-    return "warning" if nudges <= 2 else "critical"
 
 
 def _not_taken(signals: SaluteSignals, state: UnitState) -> bool:
@@ -472,8 +466,9 @@ class XO:
     def _nudge(self, unit: str, state: UnitState, finding: Finding, repeated: bool, turn: int, now: float, result: SweepResult) -> None:
         """Send the next step of the ladder: a steer worded by its severity, or the pause."""
         before = state.nudges
-        if before >= state.escalation.pause_after_nudges:
-            pause = Finding(anomaly=finding.anomaly, template="pause", turn=finding.turn, evidence={"nudges": before, "anomaly": finding.anomaly})
+        if pause_due(before, state.escalation):
+            pause = Finding(anomaly=finding.anomaly, template="pause", turn=finding.turn,
+                            evidence={"nudges": times_in_words(before), "anomaly": finding.anomaly})
             state.paused_turn = turn
             self._send(unit, state, "pause", finding.anomaly, "critical", self.steering.render(pause), before, turn, now, result)
             return

@@ -13,11 +13,8 @@ switch the pauses off per doctrine.
 
 from __future__ import annotations
 
-from typing import Literal
-
+from org.contracts.common import NudgeSeverity
 from org.contracts.role import EscalationDoctrine
-
-NudgeSeverity = Literal["hint", "warning", "critical"]
 
 
 def nudge_severity(nudges: int) -> NudgeSeverity:
