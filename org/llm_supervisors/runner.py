@@ -38,9 +38,11 @@ from org.kernel.redact import remember_secret
 from org.knowledge.directives import DirectiveQueue
 from org.knowledge.selection import project_knowledge_section
 from org.knowledge.store import KnowledgeStore, OwnershipError, check_owner
+from org.llm.answer import ModelOutputInvalid
 from org.llm.budget import UsageLedger
-from org.llm.client import ChatClient, ModelOutputInvalid, ModelUnavailable
+from org.llm.client import ChatClient
 from org.llm.config import CONFIG_NAME, load_config
+from org.llm.transport import ModelUnavailable
 
 from . import digests
 from .records import LABELS, RunLog, outcome_line
