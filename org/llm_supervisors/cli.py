@@ -19,7 +19,7 @@ def _home(args: argparse.Namespace) -> Path:
 
 def _runs(home: Path) -> list[SupervisorRun]:
     from .records import RunLog
-    from .runner import Files
+    from .runs import Files
 
     return RunLog(Files(home).runs).runs()
 
