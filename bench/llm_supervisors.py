@@ -27,7 +27,8 @@ from run import emit, percentile, r, set_home, temp_root  # noqa: E402
 from org.a0 import hooks  # noqa: E402
 from org.contracts.supervisor_outputs import CodeStyleOutput  # noqa: E402
 from org.knowledge.directives import DirectiveQueue  # noqa: E402
-from org.llm_supervisors.runner import SECTIONS_KEY, runner_for  # noqa: E402
+from org.llm_supervisors.agent_prompt import SECTIONS_KEY  # noqa: E402
+from org.llm_supervisors.runner import runner_for  # noqa: E402
 from org.standin.agent import LoopData, Response, StandInAgent  # noqa: E402
 from org.standin.model_server import Reply, ScriptedServer, Slow  # noqa: E402
 

@@ -37,7 +37,8 @@ from org.llm import (
     load_config,
     utc_day,
 )
-from org.llm.client import extract_json_text, parse_retry_after
+from org.llm.answer import extract_json_text
+from org.llm.transport import parse_retry_after
 from org.standin.model_server import Drop, Reply, Slow, Status
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -174,13 +174,25 @@ def lock_file_for(path: Path) -> Path:
     return path.with_name(path.name + ".lock")
 
 
-def update_json_file(path: Path, load: Callable[[Path], T], change: Callable[[T], T | None], dump: Callable[[T], str]) -> T:
+def update_json_file(path: Path, load: Callable[[Path], T], change: Callable[[T], T | None], dump: Callable[[T], str],
+                     *, on_write_error: Callable[[OSError], None] | None = None) -> T:
     """Read ``path`` with ``load``, apply ``change`` and write the result atomically, under
-    the file's exclusive lock. ``change`` returning None means: nothing to write."""
+    the file's exclusive lock. ``change`` returning None means: nothing to write.
+
+    ``change`` may return the value it was given after changing it in place. A failed
+    write raises, unless ``on_write_error`` takes the :class:`OSError` (to log it, or to
+    raise the caller's own error); then the changed value is returned all the same. Errors
+    of ``load`` and ``change`` pass through, and nothing is written.
+    """
     with exclusive(lock_file_for(path)):
         value = load(path)
         changed = change(value)
-        if changed is not None:
+        if changed is None:
+            return value
+        try:
             atomic_write_text(path, dump(changed))
-            return changed
-        return value
+        except OSError as exc:
+            if on_write_error is None:
+                raise
+            on_write_error(exc)
+        return changed

@@ -18,20 +18,20 @@ def _config():
     return load_config()
 
 
-def _store(args: argparse.Namespace):
-    """The store at ``--root``, else where ``supervisors.yaml`` puts it, else the default."""
+def _store(root: str | None):
+    """The store at ``root`` (``--root``), else where ``supervisors.yaml`` puts it, else the default."""
     from org.kernel.paths import organizations_dir
 
     from .store import KnowledgeStore, default_root
 
-    if args.root:
-        return KnowledgeStore(Path(args.root))
+    if root:
+        return KnowledgeStore(Path(root))
     config = _config()
     return KnowledgeStore(config.knowledge_root(organizations_dir()) if config else default_root())
 
 
 def _list(args: argparse.Namespace) -> int:
-    store = _store(args)
+    store = _store(args.root)
     documents = store.documents(args.category)
     for document in documents:
         who = "hand-written" if document.hand_written else f"by {document.meta.last_updated_by}"
@@ -50,7 +50,7 @@ def _find(store, name: str):
 
 
 def _show(args: argparse.Namespace) -> int:
-    store = _store(args)
+    store = _store(args.root)
     document = _find(store, args.document)
     if document is None:
         print(f"no single document {args.document!r} in {store.root} (try `a0org knowledge list`)", file=sys.stderr)
@@ -84,7 +84,7 @@ def _describe(item: ReviewItem) -> list[str]:
 def _review(args: argparse.Namespace) -> int:
     from .store import ReviewError
 
-    store = _store(args)
+    store = _store(args.root)
     decision = args.approve or args.reject
     if decision:
         try:
@@ -109,7 +109,7 @@ def _preview(args: argparse.Namespace) -> int:
     config = _config()
     budget = args.budget or (config.knowledge.injection_token_budget if config else 2000)
     lessons = config.knowledge.recent_lessons if config else 5
-    knowledge = project_knowledge_section(_store(args), args.domain, args.plan, budget, recent_lessons=lessons)
+    knowledge = project_knowledge_section(_store(args.root), args.domain, args.plan, budget, recent_lessons=lessons)
     directives = DirectiveQueue(Path(args.directives) if args.directives else None).active_directives_section()
     shown = [part for part in (directives, knowledge) if part]
     print("\n\n".join(shown) if shown else "(nothing: no pending directives and no documents to show)")

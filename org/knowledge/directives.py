@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,7 +33,7 @@ from org.contracts.knowledge import (
     DirectiveQueueFile,
     DirectiveRecord,
 )
-from org.kernel.files import atomic_write_text, exclusive, first_error
+from org.kernel.files import first_error, update_json_file
 from org.kernel.loading import DocumentError
 from org.kernel.log import logger, warn_once
 from org.kernel.paths import organizations_dir
@@ -109,9 +109,6 @@ class DirectiveQueue:
 
     # -- file ------------------------------------------------------------------------------
 
-    def _lock(self):
-        return exclusive(self.path.with_name(self.path.name + ".lock"))
-
     def _load(self, repair: bool) -> DirectiveQueueFile:
         """The queue on disk; a broken file is logged and read as empty (and moved
         aside first when about to be rewritten, so nothing is silently lost)."""
@@ -128,9 +125,9 @@ class DirectiveQueue:
                 logger.warning("directives: %s kept as %s; starting an empty queue", self.path, aside)
             return DirectiveQueueFile()
 
-    def _save(self, state: DirectiveQueueFile) -> None:
-        state.history[:] = state.history[-HISTORY_LIMIT:]
-        atomic_write_text(self.path, state.model_dump_json(indent=2) + "\n")  # fields redacted on the way in
+    def _update(self, change: Callable[[DirectiveQueueFile], bool]) -> None:
+        """Apply ``change`` to the queue on disk under its lock; written back when it returns True."""
+        update_json_file(self.path, lambda _: self._load(repair=True), lambda state: state if change(state) else None, _dump)
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -157,8 +154,9 @@ class DirectiveQueue:
         files. An invalid one is logged and skipped.
         """
         added: list[Directive] = []
-        with self._lock():
-            state = self._load(repair=True)
+        capped: list[str] = []
+
+        def change(state: DirectiveQueueFile) -> bool:
             by_text = {_normal(d.description): d for d in state.pending}
             for raw in directives:
                 draft = _draft(raw)
@@ -178,8 +176,10 @@ class DirectiveQueue:
                 state.pending.append(directive)
                 by_text[_normal(directive.description)] = directive
                 added.append(directive)
-            capped = self._enforce_cap(state)
-            self._save(state)
+            capped.extend(self._enforce_cap(state))
+            return True
+
+        self._update(change)
         return [d for d in added if d.id not in capped]
 
     def _enforce_cap(self, state: DirectiveQueueFile) -> list[str]:
@@ -198,19 +198,23 @@ class DirectiveQueue:
         wanted = [f"D{int(m.group(1))}" for i in ids for m in [_ID.fullmatch(str(i).strip())] if m]
         if not wanted:
             return []
-        with self._lock():
-            state = self._load(repair=True)
-            removed = _remove(state, wanted, "addressed", by)
+        removed: list[str] = []
+
+        def change(state: DirectiveQueueFile) -> bool:
+            removed.extend(_remove(state, wanted, "addressed", by))
             if removed:
                 logger.info("directives: %s addressed by %s", ", ".join(removed), by)
-                self._save(state)
+            return bool(removed)
+
+        self._update(change)
         return removed
 
     def note_task_completed(self, response_text: str | None = None) -> TaskOutcome:
         """One task finished: take the ``[done D..]`` marks from the agent's final
         response, then age what is left and drop cleanup directives past their age."""
-        with self._lock():
-            state = self._load(repair=True)
+        outcome: list[TaskOutcome] = []
+
+        def change(state: DirectiveQueueFile) -> bool:
             addressed = _remove(state, addressed_ids(response_text), "addressed", "agent")
             state.tasks_completed += 1
             for directive in state.pending:
@@ -219,15 +223,23 @@ class DirectiveQueue:
             for directive in stale:
                 logger.info("directives: %s dropped, unaddressed for %d tasks: %s",
                             directive.id, directive.age, directive.description[:80])
-            dropped = _remove(state, [d.id for d in stale], "aged_out", "queue")
-            self._save(state)
-        return TaskOutcome(addressed, dropped)
+            outcome.append(TaskOutcome(addressed, _remove(state, [d.id for d in stale], "aged_out", "queue")))
+            return True
+
+        self._update(change)
+        return outcome[0]
 
     # -- the prompt ------------------------------------------------------------------------
 
     def active_directives_section(self, limit: int = SECTION_LIMIT) -> str:
         """``## ACTIVE DIRECTIVES`` for the agent's prompt, or "" when none are pending."""
         return render_section(self.pending(), limit)
+
+
+def _dump(state: DirectiveQueueFile) -> str:
+    """The queue file's text; the fields were redacted on the way in."""
+    kept = state.model_copy(update={"history": state.history[-HISTORY_LIMIT:]})
+    return kept.model_dump_json(indent=2) + "\n"
 
 
 def _draft(raw: DirectiveDraft | Mapping) -> DirectiveDraft | None:

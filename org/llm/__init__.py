@@ -2,21 +2,17 @@
 
 ``load_config`` reads ``<organizations>/supervisors.yaml``; a :class:`ChatClient` makes
 one supervisor run's calls to an OpenAI-compatible endpoint (OpenRouter by default) and
-records them in the :class:`UsageLedger`. See docs/models.md.
+records them in the :class:`UsageLedger`. The HTTP side (retries, deadline) is in
+``transport``, the JSON-answer contract in ``answer``. See docs/models.md.
 """
 
 from org.contracts.supervisors import SUPERVISOR_NAMES, ModelConfig, SupervisorsConfig
 
+from .answer import ModelOutputInvalid, parse_output
 from .budget import LedgerError, Usage, UsageBreakdown, UsageLedger, utc_day
-from .client import (
-    ChatClient,
-    ChatResult,
-    ModelOutputInvalid,
-    ModelUnavailable,
-    deadline_after,
-    parse_output,
-)
+from .client import ChatClient, ChatResult, deadline_after
 from .config import CONFIG_NAME, config_path, load_config, read_config
+from .transport import ModelUnavailable
 
 __all__ = [
     "CONFIG_NAME",

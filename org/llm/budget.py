@@ -9,14 +9,13 @@ record at once: every change is a read-modify-write under a lock.
 from __future__ import annotations
 
 import json
-from contextlib import ExitStack, contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterator
+from typing import Callable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from org.kernel.files import atomic_write_text, exclusive, first_error
+from org.kernel.files import FileRefused, first_error, read_capped, update_json_file
 
 LEDGER_FOLDER = "supervisors"
 LEDGER_NAME = "usage.json"
@@ -93,37 +92,19 @@ class UsageLedger:
         """The ledger of an organizations folder: ``<root>/supervisors/usage.json``."""
         return cls(Path(organizations_root) / LEDGER_FOLDER / LEDGER_NAME)
 
-    @contextmanager
-    def _locked(self) -> Iterator[None]:
-        lock = ExitStack()
-        try:  # only taking the lock is a ledger problem; the body's own errors pass through
-            lock.enter_context(exclusive(self.path.with_name(self.path.name + ".lock")))
-        except OSError as exc:
+    def _update(self, change: Callable[[LedgerFile], LedgerFile | None]) -> LedgerFile:
+        """The ledger after ``change`` (None: nothing to write), under its lock; every failure is a LedgerError."""
+        try:
+            return update_json_file(self.path, _read, change, _dump, on_write_error=self._write_failed)
+        except OSError as exc:  # reading and writing fail as LedgerErrors: only taking the lock is left
             raise LedgerError(f"{self.path}: cannot lock the usage ledger: {exc.strerror or exc}") from None
-        with lock:
-            yield
 
-    def _read(self) -> LedgerFile:
-        try:
-            size = self.path.stat().st_size
-        except FileNotFoundError:
-            return LedgerFile()
-        except OSError as exc:
-            raise LedgerError(f"{self.path}: cannot read the usage ledger: {exc.strerror or exc}") from None
-        if size > MAX_LEDGER_BYTES:
-            raise LedgerError(f"{self.path}: the usage ledger is {size} bytes, over {MAX_LEDGER_BYTES}; move it away")
-        try:
-            return LedgerFile.model_validate_json(self.path.read_bytes())
-        except OSError as exc:
-            raise LedgerError(f"{self.path}: cannot read the usage ledger: {exc.strerror or exc}") from None
-        except ValidationError as exc:
-            raise LedgerError(f"{self.path}: the usage ledger is damaged ({first_error(exc, '(document)')}); "
-                              "fix or delete it to let the supervisors spend again") from None
+    def _write_failed(self, exc: OSError) -> None:
+        raise LedgerError(f"{self.path}: cannot write the usage ledger: {exc.strerror or exc}") from None
 
     def snapshot(self) -> LedgerFile:
         """The whole ledger as it is on disk now (empty when there is no file yet)."""
-        with self._locked():
-            return self._read()
+        return self._update(lambda ledger: None)
 
     def day(self, date: str) -> UsageBreakdown:
         """Usage on one UTC date (``YYYY-MM-DD``)."""
@@ -146,17 +127,36 @@ class UsageLedger:
         """Add one model call to today's entry and the totals, and write the file atomically."""
         prompt_tokens, completion_tokens = max(0, int(prompt_tokens)), max(0, int(completion_tokens))
         cost_usd = max(0.0, float(cost_usd))
-        with self._locked():
-            ledger = self._read()
+
+        def add(ledger: LedgerFile) -> LedgerFile:
             key = utc_day(now)
             ledger.days.setdefault(key, UsageBreakdown()).add_for(supervisor, prompt_tokens, completion_tokens, cost_usd)
             ledger.totals.add_for(supervisor, prompt_tokens, completion_tokens, cost_usd)
             for old in sorted(ledger.days)[:-KEEP_DAYS]:
                 del ledger.days[old]
-            try:
-                atomic_write_text(self.path, json.dumps(ledger.model_dump(mode="json"), indent=2, sort_keys=True) + "\n")
-            except OSError as exc:
-                raise LedgerError(f"{self.path}: cannot write the usage ledger: {exc.strerror or exc}") from None
+            return ledger
+
+        self._update(add)
+
+
+def _read(path: Path) -> LedgerFile:
+    try:
+        data = read_capped(path, MAX_LEDGER_BYTES)
+    except FileNotFoundError:
+        return LedgerFile()
+    except FileRefused as exc:
+        raise LedgerError(f"{path}: the usage ledger cannot be used ({exc.reason}); move it away") from None
+    except OSError as exc:
+        raise LedgerError(f"{path}: cannot read the usage ledger: {exc.strerror or exc}") from None
+    try:
+        return LedgerFile.model_validate_json(data)
+    except ValidationError as exc:
+        raise LedgerError(f"{path}: the usage ledger is damaged ({first_error(exc, '(document)')}); "
+                          "fix or delete it to let the supervisors spend again") from None
+
+
+def _dump(ledger: LedgerFile) -> str:
+    return json.dumps(ledger.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
 
 
 __all__ = ["LedgerError", "LedgerFile", "Usage", "UsageBreakdown", "UsageLedger", "utc_day"]

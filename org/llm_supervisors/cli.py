@@ -11,15 +11,16 @@ from typing import Any, Iterable
 from org.contracts.supervisor_outputs import SUPERVISOR_NAMES, SupervisorRun
 
 
-def _home(args: argparse.Namespace) -> Path:
+def _home(org_dir: str | None) -> Path:
+    """The organizations folder ``--org-dir`` names, else the current one."""
     from org.kernel.paths import organizations_dir
 
-    return Path(args.org_dir) if args.org_dir else organizations_dir()
+    return Path(org_dir) if org_dir else organizations_dir()
 
 
 def _runs(home: Path) -> list[SupervisorRun]:
     from .records import RunLog
-    from .runner import Files
+    from .runs import Files
 
     return RunLog(Files(home).runs).runs()
 
@@ -100,7 +101,7 @@ def render_stats(data: dict[str, Any], last: int) -> str:
 
 
 def _stats(args: argparse.Namespace) -> int:
-    data = stats(_home(args))
+    data = stats(_home(args.org_dir))
     print(json.dumps(data, indent=2) if args.json else render_stats(data, args.last))
     return 0
 
@@ -127,7 +128,7 @@ def render_run(run: SupervisorRun) -> list[str]:
 
 
 def _log(args: argparse.Namespace) -> int:
-    runs = _runs(_home(args))
+    runs = _runs(_home(args.org_dir))
     if args.supervisor:
         runs = [r for r in runs if r.supervisor == args.supervisor]
     runs = runs[-args.limit:] if args.limit else runs
@@ -150,7 +151,7 @@ def _run(args: argparse.Namespace) -> int:
     from .records import outcome_line
     from .runner import SupervisorRunner
 
-    runner = SupervisorRunner(_home(args))
+    runner = SupervisorRunner(_home(args.org_dir))
     if runner.active_config() is None:
         print(f"error: no usable {runner.files.config} (missing, invalid or every supervisor switched off); "
               "see docs/supervisors-llm.md", file=sys.stderr)

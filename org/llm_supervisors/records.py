@@ -16,7 +16,7 @@ from typing import Generic, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from org.contracts.supervisor_outputs import SupervisorRun
-from org.kernel.files import atomic_write_text, exclusive, first_error
+from org.kernel.files import atomic_write_text, exclusive, first_error, lock_file_for
 from org.kernel.log import warn_once
 
 M = TypeVar("M", bound=BaseModel)
@@ -39,7 +39,7 @@ class JsonLinesLog(Generic[M]):
         self.model = model
         self.limit = limit
         self.what = what  #: how a skipped line is named in the log, e.g. "that run"
-        self.lock_file = path.with_name(path.name + ".lock")
+        self.lock_file = lock_file_for(path)
 
     def append(self, item: M) -> None:
         line = item.model_dump_json() + "\n"

@@ -26,12 +26,12 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, TypeVar
 
 from org.contracts.supervisor_outputs import SUPERVISOR_NAMES, SupervisorCounter, SupervisorsState, TaskDigest
 from org.contracts.supervisors import SupervisorsConfig
 from org.kernel import loading
-from org.kernel.files import atomic_write_text, exclusive
+from org.kernel.files import update_json_file
 from org.kernel.log import logger, warn_once
 
 #: A task with this many failed tool calls counts as "tools failed repeatedly".
@@ -44,6 +44,8 @@ MAX_INTERVAL_MULTIPLIER = 8
 SAME_FINDING = 0.6
 #: Reasons in the order they name a run's trigger.
 REASON_ORDER = ("abort", "milestone", "urgency", "periodic", "manual")
+
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -230,7 +232,6 @@ class StateFile:
 
     def __init__(self, path: Path):
         self.path = path
-        self.lock_file = path.with_name(path.name + ".lock")
 
     def load(self) -> SupervisorsState:
         if not self.path.exists():
@@ -244,16 +245,23 @@ class StateFile:
             counter_of(state, name)
         return state
 
-    def save(self, state: SupervisorsState) -> None:
-        atomic_write_text(self.path, state.model_dump_json(indent=2) + "\n")
+    def update(self, change: Callable[[SupervisorsState], R]) -> tuple[SupervisorsState, R]:
+        """Apply ``change`` to the stored state and save it; returns the state and what ``change`` returned.
 
-    def update(self, change: Callable[[SupervisorsState], object]) -> tuple[SupervisorsState, object]:
-        """Apply ``change`` to the stored state and save it; returns the state and what ``change`` returned."""
-        with exclusive(self.lock_file):
-            state = self.load()
-            result = change(state)
-            try:
-                self.save(state)
-            except OSError as exc:
-                logger.warning("%s: cannot save the supervisors' counters: %s", self.path, exc.strerror or exc)
-            return state, result
+        A state that cannot be saved is logged and the counting goes on in memory.
+        """
+        results: list[R] = []
+
+        def apply(state: SupervisorsState) -> SupervisorsState:
+            results.append(change(state))
+            return state
+
+        state = update_json_file(self.path, lambda _: self.load(), apply, _dump, on_write_error=self._not_saved)
+        return state, results[0]
+
+    def _not_saved(self, exc: OSError) -> None:
+        logger.warning("%s: cannot save the supervisors' counters: %s", self.path, exc.strerror or exc)
+
+
+def _dump(state: SupervisorsState) -> str:
+    return state.model_dump_json(indent=2) + "\n"

@@ -1,0 +1,221 @@
+"""Posting to an OpenAI-compatible chat-completions endpoint, standard library only.
+
+One :class:`Transport` per endpoint. :meth:`Transport.send` POSTs a request body and
+returns the 2xx answer. It retries 429 (honouring ``Retry-After``), 5xx, timeouts and
+connection errors with exponential backoff and jitter, and never waits or reads past the
+run's deadline: every socket wait is bounded by it, however slowly the server trickles.
+Other errors are final. Everything that gives up raises :class:`ModelUnavailable`; the
+API key never appears in its message.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import random
+import ssl
+import time
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from typing import Literal
+from urllib.parse import urlsplit
+
+from org.contracts.supervisors import ModelConfig
+from org.kernel.log import logger
+
+#: Why a model could not be used, for run records and statistics.
+UnavailableKind = Literal["no_key", "unreachable", "rejected", "budget", "token_cap", "deadline", "ledger"]
+
+#: Statuses worth another attempt: rate limits, timeouts and server trouble.
+RETRY_STATUSES = frozenset({408, 409, 425, 429}) | frozenset(range(500, 600))
+#: The longest single pause between attempts, whatever the backoff or Retry-After says.
+MAX_DELAY_SECONDS = 120.0
+#: An answer larger than this is refused unread.
+MAX_RESPONSE_BYTES = 4_000_000
+#: Characters of an endpoint's error message kept in a reason.
+REASON_CHARS = 200
+
+
+class ModelUnavailable(Exception):
+    """The model cannot be used now (no key, unreachable, refused, budget or deadline).
+
+    Callers skip the run with one log line naming :attr:`reason`; :attr:`kind` sorts the
+    cause. The message never contains the key.
+    """
+
+    def __init__(self, reason: str, kind: UnavailableKind = "unreachable"):
+        super().__init__(reason)
+        self.reason = reason
+        self.kind = kind
+
+
+@dataclass(frozen=True)
+class Answer:
+    """An HTTP answer as received."""
+
+    status: int
+    headers: http.client.HTTPMessage
+    body: bytes
+
+
+@dataclass(frozen=True)
+class _Failure:
+    reason: str
+    retryable: bool
+    kind: UnavailableKind = "unreachable"
+    retry_after: float | None = None
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (seconds or an HTTP date); None if absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+class Transport:
+    """POSTs to ``<base_url>/chat/completions`` with the config's timeout, retries and backoff."""
+
+    def __init__(self, model_config: ModelConfig, rng: random.Random | None = None):
+        self.config = model_config
+        self._rng = rng or random.Random()
+        parts = urlsplit(model_config.base_url)
+        self._https = parts.scheme == "https"
+        self.host = parts.hostname or ""
+        self._port = parts.port
+        self._path = parts.path.rstrip("/") + "/chat/completions"
+        #: host[:port], as reasons name the endpoint
+        self.endpoint = self.host + (f":{parts.port}" if parts.port else "")
+
+    def send(self, body: bytes, headers: dict[str, str], deadline: float, key: str | None) -> tuple[Answer, int]:
+        """The first 2xx answer and how many attempts it took; :class:`ModelUnavailable` otherwise.
+
+        ``deadline`` is a ``time.monotonic()`` instant; ``key`` is scrubbed from every reason.
+        """
+        attempt = 0
+        while True:
+            attempt += 1
+            now = time.monotonic()
+            if now >= deadline:
+                raise ModelUnavailable(f"no usable answer from {self.endpoint} within the run's time budget", "deadline")
+            outcome = self._attempt(body, headers, min(deadline, now + self.config.timeout_seconds), key)
+            if isinstance(outcome, Answer):
+                return outcome, attempt
+            if not outcome.retryable:
+                raise ModelUnavailable(outcome.reason, outcome.kind)
+            if attempt > self.config.max_retries:
+                raise ModelUnavailable(f"{outcome.reason} (gave up after {attempt} attempts)", outcome.kind)
+            delay = self._delay(attempt, outcome.retry_after)
+            if time.monotonic() + delay >= deadline:
+                raise ModelUnavailable(f"{outcome.reason}; no time left for another attempt within the run's time budget",
+                                       "deadline")
+            logger.debug("model call to %s: %s; retry %d of %d in %.1f s", self.endpoint, outcome.reason,
+                         attempt, self.config.max_retries, delay)
+            time.sleep(delay)
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        backoff = self.config.backoff_seconds * 2 ** (attempt - 1) * self._rng.uniform(0.5, 1.5)
+        return min(MAX_DELAY_SECONDS, max(backoff, retry_after or 0.0))
+
+    def _attempt(self, body: bytes, headers: dict[str, str], until: float, key: str | None) -> Answer | _Failure:
+        try:
+            answer = self._post(body, headers, until)
+        except ssl.SSLCertVerificationError as exc:
+            return _Failure(f"TLS certificate of {self.endpoint} not trusted: {_scrub(exc.verify_message or str(exc), key)}",
+                            retryable=False, kind="rejected")
+        except TimeoutError:
+            return _Failure(f"no answer from {self.endpoint} in time", retryable=True)
+        except (OSError, http.client.HTTPException) as exc:
+            detail = _scrub(str(exc) or type(exc).__name__, key)
+            return _Failure(f"cannot reach {self.endpoint}: {type(exc).__name__}: {detail}"[:REASON_CHARS * 2], retryable=True)
+        if 200 <= answer.status < 300:
+            return answer
+        message = error_message(answer.body, key)
+        reason = f"HTTP {answer.status} from {self.endpoint}" + (f": {message}" if message else "")
+        if answer.status in RETRY_STATUSES:
+            return _Failure(reason, retryable=True, retry_after=parse_retry_after(answer.headers.get("Retry-After")))
+        return _Failure(reason + _hint(answer.status, self.config.api_key_env), retryable=False,
+                        kind="budget" if answer.status == 402 else "rejected")
+
+    def _post(self, body: bytes, headers: dict[str, str], until: float) -> Answer:
+        """One POST, every socket wait bounded by ``until``, however the server trickles."""
+        def remaining() -> float:
+            left = until - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("deadline")
+            return left
+
+        cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
+        connection = cls(self.host, self._port, timeout=remaining())
+        try:
+            connection.connect()
+            sock = connection.sock
+            sock.settimeout(remaining())
+            connection.request("POST", self._path, body=body, headers=headers)
+            sock.settimeout(remaining())
+            response = connection.getresponse()
+            chunks, size = [], 0
+            while True:
+                sock.settimeout(remaining())
+                chunk = response.read(65536)
+                if not chunk:
+                    break
+                size += len(chunk)
+                if size > MAX_RESPONSE_BYTES:
+                    raise http.client.HTTPException(f"answer larger than {MAX_RESPONSE_BYTES} bytes")
+                chunks.append(chunk)
+            return Answer(response.status, response.headers, b"".join(chunks))
+        finally:
+            connection.close()
+
+
+def error_message(body: bytes, key: str | None) -> str:
+    """The endpoint's own error message, short and without the key."""
+    text = body.decode("utf-8", "replace")
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        error = data.get("error")
+        found = error.get("message") if isinstance(error, dict) else error if isinstance(error, str) else data.get("message")
+        if isinstance(found, str):
+            text = found
+    text = " ".join(_scrub(text, key).split())
+    return text[:REASON_CHARS] + ("..." if len(text) > REASON_CHARS else "")
+
+
+def _scrub(text: str, key: str | None) -> str:
+    """Text from elsewhere (an error body, an exception) with the key removed, should it echo it."""
+    return text.replace(key, "[redacted]") if key else text
+
+
+def _hint(status: int, key_env: str | None) -> str:
+    if status in (401, 403):
+        return f" (check the key in {key_env})" if key_env else " (the endpoint wants a key: set model.api_key_env)"
+    if status == 404:
+        return " (check base_url and model)"
+    if status == 402:
+        return " (the account is out of credit)"
+    return ""
+
+
+__all__ = [
+    "MAX_RESPONSE_BYTES",
+    "RETRY_STATUSES",
+    "Answer",
+    "ModelUnavailable",
+    "Transport",
+    "UnavailableKind",
+    "error_message",
+    "parse_retry_after",
+]

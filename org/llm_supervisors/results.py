@@ -1,0 +1,144 @@
+"""Applying a run's result: to the store and the queue, all or nothing; then recording it.
+
+Every document is checked against the supervisor's part of the store before anything is
+written, and a write that fails puts back what was written before it. Whatever the
+outcome, the run is recorded in ``runs.jsonl``, logged in one line and, during a task,
+shown in Agent-Zero's UI.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from org.contracts.supervisor_outputs import SupervisorRun
+from org.contracts.supervisors import SupervisorsConfig
+from org.kernel.agent_zero import ui_log
+from org.kernel.files import atomic_write_text
+from org.kernel.log import logger, warn_once
+from org.knowledge.store import OwnershipError, check_owner
+
+from .records import LABELS, RunLog, outcome_line
+from .runs import Files, Outcome, queue_for, store_for
+from .supervisors import SPECS, changes_from
+from .triggers import StateFile, TriggerSettings, converge, counter_of, interval
+
+
+class FileSnapshot:
+    """Files as they were, to put back when applying fails half way."""
+
+    def __init__(self, paths: list[Path], folders: list[Path]):
+        self.files = {path: path.read_bytes() if path.is_file() else None for path in dict.fromkeys(paths)}
+        self.folders = {folder: set(folder.glob("*")) if folder.is_dir() else set() for folder in folders}
+
+    def restore(self) -> None:
+        for path, content in self.files.items():
+            try:
+                if content is None:
+                    path.unlink(missing_ok=True)
+                elif path.read_bytes() != content:  # only what changed: never rewrite a file needlessly
+                    atomic_write_text(path, content.decode("utf-8"))
+            except (OSError, ValueError) as exc:
+                logger.warning("%s: could not be put back after a failed supervisor run: %s", path, exc)
+        for folder, before in self.folders.items():
+            for path in set(folder.glob("*")) - before if folder.is_dir() else ():
+                if path.is_file():
+                    path.unlink(missing_ok=True)
+
+
+@dataclass
+class Applied:
+    documents: list[str]
+    directives: list[str]
+    review_items: int
+    findings: list[str]
+    finding_count: int
+    notes: list[str]
+    summary: str
+
+
+def apply_changes(outcome: Outcome, config: SupervisorsConfig, files: Files) -> Applied:
+    """Write one valid answer to the store and the queue: all of it, or (raising) none of it."""
+    request, spec = outcome.request, SPECS[outcome.request.supervisor]
+    assert outcome.parsed is not None and outcome.run_input is not None
+    store, queue = store_for(config, files), queue_for(config, files)
+    existing = {d.path: d for d in store.documents()}
+    changes = changes_from(spec, outcome.parsed, outcome.run_input, existing)
+    for draft in changes.documents + changes.reviews:
+        check_owner(spec.name, draft.category)  # OwnershipError (logged by the store) refuses the whole answer
+    targets = [store.root / draft.category / f"{draft.name}.md" for draft in changes.documents]
+    snapshot = FileSnapshot([*targets, store.index_path, queue.path], [store.review_dir])
+    own_pending = {d.id for d in queue.pending() if d.source == spec.name}
+    try:
+        written = [store.write(draft, spec.name, task=request.task) for draft in changes.documents]
+        reviews = [store.queue_for_review(draft, spec.name, reason="flagged by the internaliser for a person to confirm",
+                                          task=request.task) for draft in changes.reviews]
+        added = queue.add(changes.directives)
+        resolved = [i for i in getattr(outcome.parsed, "resolved", []) if i in own_pending]
+        queue.mark_addressed(resolved, by=spec.name)
+    except BaseException:
+        snapshot.restore()
+        raise
+    return Applied(
+        documents=[w.path for w in written if w.action in ("created", "updated")],
+        directives=[f"{d.type}/{d.priority}: {d.description}" for d in added],
+        review_items=len(reviews) + sum(w.action == "queued_for_review" for w in written),
+        findings=changes.findings, finding_count=changes.finding_count,
+        notes=changes.notes + ([f"resolved {', '.join(resolved)}"] if resolved else []), summary=changes.summary,
+    )
+
+
+def apply_outcome(outcome: Outcome, config: SupervisorsConfig | None, agent: Any, *, files: Files, state: StateFile,
+                  log: RunLog) -> SupervisorRun:
+    """Apply one outcome (when valid and the config still allows it), record it, log one line."""
+    request, status, reason = outcome.request, outcome.status, outcome.reason
+    applied: Applied | None = None
+    if status == "ok" and (config is None or request.supervisor not in config.enabled_supervisors()):
+        status, reason = "skipped", "switched off before the answer arrived; nothing of it was applied"
+    elif status == "ok":
+        assert config is not None
+        try:
+            applied = apply_changes(outcome, config, files)
+        except OwnershipError as exc:
+            status, reason = "refused", f"{exc}; nothing of the answer was applied"
+        except Exception as exc:
+            status, reason = "failed", f"could not apply the answer ({type(exc).__name__}: {exc}); nothing was kept"
+    converging, every = False, None
+    if applied is not None and config is not None:
+        settings = TriggerSettings.from_config(config)
+        name = request.supervisor
+        stored, converging = state.update(lambda s: converge(counter_of(s, name), applied.findings))
+        every = interval(settings, counter_of(stored, name), name)
+    run = SupervisorRun(
+        run_id=request.run_id, supervisor=request.supervisor, trigger=request.trigger, reasons=request.reasons,  # type: ignore[arg-type]
+        started=request.started, duration_seconds=max(0.0, outcome.seconds), model=outcome.model,
+        prompt_tokens=outcome.prompt_tokens, completion_tokens=outcome.completion_tokens, cost_usd=outcome.cost_usd,
+        attempts=outcome.attempts, outcome="applied" if applied else status,  # type: ignore[arg-type]
+        reason=("; ".join(applied.notes) if applied else reason)[:1000],
+        summary=(applied.summary if applied else "")[:500], findings=applied.finding_count if applied else 0,
+        directives=applied.directives if applied else [], documents=applied.documents if applied else [],
+        review_items=applied.review_items if applied else 0,
+        bootstrap=bool(outcome.run_input and outcome.run_input.bootstrap), converging=bool(converging),
+        interval_tasks=every, task=request.task, source=request.source,
+    )
+    _report(run, agent, log)
+    return run
+
+
+def _report(run: SupervisorRun, agent: Any, log: RunLog) -> None:
+    try:
+        log.append(run)
+    except OSError as exc:
+        warn_once(f"{log.path}: cannot record supervisor runs: {exc.strerror or exc}", key=f"{log.path}:append")
+    line = outcome_line(run)
+    if run.outcome == "applied":
+        logger.info("%s", line)
+    elif run.outcome == "skipped":
+        logger.warning("%s skipped: %s", LABELS[run.supervisor], run.reason)
+    else:
+        logger.warning("%s", line)
+    if agent is not None and run.outcome != "skipped":
+        details = [run.summary] + [f"wrote {d}" for d in run.documents] + [f"directive {d}" for d in run.directives]
+        ui_log(agent, type="info" if run.outcome == "applied" else "warning", heading=line,
+               content="\n".join(d for d in details if d))

@@ -1,0 +1,131 @@
+"""One supervisor run: where its files are, what it is asked, and what comes back.
+
+:func:`execute` asks the supervisor's model, blocking, within the request's time budget
+(the model client's deadline), and never raises: every way it can end is an
+:class:`Outcome`. Nothing is written to the store or the queue here; that is
+:mod:`org.llm_supervisors.results`.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel
+
+from org.contracts.supervisors import SupervisorsConfig
+from org.kernel.log import logger
+from org.knowledge.directives import DirectiveQueue
+from org.knowledge.store import KnowledgeStore
+from org.llm.answer import ModelOutputInvalid
+from org.llm.budget import UsageLedger
+from org.llm.client import ChatClient
+from org.llm.config import CONFIG_NAME
+from org.llm.transport import ModelUnavailable
+
+from . import digests
+from .supervisors import SPECS, RunInput, build_messages, read_touched_files, split_documents
+
+FOLDER = "supervisors"
+
+Status = Literal["ok", "skipped", "discarded", "failed"]
+
+
+class Files:
+    """Where the supervisors keep their files in one organizations folder."""
+
+    def __init__(self, home: Path):
+        self.home = home
+        self.folder = home / FOLDER
+        self.config = home / CONFIG_NAME
+        self.state = self.folder / "state.json"
+        self.runs = self.folder / "runs.jsonl"
+        self.digests = self.folder / "digests.jsonl"
+        self.directives = self.folder / "directives.json"
+
+
+@dataclass
+class Request:
+    supervisor: str
+    trigger: str
+    reasons: list[str]
+    task: int
+    recent: int
+    previous_findings: list[str]
+    budget: float
+    source: Literal["agent", "cli"] = "agent"
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    started: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    clock: float = field(default_factory=time.monotonic)
+
+    @property
+    def deadline(self) -> float:
+        return self.clock + self.budget
+
+    def restart_clock(self) -> None:
+        self.started, self.clock = datetime.now(timezone.utc), time.monotonic()
+
+
+@dataclass
+class Outcome:
+    """What came back from the model, before anything is applied."""
+
+    request: Request
+    status: Status
+    reason: str = ""
+    parsed: BaseModel | None = None
+    run_input: RunInput | None = None
+    model: str = ""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    attempts: int = 0
+    seconds: float = 0.0
+
+
+def store_for(config: SupervisorsConfig, files: Files) -> KnowledgeStore:
+    return KnowledgeStore(config.knowledge_root(files.home), establish_after_tasks=config.knowledge.establish_after_tasks)
+
+
+def queue_for(config: SupervisorsConfig, files: Files) -> DirectiveQueue:
+    return DirectiveQueue(files.directives, cleanup_max_age_tasks=config.directives.cleanup_max_age_tasks,
+                          cleanup_cap=config.directives.cleanup_cap)
+
+
+def execute(request: Request, config: SupervisorsConfig, files: Files) -> Outcome:
+    """Ask the supervisor's model (blocking, bounded by the request's deadline). Never raises."""
+    name = request.supervisor
+    client: ChatClient | None = None
+    run_input: RunInput | None = None
+    try:
+        spec = SPECS[name]
+        store = store_for(config, files)
+        own, other = split_documents(spec, store.documents())
+        recent = digests.DigestLog(files.digests).recent(request.recent)
+        pending = [f"{d.id} [{d.priority} {d.type}, from {d.source}]: {d.description}" for d in queue_for(config, files).pending()]
+        touched = read_touched_files(recent, skip_under=(files.home.resolve(), store.root.resolve())) if spec.reads_files else []
+        run_input = RunInput(recent, own, other, pending, touched, request.previous_findings)
+        client = ChatClient(config.model_for(name), UsageLedger.for_organizations(files.home), supervisor=name)
+        result = client.complete(build_messages(spec, run_input), schema=spec.schema, deadline=request.deadline)
+        return _outcome(request, client, run_input, "ok", parsed=result.parsed, model=result.model, attempts=result.attempts)
+    except ModelUnavailable as exc:
+        return _outcome(request, client, run_input, "skipped", exc.reason)
+    except ModelOutputInvalid as exc:
+        return _outcome(request, client, run_input, "discarded", f"invalid answer: {exc.reason}")
+    except Exception as exc:  # a bug or a broken file must not end in the agent's loop
+        logger.debug("supervisor %s failed", name, exc_info=True)
+        return _outcome(request, client, run_input, "failed", f"{type(exc).__name__}: {exc}")
+
+
+def _outcome(request: Request, client: ChatClient | None, run_input: RunInput | None, status: Status, reason: str = "",
+             *, parsed: BaseModel | None = None, model: str = "", attempts: int = 0) -> Outcome:
+    outcome = Outcome(request, status, reason, parsed, run_input, model, seconds=round(time.monotonic() - request.clock, 3))
+    if client is not None:  # every answered call was paid for, usable or not
+        outcome.model = model or client.config.model
+        outcome.prompt_tokens, outcome.completion_tokens = client.run_prompt_tokens, client.run_completion_tokens
+        outcome.cost_usd, outcome.attempts = round(client.run_cost_usd, 8), attempts or client.run_calls
+    return outcome
