@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from org.contracts import TraceHeader, TraceTurn
-from org.replay import organization_home, run_session
+from org.replay import organization_home, prepare_organization, run_session
 
 #: The demo runs the radio check every turn and calls 4 turns without progress a stall,
 #: so that every anomaly shows up within a short session.
@@ -56,9 +56,16 @@ def demo_script() -> list[tuple[str, dict]]:
         _ok("code_execution_tool", {"runtime": "terminal", "code": "pytest -q -k loader"}, "1 passed", context_fill=0.86),
         _ok("text_editor", {"op": "read", "path": "/app/README.md"}, "# App", context_fill=0.91),
         _ok("code_execution_tool", {"runtime": "terminal", "code": "git status --short"}, " M settings/__init__.py", context_fill=0.40))
-    for attempt in range(1, 10):
+    no_flask = "Traceback (most recent call last):\n  File \"/app/main.py\", line 1, in <module>\nModuleNotFoundError: No module named 'flask'"
+    add("steering ignored", *[_ok("code_execution_tool", {"runtime": "terminal", "code": "python /app/main.py"}, no_flask) for _ in range(7)])
+    add("resumed by the user", _ok("code_execution_tool", {"runtime": "terminal", "code": "pip install flask"}, "Successfully installed flask-3.0.2"))
+    failures = ("ConnectionError: registry.example.com refused the upload", "TimeoutError: the upload stalled",
+                "PermissionError: the deploy key is read-only", "KeyError: 'DEPLOY_TARGET'", "ValueError: unknown region 'eu-west-9'",
+                "RuntimeError: the health check never turned green", "OSError: the image is too large for the registry",
+                "LookupError: no such release channel", "RuntimeError: rollback failed")
+    for attempt, failure in enumerate(failures, start=1):
         add("PACE escalation", _ok("code_execution_tool", {"runtime": "terminal", "code": f"python deploy.py --attempt {attempt}"},
-                                   f"Traceback (most recent call last):\n  File \"deploy.py\", line {10 + attempt}\nRuntimeError: deploy step {attempt} failed"))
+                                   f"Traceback (most recent call last):\n  File \"deploy.py\", line {10 + attempt}\n{failure}"))
     return script
 
 
@@ -83,10 +90,15 @@ def run_demo(out: TextIO, reports_dir: Path | None = None, era: str = "D") -> Pa
             phase = name
             out.write(f"\n== {phase}\n")
         out.write(f"turn {turn.turn:2d} | PACE {result.pace or '-':10s} | {_describe(turn)}\n")
+        if result.blocked:
+            out.write(f"         [not run] {result.blocked[1]}\n")
         for _, text in result.steering:
             out.write(f"         >> {text}\n")
         for text in result.native_warnings:
-            out.write(f"         (Agent-Zero) {text}\n")
+            if not result.pause_text or not result.pause_text.startswith(text):
+                out.write(f"         (Agent-Zero) {text}\n")
+        if result.pause_text:
+            out.write(f"         || {result.pause_text}\n")
     total = sum(len(r.steering) for r in results)
     reports = sorted((folder / "reports").glob("*_latest.json"))
     archived = len(list((folder / "reports" / "archive").glob("*.json")))
@@ -149,6 +161,7 @@ def run_supervisors_demo(out: TextIO, home: Path, era: str = "D") -> None:
                                                                   "summary": "Nothing new; the cleanup directive stands."},
                            prompt_tokens=2600, completion_tokens=120, cost=0.0096))
     with ScriptedServer(*answers) as server, organization_home(home):
+        prepare_organization(home, None)  # the supervisors work for an active organization
         (home / "supervisors.yaml").write_text(
             f"model: {{base_url: '{server.base_url}', model: scripted/demo, api_key_env: null}}\n"
             "supervisors:\n  code_style: {every_tasks: 1, time_budget_seconds: 30}\n"

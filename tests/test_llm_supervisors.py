@@ -22,6 +22,7 @@ from org.knowledge.directives import DirectiveQueue
 from org.knowledge.store import KnowledgeStore
 from org.llm.budget import UsageLedger
 from org.llm_supervisors.runner import SupervisorRunner, runner_for
+from org.replay import prepare_organization
 from org.standin.model_server import Drop, Reply, ScriptedServer, Slow, Status
 from org.standin.session import StandInSession, render_extras
 
@@ -107,6 +108,12 @@ def seed_hand_written_convention(home: Path) -> None:
 
 def request_text(request: Any) -> str:
     return "\n".join(m["content"] for m in request.body["messages"])
+
+
+@pytest.fixture(autouse=True)
+def _active_organization(org_home: Path) -> None:
+    """The supervisors work for an active organization; without one every hook stays silent."""
+    prepare_organization(org_home, None)
 
 
 @pytest.fixture
@@ -434,8 +441,9 @@ def test_urgency_pulls_the_runs_forward_and_resets(home, llm_server):  # noqa: F
     write_config(home, llm_server, internaliser={"every_tasks": 100})
     llm_server.script(internaliser(lesson("the mirror is slow")))
     session = StandInSession()
-    for n in range(3):  # three failed tool calls each: +0.3
-        session.run_task(f"fetch {n}", turns(failing(1), failing(2), failing(3), respond()))
+    looked = [{"tool": "code_execution_tool", "args": {"code": f"ls /srv/{n}"}, "output": f"app{n}.py"} for n in range(2)]
+    for n in range(3):  # three failed tool calls each (not in a row: the kernel's PACE stays primary): +0.3
+        session.run_task(f"fetch {n}", turns(failing(1), looked[0], failing(2), looked[1], failing(3), respond()))
     assert state(home)["urgency"] == pytest.approx(0.9) and runs(home) == []
     session.run_task("switch plans", turns({"tool": "x", "args": {}, "output": "ok", "pace": "alternate"}, respond()))  # +0.2
     assert state(home)["urgency"] == 0.0 and state(home)["urgency_signals"] == []
