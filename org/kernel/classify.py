@@ -105,8 +105,8 @@ _DIAGNOSTICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                        r"|^ERROR: (?:Could not find a version that satisfies|No matching distribution found).*$"
                        r"|^npm ERR! (?:code E404|404 ).*$|^error: package .* (?:not found|is not installed).*$"),
         ("execution", r"^[^\s:]+:\d+(?::\d+)?: (?:fatal )?error: .*$"  # gcc, clang, javac, mypy-style compilers
-                      r"|^error(?:\[E\d+\])?: .*$|^error TS\d+: .*$|^[^\s(]+\(\d+,\d+\): error .*$"
-                      r"|^fatal: .*$|^npm ERR! .*$|(?-i:^ERROR: .*$)"
+                      r"|(?-i:^(?:error|Error)(?:\[E\d+\])?: .*$)|^error TS\d+: .*$|^[^\s(]+\(\d+,\d+\): error .*$"
+                      r"|^fatal: .*$|^npm ERR! .*$|(?-i:^ERROR: (?!pip's dependency resolver).*$)"
                       r"|^.*(?:returned non-zero exit status [1-9]\d*|exited with (?:exit )?(?:code|status) [1-9]\d*).*$"),
     )
 )
@@ -147,6 +147,8 @@ def _traceback_verdict(sample: str) -> Verdict | None:
     raised = _EXCEPTION_LINE.search(sample, start)  # the first unindented exception line after the header
     if raised is None:
         return Verdict(True, "execution", "Traceback (most recent call last)")
+    if raised.group("name") == "BrokenPipeError":
+        return OK  # the reader of a pipe (`| head`) stopped early: the command itself worked
     return Verdict(True, _exception_type(raised.group("name")), _line(raised.group(0)))
 
 
