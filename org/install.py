@@ -76,6 +76,7 @@ HOOKS: tuple[Hook, ...] = (
     Hook("before_main_llm_call", "_12_org_dispatcher.py", KERNEL),
     Hook("tool_execute_after", "_25_org_tool_outcomes.py", KERNEL),
     Hook("message_loop_end", "_50_supervisor_loop.py", SUPERVISOR),
+    Hook("tool_execute_before", "_30_org_breaker.py", SUPERVISOR),
     # a unit's steering from its XO (macrocosm); the point exists since Agent-Zero v0.8.5
     Hook("message_loop_prompts_before", "_20_org_inbox.py", SUPERVISOR),
     # the LLM-backed supervisors: off until asked for (--with-supervisors) or configured (supervisors.yaml)
@@ -205,9 +206,9 @@ def detect_tree(root: Path) -> Tree:
     if (root / "python" / "helpers" / "subagents.py").is_file():
         return Tree(root, ERA_C, version)
     if _CALL_EXTENSIONS_RE.search(_read_text(old_module)):
-        # tool_execute_after was added in v0.9.5; v0.9.3 and v0.9.4 never call it
+        # the tool hooks were added in v0.9.5; v0.9.3 and v0.9.4 never call them
         agent_source = _read_text(root / "agent.py")
-        missing_points = frozenset() if "tool_execute_after" in agent_source else frozenset({"tool_execute_after"})
+        missing_points = frozenset() if "tool_execute_after" in agent_source else frozenset({"tool_execute_after", "tool_execute_before"})
         return Tree(root, ERA_B, version, missing_points)
     raise InstallError(
         f"{old_module} defines no call_extensions function: this is Agent-Zero v0.9.2 or older "

@@ -297,6 +297,8 @@ def main():
                     help="v1.x: code_exec first/between-output timeouts (s)")
     ap.add_argument("--dump-requests", help="write every model request (JSON) to this file")
     ap.add_argument("--final", help="reply used once the main script is exhausted (default: response tool)")
+    ap.add_argument("--stop-when-paused", action="store_true",
+                    help="end the run as soon as the chat is paused (context.paused) instead of waiting for the result")
     args = ap.parse_args()
 
     with open(args.script) as f:
@@ -352,7 +354,17 @@ def main():
         config = initialize.initialize_agent(override_settings=override or None)
         context = AgentContext(config)
         task = context.communicate(UserMessage(message=args.message, attachments=[]))
-        out["result"] = task.result_sync(args.timeout)
+        if args.stop_when_paused:
+            deadline = time.monotonic() + args.timeout
+            while task.is_alive() and not context.paused and time.monotonic() < deadline:
+                time.sleep(0.05)
+            if context.paused:
+                time.sleep(0.5)  # the turn that paused finishes its end-of-turn extensions
+            else:
+                out["result"] = task.result_sync(max(1.0, deadline - time.monotonic()))
+        else:
+            out["result"] = task.result_sync(args.timeout)
+        out["paused"] = bool(context.paused)
         out["ok"] = True
     except BaseException as e:  # noqa: BLE001 - report everything
         out["error"] = f"{type(e).__name__}: {e}"

@@ -1,0 +1,75 @@
+"""Steering that is ignored changes the outcome in a real Agent-Zero: the circuit breaker
+stops a failing command from running again and the chat is paused; an agent that changes
+course, and one that works well, are left alone.
+
+Runs like tests/test_real_agent_zero.py (skipped unless ``A0ORG_TEST_A0_ROOT`` and
+``A0ORG_TEST_A0_PYTHON`` are set), with the shipped doctrine: no override.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_real_agent_zero import install, pytestmark, run_chat, tree, warnings  # noqa: F401 (fixture, marks)
+
+FINAL = {"thoughts": ["Done."], "headline": "Reporting", "tool_name": "response", "tool_args": {"text": "Done."}}
+
+
+def command(headline: str, code: str) -> dict:
+    return {"thoughts": [headline], "headline": headline, "tool_name": "code_execution_tool",
+            "tool_args": {"runtime": "terminal", "session": 0, "reset": False, "code": code}}
+
+
+def counted(counter: Path) -> str:
+    """A failing command that leaves a mark each time it really runs."""
+    return f"echo ran >> {counter} && cat /nonexistent/config.yml"
+
+
+def times_run(counter: Path) -> int:
+    return len(counter.read_text().splitlines()) if counter.exists() else 0
+
+
+def log_headings(result: dict) -> list[str]:
+    return [item["heading"] for item in result["log"]]
+
+
+def test_a_model_that_ignores_steering_is_blocked_and_paused(tree, tmp_path):  # noqa: F811
+    install(tree, activate=True)
+    counter = tmp_path / "runs.txt"
+    script = [command(f"attempt {i}", counted(counter)) for i in range(1, 16)] + [FINAL]
+    result = run_chat(tree, script, tmp_path, harness_args=("--stop-when-paused",))
+    assert times_run(counter) <= 4, times_run(counter)
+    assert result["paused"] and result["script_left"] > 0, (result["paused"], result["script_left"])
+    headings = log_headings(result)
+    assert "Supervisor: blocked" in headings and "Supervisor: paused" in headings
+    blocked = [m["content"] for m in result["history"] if "[SUPERVISOR] Blocked" in m["content"]]
+    assert blocked, warnings(result)
+    (tmp_path / "figures.json").write_text(json.dumps({"ran": times_run(counter), "main_calls": result["main_calls"]}))
+
+
+def test_a_model_that_changes_course_after_the_first_steering_is_not_blocked_or_paused(tree, tmp_path):  # noqa: F811
+    install(tree, activate=True)
+    counter = tmp_path / "runs.txt"
+    script = [command(f"attempt {i}", counted(counter)) for i in range(1, 4)]
+    script += [command("look around", "ls /"), command("find the file", "find /etc -maxdepth 1 -name 'host*'"),
+               command("read it", "cat /etc/hostname"), FINAL]
+    result = run_chat(tree, script, tmp_path, harness_args=("--stop-when-paused",))
+    steering = [w for w in warnings(result) if "[SUPERVISOR]" in w]
+    assert len(steering) == 1 and "[SUPERVISOR] Loop" in steering[0], steering
+    assert times_run(counter) == 3
+    assert not result["paused"]
+    assert "Supervisor: blocked" not in log_headings(result)
+
+
+@pytest.mark.parametrize("n", [12])
+def test_varied_successful_commands_draw_no_steering(tree, tmp_path, n):  # noqa: F811
+    install(tree, activate=True)
+    commands = ["pwd", "ls /", "echo hello", "date +%Y", "uname -s", "whoami", "ls /etc | head -3", "echo $((2+3))",
+                "printf 'a\\nb\\n' | sort", "cat /etc/hostname", "env | grep -c PATH", "python3 -c 'print(6*7)'"]
+    script = [command(f"step {i}", c) for i, c in enumerate(commands[:n], start=1)] + [FINAL]
+    result = run_chat(tree, script, tmp_path, harness_args=("--stop-when-paused",))
+    assert [w for w in warnings(result) if "[SUPERVISOR]" in w] == []
+    assert not result["paused"]
+    assert not any(h.startswith("Supervisor") for h in log_headings(result))
