@@ -13,6 +13,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from a0_trees import make_pack  # noqa: E402
+
 # the scripted OpenAI-compatible server's fixtures, for every test module
 from llm_server import llm_key, llm_model, llm_server  # noqa: E402, F401
 
@@ -100,6 +102,12 @@ def home(org_home) -> Path:
     assert "radio_check_interval_turns: 3" in text
     role.write_text(text.replace("radio_check_interval_turns: 3", "radio_check_interval_turns: 1"), encoding="utf-8")
     return org_home
+
+
+@pytest.fixture
+def pack(tmp_path: Path) -> Path:
+    """A copy of the pack for the installer and doctor (``a0_trees.make_pack``)."""
+    return make_pack(tmp_path / "pack")
 
 
 @pytest.fixture(params=["C", "D"], ids=["v0.9.8", "v1.x"])
