@@ -140,7 +140,15 @@ def _recovers(driver: Driver) -> None:
     assert any(m.kind == "warning" and m.content["system_warning"].startswith(LOOP_TEXT) for m in agent.history[before:])
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+# 60 random sessions per test, each up to 4 garbage turns and 3 recovery turns (about 0.1 s with
+# a fresh organization cache): the two tests draw from the same strategy, so a run tries 120
+# sessions, and hypothesis's database (.hypothesis/) replays earlier failures first. 150 each
+# cost about 40 s of the suite's time.
+GARBAGE_SETTINGS = settings(max_examples=60, deadline=None,
+                            suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+
+
+@GARBAGE_SETTINGS
 @given(plans=_turn_plans(_json, _edge))
 def test_random_garbage_never_escapes_and_the_supervisor_keeps_its_invariants(home, plans):
     driver, _ = _run_garbage_session(plans)
@@ -149,7 +157,7 @@ def test_random_garbage_never_escapes_and_the_supervisor_keeps_its_invariants(ho
 
 # The same garbage as above, ints beyond float range (10**400) included: they are rejected
 # where they are read (org/kernel/values.py plain_number), not by the hooks' catch-all.
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@GARBAGE_SETTINGS
 @given(plans=_turn_plans(_json, _edge))
 def test_random_garbage_is_handled_where_it_is_read_and_logged_once(home, plans):
     records: list[str] = []
