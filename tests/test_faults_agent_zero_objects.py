@@ -37,9 +37,9 @@ pytestmark = pytest.mark.usefixtures("fresh_store")
 # =========================================================================== Agent-Zero objects misbehaving
 
 
-def test_hist_add_warning_raising_never_escapes_and_the_agent_goes_on(home, caplog):
-    driver = Driver()
-    real = driver.agent.hist_add_warning
+def lock_history(agent) -> dict[str, bool]:
+    """Make ``agent.hist_add_warning`` raise while the returned switch's "on" is true."""
+    real = agent.hist_add_warning
     broken = {"on": True}
 
     def hist_add_warning(message, id=""):
@@ -47,7 +47,13 @@ def test_hist_add_warning_raising_never_escapes_and_the_agent_goes_on(home, capl
             raise RuntimeError("history is locked")
         return real(message, id)
 
-    driver.agent.hist_add_warning = hist_add_warning
+    agent.hist_add_warning = hist_add_warning
+    return broken
+
+
+def test_hist_add_warning_raising_never_escapes_and_the_agent_goes_on(home, caplog):
+    driver = Driver()
+    broken = lock_history(driver.agent)
     driver.fail(3)  # the loop steering fails to go in
     driver.fail(3)
     assert_logged_once(caplog, "agent.hist_add_warning", "RuntimeError: history is locked", "the loop steering was not injected")
@@ -77,15 +83,7 @@ def test_async_hist_add_warning_failing_never_escapes(home, caplog):
 def test_steering_that_could_not_be_injected_is_not_counted_or_cooled_down(home):
     """Regression: an injection that failed was counted and started its cooldown."""
     driver = Driver()
-    real = driver.agent.hist_add_warning
-    broken = {"on": True}
-
-    def hist_add_warning(message, id=""):
-        if broken["on"]:
-            raise RuntimeError("history is locked")
-        return real(message, id)
-
-    driver.agent.hist_add_warning = hist_add_warning
+    broken = lock_history(driver.agent)
     driver.fail(3)  # turn 3: the loop is found, injecting fails
     assert driver.agent.data[STATE_KEY]["injections"] == 0
     broken["on"] = False
