@@ -13,12 +13,17 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from a0_trees import make_pack  # noqa: E402
+
 # the scripted OpenAI-compatible server's fixtures, for every test module
 from llm_server import llm_key, llm_model, llm_server  # noqa: E402, F401
 
+from org.a0 import hooks  # noqa: E402
 from org.contracts import TraceHeader, TraceTurn  # noqa: E402
+from org.kernel import store as store_module  # noqa: E402
 from org.kernel.log import forget_logged  # noqa: E402
 from org.kernel.paths import ENV_HOME  # noqa: E402
+from org.kernel.store import OrganizationStore  # noqa: E402
 from org.replay import prepare_organization  # noqa: E402
 from org.standin.session import StandInSession, TurnResult  # noqa: E402
 
@@ -73,6 +78,36 @@ def make_session(org_home):
         return Session(org_home, era)
 
     return factory
+
+
+@pytest.fixture
+def fresh_store(monkeypatch):
+    """A fresh organization cache per test, re-checking the files every turn (the fault
+    tests use it for every test: ``pytestmark = pytest.mark.usefixtures("fresh_store")``).
+
+    Re-checking every turn (instead of at most once a second) makes "the user fixed
+    the file" visible on the next turn, and makes "logged once" stricter: the broken
+    file is re-read every turn and must still be reported only once.
+    """
+    monkeypatch.setattr(hooks, "store", OrganizationStore())
+    monkeypatch.setattr(store_module, "RECHECK_SECONDS", 0.0)
+
+
+@pytest.fixture
+def home(org_home) -> Path:
+    """The replay organization (default role codegen), radio check every turn."""
+    prepare_organization(org_home, TraceHeader(kind="header", role="codegen"))
+    role = org_home / "roles" / "codegen.yaml"
+    text = role.read_text(encoding="utf-8")
+    assert "radio_check_interval_turns: 3" in text
+    role.write_text(text.replace("radio_check_interval_turns: 3", "radio_check_interval_turns: 1"), encoding="utf-8")
+    return org_home
+
+
+@pytest.fixture
+def pack(tmp_path: Path) -> Path:
+    """A copy of the pack for the installer and doctor (``a0_trees.make_pack``)."""
+    return make_pack(tmp_path / "pack")
 
 
 @pytest.fixture(params=["C", "D"], ids=["v0.9.8", "v1.x"])

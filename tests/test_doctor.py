@@ -16,16 +16,9 @@ from pathlib import Path
 
 import pytest
 from a0_trees import HOOK_FILES, POINTS, REPO, hook_path, make_a0_tree, make_pack, real_doctrine_available, stand_in_hook
+from pack_commands import install
 
 ORGS = Path("usr/organizations")
-
-
-def install(pack: Path, tree: Path, *args: str) -> None:
-    result = subprocess.run(
-        ["bash", str(pack / "install_all.sh"), "--python", sys.executable, "--a0-root", str(tree), "--no-library", *args],
-        capture_output=True, text=True, check=False,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
 
 
 def doctor(tree: Path, pack: Path | None, *args: str) -> subprocess.CompletedProcess:
@@ -48,11 +41,6 @@ def checks(report: dict, topic: str, level: str | None = None) -> list[dict]:
 
 def hook_check(report: dict, point: str) -> dict:
     return next(c for c in checks(report, "hook") if c["subject"] == f"{point}/{HOOK_FILES[point]}")
-
-
-@pytest.fixture
-def pack(tmp_path: Path) -> Path:
-    return make_pack(tmp_path / "pack")
 
 
 @pytest.mark.parametrize("era", ["D", "C", "B"])

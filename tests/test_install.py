@@ -13,27 +13,10 @@ import venv
 from pathlib import Path
 
 import pytest
-from a0_trees import HOOK_DIRS, HOOK_FILES, POINTS, REPO, hook_path, make_a0_tree, make_pack, snapshot
+from a0_trees import HOOK_DIRS, HOOK_FILES, POINTS, REPO, hook_path, make_a0_tree, snapshot
+from pack_commands import install, run_script
 
 ORGS = Path("usr/organizations")
-
-
-@pytest.fixture
-def pack(tmp_path: Path) -> Path:
-    return make_pack(tmp_path / "pack")
-
-
-def run_script(pack: Path, script: str, *args: str, python: str = sys.executable) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        ["bash", str(pack / script), "--python", python, *args],
-        capture_output=True, text=True, timeout=600, check=False, cwd=pack.parent,
-    )
-
-
-def install(pack: Path, tree: Path, *args: str) -> subprocess.CompletedProcess:
-    result = run_script(pack, "install_all.sh", "--a0-root", str(tree), "--no-library", *args)
-    assert result.returncode == 0, result.stdout + result.stderr
-    return result
 
 
 def assert_clean_error(result: subprocess.CompletedProcess, *fragments: str) -> None:

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import logging
 import os
-import subprocess
-import sys
 import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -15,6 +13,7 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pack_commands import a0org
 
 from org.contracts.knowledge import CATEGORIES, OWNERSHIP, KnowledgeDraft
 from org.knowledge import (
@@ -41,10 +40,6 @@ def draft(category: str = "conventions", name: str = "error_handling", **fields)
 @pytest.fixture
 def store(tmp_path) -> KnowledgeStore:
     return KnowledgeStore(tmp_path / "knowledge", establish_after_tasks=3)
-
-
-def a0org(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "org", *args], cwd=ROOT, capture_output=True, text=True, timeout=60)
 
 
 def front_matter(path: Path) -> dict:
@@ -499,8 +494,7 @@ def test_commands_find_the_store_where_supervisors_yaml_puts_it(tmp_path):
     (home / "supervisors.yaml").write_text("model:\n  model: test/model\nknowledge:\n  root: kb\n", encoding="utf-8")
     KnowledgeStore(home / "kb").write(draft("design", "storage"), "design")
     env = {**os.environ, "A0ORG_HOME": str(home)}
-    listing = subprocess.run([sys.executable, "-m", "org", "knowledge", "list"], cwd=ROOT, capture_output=True, text=True,
-                             timeout=60, env=env)
+    listing = a0org("knowledge", "list", env=env)
     assert listing.returncode == 0, listing.stderr
     assert "design/storage.md" in listing.stdout and f"1 document(s) in {home / 'kb'}" in listing.stdout
 

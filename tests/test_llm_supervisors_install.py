@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from a0_trees import HOOK_DIRS, REPO, make_a0_tree, make_pack
+from a0_trees import HOOK_DIRS, REPO, make_a0_tree, real_hooks_available
+from pack_commands import install, run_script
 
 ORGS = Path("usr/organizations")
 LLM_HOOKS = {
@@ -24,8 +25,9 @@ CONFIG = "model: {model: anthropic/claude-sonnet-4}\n"
 
 
 @pytest.fixture
-def pack(tmp_path: Path) -> Path:
-    pack = make_pack(tmp_path / "pack", use_real_hooks=True)
+def pack(pack: Path) -> Path:
+    """The conftest pack (the repository's hooks) with the LLM supervisors' hooks."""
+    assert real_hooks_available()
     for point, name in LLM_HOOKS.items():
         (pack / "extensions" / point).mkdir(parents=True, exist_ok=True)
         shutil.copy2(REPO / "extensions" / point / name, pack / "extensions" / point / name)
@@ -34,21 +36,6 @@ def pack(tmp_path: Path) -> Path:
 
 def llm_hook(tree: Path, era: str, point: str) -> Path:
     return tree / HOOK_DIRS[era].format(point=point) / LLM_HOOKS[point]
-
-
-def installer(pack: Path, tree: Path, *args: str, component: str | None = None) -> subprocess.CompletedProcess:
-    env = dict(os.environ)
-    if component:
-        env["A0ORG_INSTALL_COMPONENT"] = component
-    return subprocess.run(["bash", str(pack / "install_all.sh"), "--python", sys.executable, "--a0-root", str(tree), *args],
-                          capture_output=True, text=True, timeout=600, check=False, env=env)
-
-
-def install(pack: Path, tree: Path, *args: str, component: str | None = None) -> subprocess.CompletedProcess:
-    extra = () if component else ("--no-library",)
-    result = installer(pack, tree, *extra, *args, component=component)
-    assert result.returncode == 0, result.stdout + result.stderr
-    return result
 
 
 def doctor(tree: Path, pack: Path) -> dict:
@@ -68,7 +55,7 @@ def test_the_phase_is_off_by_default(tmp_path, pack):
     result = install(pack, tree)
     assert "== Phase 3: LLM supervisors ==" in result.stdout and "off" in result.stdout and "--with-supervisors" in result.stdout
     assert not any(llm_hook(tree, "D", point).exists() for point in LLM_HOOKS)
-    assert installer(pack, tree, "--no-library", "--check-only").returncode == 0  # an off phase is not "missing"
+    assert run_script(pack, "install_all.sh", "--a0-root", str(tree), "--no-library", "--check-only").returncode == 0  # an off phase is not "missing"
     report = doctor(tree, pack)
     hooks = checks(report, "hook")
     for point, name in LLM_HOOKS.items():
@@ -97,7 +84,7 @@ def test_a_configured_model_turns_the_phase_on_and_doctor_validates_the_config(t
     tree = make_a0_tree(tmp_path / "a0", "D")
     install(pack, tree)
     (tree / ORGS / "supervisors.yaml").write_text(CONFIG)
-    assert installer(pack, tree, "--no-library", "--check-only").returncode == 1  # now expected, not yet there
+    assert run_script(pack, "install_all.sh", "--a0-root", str(tree), "--no-library", "--check-only").returncode == 1  # now expected, not yet there
     install(pack, tree)
     assert all(llm_hook(tree, "D", point).is_file() for point in LLM_HOOKS)
     [config] = checks(doctor(tree, pack), "supervisors").values()

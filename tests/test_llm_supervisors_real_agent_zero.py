@@ -9,13 +9,12 @@ the supervisors' model is a scripted server in this process.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 from conftest import ROOT
+from pack_commands import a0org, install
 from test_real_agent_zero import A0_PYTHON, A0_ROOT, FINAL, reply, run_chat, tree  # noqa: F401 (tree: a fixture)
 
 from org.contracts.supervisor_outputs import CodeStyleOutput
@@ -39,9 +38,7 @@ def main_prompts(dump: Path) -> list[str]:
 
 
 def test_digests_and_prompt_sections_in_a_real_agent_zero(tree, tmp_path):  # noqa: F811
-    done = subprocess.run(["bash", str(ROOT / "install_all.sh"), "--a0-root", str(tree), "--python", A0_PYTHON, "--no-library",
-                           "--with-supervisors"], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stdout + done.stderr
+    install(ROOT, tree, "--with-supervisors", python=A0_PYTHON)
     organizations = tree / "usr" / "organizations"
     mine = organizations / "knowledge" / "conventions" / "naming.md"  # a person's: the supervisor reviews, not bootstraps
     mine.parent.mkdir(parents=True)
@@ -62,8 +59,7 @@ def test_digests_and_prompt_sections_in_a_real_agent_zero(tree, tmp_path):  # no
             assert "## ACTIVE DIRECTIVES" not in prompt
 
         server.script(Reply.valid(CodeStyleOutput, ANSWER))
-        milestone = subprocess.run([sys.executable, "-m", "org", "supervisors", "run", "--milestone", "--org-dir", str(organizations)],
-                                   cwd=ROOT, capture_output=True, text=True, timeout=120)
+        milestone = a0org("supervisors", "run", "--milestone", "--org-dir", organizations)
         assert milestone.returncode == 0, milestone.stdout + milestone.stderr
         assert "Read /nonexistent/file" in json.dumps(server.requests[0].body["messages"])
 

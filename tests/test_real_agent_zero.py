@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import ROOT
+from pack_commands import install
 
 from org.contracts import SaluteReport
 from org.contracts.steering_message import SteeringMessage
@@ -51,12 +52,8 @@ def reply(headline: str, code: str = "cat /nonexistent/file") -> dict:
 FINAL = {"thoughts": ["Done."], "headline": "Reporting", "tool_name": "response", "tool_args": {"text": "The file does not exist."}}
 
 
-def install(tree: Path, activate: bool, doctrine: dict | None = None) -> Path:
-    args = ["bash", str(ROOT / "install_all.sh"), "--a0-root", str(tree), "--python", A0_PYTHON, "--no-library"]
-    if activate:
-        args += ["--activate", "software_dev"]
-    done = subprocess.run(args, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stdout + done.stderr
+def install_pack(tree: Path, activate: bool, doctrine: dict | None = None) -> Path:
+    install(ROOT, tree, *(["--activate", "software_dev"] if activate else []), python=A0_PYTHON)
     organizations = tree / "usr" / "organizations"
     if doctrine:
         role_file = organizations / "roles" / "codegen.yaml"
@@ -94,7 +91,7 @@ def warnings(result: dict) -> list[str]:
 
 
 def test_loop_in_a_real_agent_zero_gets_one_supervisor_steering(tree, tmp_path):
-    organizations = install(tree, activate=True, doctrine={"radio_check_interval_turns": 1})
+    organizations = install_pack(tree, activate=True, doctrine={"radio_check_interval_turns": 1})
     result = run_chat(tree, [reply(f"attempt {i}") for i in range(1, 4)] + [FINAL], tmp_path)
     steering = [w for w in warnings(result) if "[SUPERVISOR]" in w]
     assert len(steering) == 1 and "[SUPERVISOR] Loop" in steering[0], warnings(result)
@@ -108,7 +105,7 @@ def test_loop_in_a_real_agent_zero_gets_one_supervisor_steering(tree, tmp_path):
 
 
 def test_no_supervisor_warning_on_the_turn_agent_zero_warns_about_a_repeat(tree, tmp_path):
-    install(tree, activate=True, doctrine={"radio_check_interval_turns": 2})
+    install_pack(tree, activate=True, doctrine={"radio_check_interval_turns": 2})
     same = reply("attempt 3")
     script = [reply("attempt 1"), reply("attempt 2"), same, same, reply("attempt 5"), reply("attempt 6"), FINAL]
     result = run_chat(tree, script, tmp_path)
@@ -122,7 +119,7 @@ def test_no_supervisor_warning_on_the_turn_agent_zero_warns_about_a_repeat(tree,
 
 
 def test_without_an_active_organization_the_pack_does_nothing(tree, tmp_path):
-    organizations = install(tree, activate=False)
+    organizations = install_pack(tree, activate=False)
     result = run_chat(tree, [reply(f"attempt {i}") for i in range(1, 5)] + [FINAL], tmp_path)
     assert not [w for w in warnings(result) if "[SUPERVISOR]" in w]
     assert not [item for item in result["log"] if item["heading"].startswith(("Supervisor:", "[ORG]"))]
@@ -130,7 +127,7 @@ def test_without_an_active_organization_the_pack_does_nothing(tree, tmp_path):
 
 
 def test_a_unit_applies_signed_xo_steering_and_publishes_its_report(tree, tmp_path):
-    install(tree, activate=True, doctrine={"radio_check_interval_turns": 1})
+    install_pack(tree, activate=True, doctrine={"radio_check_interval_turns": 1})
     layout, key, unit_id = VolumeLayout(tmp_path / "volume"), "organization-key", "unit-a"
     payload = SteeringMessage(
         id="0123456789abcdef0123456789abcdef", seq=1, unit=unit_id, sender_role="xo", kind="steer", anomaly="loop",
@@ -167,7 +164,7 @@ def test_a_unit_applies_signed_xo_steering_and_publishes_its_report(tree, tmp_pa
 
 
 def test_a_real_xo_process_steers_a_looping_unit_in_a_real_agent_zero(tree, tmp_path):
-    install(tree, activate=True, doctrine={"radio_check_interval_turns": 1})
+    install_pack(tree, activate=True, doctrine={"radio_check_interval_turns": 1})
     layout, key, unit_id = VolumeLayout(tmp_path / "volume"), "organization-key", "unit-a"
     layout.units_dir.mkdir(parents=True)
     xo_log = tmp_path / "xo.log"

@@ -3,15 +3,9 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
-from conftest import ROOT
-
-
-def a0org(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "org", *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+from pack_commands import a0org
 
 
 def write_trace(path: Path, lines: list[dict]) -> Path:

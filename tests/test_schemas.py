@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import difflib
 import json
-import subprocess
-import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
 import jsonschema
 import pytest
 import yaml
+from pack_commands import a0org
 
 from org.contracts import (
     SCHEMAS,
@@ -100,14 +99,12 @@ def test_every_reference_resolves(name):
 
 def test_a0org_schemas_writes_the_same_files_and_then_nothing(tmp_path):
     out = tmp_path / "schemas"
-    first = subprocess.run([sys.executable, "-m", "org", "schemas", "--out", str(out)], cwd=ROOT,
-                           capture_output=True, text=True, timeout=120)
+    first = a0org("schemas", "--out", out)
     assert first.returncode == 0, first.stderr
     assert sorted(p.name for p in out.iterdir()) == sorted(GENERATED)
     for name, text in GENERATED.items():
         assert (out / name).read_text(encoding="utf-8") == text
-    again = subprocess.run([sys.executable, "-m", "org", "schemas", "--out", str(out)], cwd=ROOT,
-                           capture_output=True, text=True, timeout=120)
+    again = a0org("schemas", "--out", out)
     assert again.returncode == 0 and again.stdout.strip().endswith(f"0 schema file(s) changed in {out}")
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from uuid import uuid4
 
 import pytest
+from pack_commands import a0org
 
 from org.contracts import RoleProfile, SaluteReport
 from org.contracts.steering_message import SteeringMessage
@@ -73,10 +74,6 @@ def deliver(layout: VolumeLayout, message: SteeringMessage, where: str = "inbox"
     path = folder / layout.message_file(message.unit, message.seq, message.id).name
     atomic_write_text(path, message.model_dump_json())
     return path
-
-
-def a0org(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "org", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.fixture
