@@ -95,12 +95,9 @@ def fresh_store(monkeypatch):
 
 @pytest.fixture
 def home(org_home) -> Path:
-    """The replay organization (default role codegen), radio check every turn."""
+    """The replay organization (default role codegen, as shipped: a radio check every turn)."""
     prepare_organization(org_home, TraceHeader(kind="header", role="codegen"))
-    role = org_home / "roles" / "codegen.yaml"
-    text = role.read_text(encoding="utf-8")
-    assert "radio_check_interval_turns: 3" in text
-    role.write_text(text.replace("radio_check_interval_turns: 3", "radio_check_interval_turns: 1"), encoding="utf-8")
+    assert "radio_check_interval_turns: 1" in (org_home / "roles" / "codegen.yaml").read_text(encoding="utf-8")
     return org_home
 
 

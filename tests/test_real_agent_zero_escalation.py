@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
-from test_real_agent_zero import install, pytestmark, run_chat, tree, warnings  # noqa: F401 (fixture, marks)
+from test_real_agent_zero import install_pack, pytestmark, run_chat, tree, warnings  # noqa: F401 (fixture, marks)
 
 FINAL = {"thoughts": ["Done."], "headline": "Reporting", "tool_name": "response", "tool_args": {"text": "Done."}}
 
@@ -36,7 +36,7 @@ def log_headings(result: dict) -> list[str]:
 
 
 def test_a_model_that_ignores_steering_is_blocked_and_paused(tree, tmp_path):  # noqa: F811
-    install(tree, activate=True)
+    install_pack(tree, activate=True)
     counter = tmp_path / "runs.txt"
     script = [command(f"attempt {i}", counted(counter)) for i in range(1, 16)] + [FINAL]
     result = run_chat(tree, script, tmp_path, harness_args=("--stop-when-paused",))
@@ -50,7 +50,7 @@ def test_a_model_that_ignores_steering_is_blocked_and_paused(tree, tmp_path):  #
 
 
 def test_a_model_that_changes_course_after_the_first_steering_is_not_blocked_or_paused(tree, tmp_path):  # noqa: F811
-    install(tree, activate=True)
+    install_pack(tree, activate=True)
     counter = tmp_path / "runs.txt"
     script = [command(f"attempt {i}", counted(counter)) for i in range(1, 4)]
     script += [command("look around", "ls /"), command("find the file", "find /etc -maxdepth 1 -name 'host*'"),
@@ -65,7 +65,7 @@ def test_a_model_that_changes_course_after_the_first_steering_is_not_blocked_or_
 
 @pytest.mark.parametrize("n", [12])
 def test_varied_successful_commands_draw_no_steering(tree, tmp_path, n):  # noqa: F811
-    install(tree, activate=True)
+    install_pack(tree, activate=True)
     commands = ["pwd", "ls /", "echo hello", "date +%Y", "uname -s", "whoami", "ls /etc | head -3", "echo $((2+3))",
                 "printf 'a\\nb\\n' | sort", "cat /etc/hostname", "env | grep -c PATH", "python3 -c 'print(6*7)'"]
     script = [command(f"step {i}", c) for i, c in enumerate(commands[:n], start=1)] + [FINAL]
