@@ -30,25 +30,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Sequence
 
-from org.install import (
-    ACTIVE_NAME,
-    DEFAULT_A0_ROOT,
-    HOOKS,
-    KERNEL,
-    LLM_SUPERVISORS,
-    MANIFEST_NAME,
-    PACKAGE,
-    Hook,
-    InstallError,
-    Pack,
-    Tree,
-    declared_org_id,
-    detect_tree,
-    find_clashes,
-    find_pack_dir,
-    sha256_file,
-    supervisors_in_use,
-)
+from org.install import InstallError
+from org.install.contents import HOOKS, KERNEL, LLM_SUPERVISORS, PACKAGE, Hook, Pack, find_pack_dir, sha256_file
+from org.install.eras import DEFAULT_A0_ROOT, Tree, detect_tree, find_clashes
+from org.install.manifest import ACTIVE_NAME, MANIFEST_NAME, declared_org_id
+from org.install.plans import supervisors_in_use
 
 OK, INFO, WARNING, PROBLEM = "ok", "info", "warning", "problem"
 _MISSING = object()
