@@ -53,9 +53,9 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
-    from org import doctor
+    from org.doctor import cli as doctor
 
-    return doctor.run(args)
+    return doctor.run(args.a0_root, args.pack_dir, args.json)
 
 
 #: Feature packages that bring their own commands: each has ``add_commands(subparsers)``.
@@ -85,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--org-dir", help="keep the organization folder (and its SALUTE reports) here")
     p.set_defaults(func=_cmd_replay)
 
-    from org import doctor
+    from org.doctor import cli as doctor
 
     p = sub.add_parser("doctor", help="check an Agent-Zero installation of the pack")
     doctor.add_arguments(p)

@@ -171,6 +171,10 @@ def real_doctrine_available() -> bool:
     return any((REPO / "roles").glob("*.yaml")) and any((REPO / "roles" / "organizations").glob("*.yaml"))
 
 
+#: the ``org`` files a pack copy holds: the installer and what it imports, and doctor with its loader
+PACK_MODULES = ("__init__.py", "install", "kernel/__init__.py", "kernel/files.py", "doctor", "a0/__init__.py", "a0/loader.py")
+
+
 def make_pack(base: Path, *, hook_module: str = "org", use_real_hooks: bool | None = None, real_doctrine: bool = False) -> Path:
     """A copy of the pack at ``base``: the real installer, wrappers and ``org`` package
     files it needs, plus hooks (the repository's when it has them, else stand-ins whose
@@ -181,9 +185,13 @@ def make_pack(base: Path, *, hook_module: str = "org", use_real_hooks: bool | No
     (base / "org").mkdir(parents=True)
     for script in ("install_all.sh", "install_supervisor_loop.sh"):
         shutil.copy2(REPO / script, base / script)
-    for module in ("__init__.py", "install.py", "doctor.py"):
-        if (REPO / "org" / module).is_file():
-            shutil.copy2(REPO / "org" / module, base / "org" / module)
+    for rel in PACK_MODULES:
+        source = REPO / "org" / rel
+        if source.is_dir():
+            shutil.copytree(source, base / "org" / rel, ignore=shutil.ignore_patterns("__pycache__"))
+        elif source.is_file():
+            (base / "org" / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, base / "org" / rel)
     real = real_hooks_available() if use_real_hooks is None else use_real_hooks
     for point in POINTS:
         target = base / "extensions" / point / HOOK_FILES[point]

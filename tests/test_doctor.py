@@ -73,7 +73,7 @@ def test_v0_9_3_without_tool_execute_after_needs_no_tool_hook(tmp_path, pack):
 
 
 def test_loading_does_not_register_hooks_in_sys_modules(tmp_path):
-    from org.doctor import load_like_agent_zero
+    from org.doctor.hooks import load_like_agent_zero
 
     class Extension:
         def __init__(self, agent, **kwargs):

@@ -478,15 +478,21 @@ def test_wrapper_runs_its_own_pack_whatever_the_current_folder(tmp_path, pack):
 
 def test_installer_imports_only_the_standard_library():
     stdlib = set(sys.stdlib_module_names)
-    for module in ("install.py", "__init__.py"):
-        tree = ast.parse((REPO / "org" / module).read_text())
-        imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
-        imported |= {node.module.split(".")[0] for node in ast.walk(tree)
+    installer = sorted((REPO / "org" / "install").glob("*.py"))
+    kernel_files = [REPO / "org" / "__init__.py", REPO / "org" / "kernel" / "__init__.py", REPO / "org" / "kernel" / "files.py"]
+    org_imports: set[str] = set()
+    for path in installer + kernel_files:
+        tree = ast.parse(path.read_text())
+        imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+        imported |= {node.module for node in ast.walk(tree)
                      if isinstance(node, ast.ImportFrom) and node.module and node.level == 0}
-        assert imported <= stdlib | {"org", "__future__"}, (module, imported - stdlib)
-    # org.install may use `org` only for org.__version__ (org/__init__.py, checked above)
-    source = (REPO / "org" / "install.py").read_text()
-    assert "from org import __version__" in source and "from org." not in source
+        assert {name.split(".")[0] for name in imported} <= stdlib | {"org", "__future__"}, (path, imported)
+        ours = {name for name in imported if name.split(".")[0] == "org"}
+        assert path in installer or not ours, (path, ours)  # the kernel files import nothing of the pack
+        org_imports |= ours
+    # the installer uses `org` only for org.__version__, its own modules and the file primitives
+    assert org_imports <= {"org", "org.install", "org.kernel.files"} | {f"org.install.{p.stem}" for p in installer}, org_imports
+    assert "from org import __version__" in (REPO / "org" / "install" / "contents.py").read_text()
 
 
 def test_library_really_installs_into_a_fresh_venv(tmp_path):
@@ -523,6 +529,6 @@ def test_library_really_installs_into_a_fresh_venv(tmp_path):
 
 def test_installer_identifier_rule_is_the_contracts_rule():
     from org.contracts.common import IDENTIFIER_PATTERN
-    from org.install import ORG_ID_RE
+    from org.install.manifest import ORG_ID_RE
 
     assert ORG_ID_RE.pattern == IDENTIFIER_PATTERN

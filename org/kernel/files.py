@@ -1,6 +1,7 @@
 """File primitives every part of the pack builds on; standard library only.
 
-* :func:`atomic_write_text`: a reader sees the old file or the new one, never half of either.
+* :func:`atomic_write_text`, :func:`atomic_write_bytes`: a reader sees the old file or the new
+  one, never half of either.
 * :func:`read_capped`: a regular file's bytes, never through a symbolic link, never a FIFO,
   never more than a limit.
 * :func:`json_object`, :func:`validated`, :func:`first_error`: bytes to a validated model,
@@ -42,16 +43,25 @@ class FileRefused(Exception):
 
 
 def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` as UTF-8 the way :func:`atomic_write_bytes` writes bytes."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_bytes(path: Path, data: bytes, mode: int | None = None) -> None:
     """Write via a temporary file in the same folder, flushed and fsync-ed, then renamed.
 
-    A reader sees the old file or the new one, never half of either.
+    A reader sees the old file or the new one, never half of either. The temporary name
+    starts with a dot and ends in ``.tmp``, so no extension loader picks it up. ``mode``
+    sets the file's permission bits; without it the file is readable by its owner only.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
+            if mode is not None:
+                os.fchmod(handle.fileno(), mode)
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
@@ -60,6 +70,17 @@ def atomic_write_text(path: Path, text: str) -> None:
         except OSError:
             pass
         raise
+
+
+def new_file_mode() -> int:
+    """The permission bits ``open()`` gives a new file: 0666 less the process umask.
+
+    Reading the umask means setting it for a moment, so call this from a single-threaded
+    command (the installer), not from the agent's threads.
+    """
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return 0o666 & ~umask
 
 
 def read_capped(path: Path | str, limit: int) -> bytes:

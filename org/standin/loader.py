@@ -1,14 +1,9 @@
 """A stand-in for Agent-Zero's extension loader, following its contract.
 
-What it does, as Agent-Zero does it (see docs/agent-zero.md):
-
-* every ``*.py`` in each folder is executed with ``spec_from_file_location(<basename>)``
-  and ``exec_module``, without registering it in ``sys.modules``;
-* in each module the ``Extension`` subclass whose name sorts last is kept;
-* folders are searched in priority order and the first file of a given name wins;
-* the survivors run sorted by file name (plain string order);
-* a new instance per call, ``cls(agent=agent).execute(**kwargs)``. Up to v0.9.8.x every
-  ``execute`` is awaited (a sync one fails); from v0.9.9 a returned awaitable is awaited.
+Files are loaded and classes picked by :mod:`org.a0.loader`, the one emulation of
+Agent-Zero's loader contract (see docs/agent-zero.md). Calls are as Agent-Zero makes them:
+a new instance per call, ``cls(agent=agent).execute(**kwargs)``. Up to v0.9.8.x every
+``execute`` is awaited (a sync one fails); from v0.9.9 a returned awaitable is awaited.
 
 The ``Extension`` base class the hook files import (``helpers.extension`` from v0.9.9,
 ``python.helpers.extension`` before) is provided for the duration of the load.
@@ -16,13 +11,14 @@ The ``Extension`` base class the hook files import (``helpers.extension`` from v
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
 import sys
 import types
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
+
+from org.a0.loader import load_folders
 
 ERAS = ("C", "D")  # C: v0.9.8.x layout and API; D: v0.9.9+ / v1.x
 
@@ -72,30 +68,10 @@ def provided_base_class(era: str):
     return provided_modules(base_module_name(era), Extension=Extension)
 
 
-def _load_file(path: Path) -> type[Extension] | None:
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    classes = [c for _, c in inspect.getmembers(module, inspect.isclass) if issubclass(c, Extension) and c is not Extension]
-    return classes[-1] if classes else None  # getmembers sorts by name: keep the last
-
-
 def load_point(folders: list[Path], point: str, era: str) -> list[type[Extension]]:
     """The extension classes that run at ``point``, in order."""
-    chosen: dict[str, type[Extension]] = {}
     with provided_base_class(era):
-        for folder in folders:
-            directory = folder / point
-            if not directory.is_dir():
-                continue
-            for path in sorted(directory.glob("*.py")):
-                if path.name in chosen:
-                    continue  # a folder earlier in priority order already provides this file
-                cls = _load_file(path)
-                if cls is not None:
-                    chosen[path.name] = cls
-    return [chosen[name] for name in sorted(chosen)]
+        return load_folders([folder / point for folder in folders], Extension)
 
 
 async def call_point(classes: list[type[Extension]], era: str, agent: Any, **kwargs: Any) -> None:

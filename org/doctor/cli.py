@@ -1,0 +1,63 @@
+"""``a0org doctor`` and ``python -m org.doctor``: run every check and print the report."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Sequence
+
+from org.doctor.configuration import check_llm_supervisors, check_organizations
+from org.doctor.hooks import check_clashes, check_hooks
+from org.doctor.library import check_library
+from org.doctor.report import PROBLEM, Check, Report, render
+from org.install import InstallError
+from org.install.contents import Pack, find_pack_dir
+from org.install.eras import DEFAULT_A0_ROOT, detect_tree
+
+
+def diagnose(a0_root: Path, pack_dir: Path | None = None) -> Report:
+    report = Report(a0_root=str(a0_root))
+    try:
+        tree = detect_tree(a0_root)
+    except InstallError as exc:
+        report.add(Check("tree", PROBLEM, str(a0_root), str(exc),
+                         "pass --a0-root with Agent-Zero's folder (in the Docker image: /a0)"))
+        return report
+    found_pack = find_pack_dir(pack_dir)
+    pack = Pack(found_pack) if found_pack else None
+    report.era, report.era_versions, report.version = tree.era.code, tree.era.versions, tree.version
+    report.hook_dir = tree.era.hook_dir_pattern.format(point="<point>")
+    report.pack_dir = str(found_pack) if found_pack else None
+    report.add(*check_hooks(tree, pack))
+    report.add(*check_clashes(tree))
+    report.add(*check_llm_supervisors(tree))
+    report.add(*check_library())
+    report.add(*check_organizations(tree))
+    return report
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--a0-root", type=Path, default=DEFAULT_A0_ROOT, metavar="DIR", help="Agent-Zero's folder (default: /a0)")
+    parser.add_argument("--pack-dir", type=Path, metavar="DIR",
+                        help="the pack to compare the installed hooks with (default: found automatically)")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def run(a0_root: Path, pack_dir: Path | None = None, as_json: bool = False) -> int:
+    """Print the report on the tree at ``a0_root`` (as JSON with ``as_json``); exit code 0 when nothing is a problem."""
+    report = diagnose(Path(a0_root).expanduser().absolute(), Path(pack_dir) if pack_dir else None)
+    if as_json:
+        print(json.dumps(report.as_json(), indent=2, default=str))
+    else:
+        print(render(report))
+    return 1 if report.problems else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="a0org doctor", description="Check that the pack is installed in Agent-Zero and that every hook loads."
+    )
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    return run(args.a0_root, args.pack_dir, args.json)
