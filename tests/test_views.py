@@ -25,7 +25,8 @@ from org.contracts.steering_message import SteeringMessage
 from org.kernel import loading
 from org.kernel.files import atomic_write_text
 from org.kernel.outcomes import ToolOutcome
-from org.macrocosm import views
+from org.macrocosm.views.rows import STATUS_KEYS, FileCache, format_age, format_table, status_lines, status_rows
+from org.macrocosm.views.watch import fit, frame
 from org.macrocosm.volume import VolumeLayout
 from org.resources import roles_dir
 from org.supervisor.signals import signals_from_snapshot
@@ -94,10 +95,10 @@ def row_of(rows: list[dict], unit: str) -> dict:
 def test_rows_follow_freshness_and_never_show_a_silent_units_old_health(layout):
     for unit, age in (("fresh", 10), ("stale", 200), ("lost", 400)):
         publish(layout, unit, age=age, health="degraded")
-    rows = views.status_rows(layout, time.time())
+    rows = status_rows(layout, time.time())
 
     assert [r["unit"] for r in rows] == ["fresh", "lost", "stale"]
-    assert all(list(r) == list(views.STATUS_KEYS) for r in rows)
+    assert all(list(r) == list(STATUS_KEYS) for r in rows)
     fresh, lost, stale = rows
     assert (fresh["freshness"], fresh["health"]) == ("fresh", "degraded")
     assert (stale["freshness"], stale["health"]) == ("stale", "degraded")
@@ -112,7 +113,7 @@ def test_thresholds_come_from_the_units_own_doctrine(layout):
         update={"stale_after_seconds": 5, "very_stale_after_seconds": 20})})
     publish(layout, "impatient", age=30, doctrine=quick)
     publish(layout, "patient", age=30)
-    rows = views.status_rows(layout, time.time())
+    rows = status_rows(layout, time.time())
     assert row_of(rows, "impatient")["freshness"] == "very_stale"
     assert row_of(rows, "impatient")["health"] == "unknown"
     assert row_of(rows, "patient")["freshness"] == "fresh"
@@ -139,7 +140,7 @@ def test_every_kind_of_bad_report_gets_a_row_saying_why(layout, tmp_path):
     (layout.units_dir / "readme").write_text("not a unit")
     (layout.units_dir / "elsewhere").symlink_to(layout.unit_dir("good"))
 
-    rows = views.status_rows(layout, time.time())
+    rows = status_rows(layout, time.time())
     errors = {r["unit"]: r["error"] for r in rows}
     assert errors["good"] is None
     assert "not valid JSON" in errors["torn"]
@@ -165,7 +166,7 @@ def test_pending_counts_only_messages_waiting_in_the_inbox(layout):
     deliver(layout, steering("u1", 3))
     deliver(layout, steering("u1", 4))
     (layout.inbox("u1") / ".0000000005-x.json.tmp").write_text("{")  # a writer's temporary file
-    assert row_of(views.status_rows(layout, time.time()), "u1")["pending"] == 2
+    assert row_of(status_rows(layout, time.time()), "u1")["pending"] == 2
 
 
 def test_nudges_and_pause_come_from_the_xos_state(layout):
@@ -173,11 +174,11 @@ def test_nudges_and_pause_come_from_the_xos_state(layout):
 
     publish(layout, "calm")
     publish(layout, "looping", turn=3, fill=0.95)  # context critical: the XO steers
-    rows = views.status_rows(layout, time.time())
+    rows = status_rows(layout, time.time())
     assert row_of(rows, "looping")["nudges"] is None  # no XO has run yet
 
     XO(layout, "engineering_xo", None).sweep()
-    rows = views.status_rows(layout, time.time())
+    rows = status_rows(layout, time.time())
     assert row_of(rows, "looping")["nudges"] == 1
     assert row_of(rows, "looping")["pending"] == 1
     assert row_of(rows, "looping")["paused"] is False
@@ -195,9 +196,9 @@ def test_a_paused_unit_shows_as_paused(layout):
     for turn in (1, 2):  # a nudge, then (unanswered) the pause
         publish(layout, "stuck", turn=turn, fill=0.95, doctrine=doctrine)
         xo.sweep()
-    row = row_of(views.status_rows(layout, time.time()), "stuck")
+    row = row_of(status_rows(layout, time.time()), "stuck")
     assert row["paused"] is True
-    assert "paused" in views.format_table([row])[1]
+    assert "paused" in format_table([row])[1]
 
 
 def test_a_watch_round_rereads_only_what_changed_and_forgets_gone_units(layout):
@@ -205,16 +206,16 @@ def test_a_watch_round_rereads_only_what_changed_and_forgets_gone_units(layout):
 
     publish(layout, "u1", turn=3)
     publish(layout, "u2", turn=3)
-    cache = views.FileCache()
-    assert [r["turn"] for r in views.status_rows(layout, time.time(), cache)] == [3, 3]
+    cache = FileCache()
+    assert [r["turn"] for r in status_rows(layout, time.time(), cache)] == [3, 3]
     first = dict(cache.entries)
     publish(layout, "u1", turn=4)
-    assert [r["turn"] for r in views.status_rows(layout, time.time(), cache)] == [4, 3]
+    assert [r["turn"] for r in status_rows(layout, time.time(), cache)] == [4, 3]
     u1, u2 = str(layout.report("u1")), str(layout.report("u2"))
     assert cache.entries[u2] is first[u2]  # unchanged: not read again
     assert cache.entries[u1] is not first[u1]
     shutil.rmtree(layout.unit_dir("u2"))
-    assert [r["unit"] for r in views.status_rows(layout, time.time(), cache)] == ["u1"]
+    assert [r["unit"] for r in status_rows(layout, time.time(), cache)] == ["u1"]
     assert all("u2" not in str(path) for path in cache.entries)
 
 
@@ -223,11 +224,11 @@ def test_a_watch_round_rereads_only_what_changed_and_forgets_gone_units(layout):
 
 def test_table_columns_line_up():
     rows = [
-        dict.fromkeys(views.STATUS_KEYS) | {"unit": "a", "role": "codegen", "health": "nominal", "pending": 0, "context_fill": 0.5,
+        dict.fromkeys(STATUS_KEYS) | {"unit": "a", "role": "codegen", "health": "nominal", "pending": 0, "context_fill": 0.5,
                                             "age_seconds": 3.2, "freshness": "fresh", "nudges": 2},
-        dict.fromkeys(views.STATUS_KEYS) | {"unit": "a-much-longer-unit", "health": "unknown", "pending": 12, "error": "no report yet"},
+        dict.fromkeys(STATUS_KEYS) | {"unit": "a-much-longer-unit", "health": "unknown", "pending": 12, "error": "no report yet"},
     ]
-    header, first, second = views.format_table(rows)
+    header, first, second = format_table(rows)
     for name in ("ROLE", "HEALTH", "FILL", "AGE", "PENDING"):
         column = header.index(name)
         assert first[column - 2: column] == "  " and second[column - 2: column] == "  "
@@ -238,31 +239,31 @@ def test_table_columns_line_up():
 
 @pytest.mark.parametrize("seconds, text", [(None, "-"), (0.4, "0s"), (119, "119s"), (125, "2m05s"), (7300, "2h01m"), (200000, "2d07h")])
 def test_ages_read_easily(seconds, text):
-    assert views.format_age(seconds) == text
+    assert format_age(seconds) == text
 
 
 def test_a_terminal_frame_redraws_in_place_without_a_blank_moment():
-    text = views.frame(["one", "two"], tty=True)
+    text = frame(["one", "two"], tty=True)
     assert text.startswith(ESC + "H")
     assert text.endswith(ESC + "J")
     assert "one" + ESC + "K\n" in text and "two" + ESC + "K\n" in text
     assert ESC + "2J" not in text  # clearing the whole screen each time is what flickers
-    assert views.frame(["one"], tty=False) == "one\n\n"
+    assert frame(["one"], tty=False) == "one\n\n"
 
 
 def test_a_frame_never_wraps_or_scrolls_the_terminal():
     lines = ["summary", "", "HEADER"] + [f"row {i} " + "x" * 200 for i in range(50)] + ["footer"]
-    fitted = views.fit(lines, columns=80, rows=24)
+    fitted = fit(lines, columns=80, rows=24)
     assert len(fitted) == 23 and fitted[-1] == "footer"
     assert fitted[-2] == "... 32 more lines; a taller terminal shows them"
     assert max(len(line) for line in fitted) == 79
-    assert views.fit(["a", "b"], 80, 24) == ["a", "b"]
+    assert fit(["a", "b"], 80, 24) == ["a", "b"]
 
 
 def test_a_screen_shows_the_first_units_and_says_how_many_more(layout):
     for i in range(30):
         publish(layout, f"unit-{i:02d}")
-    lines = views.status_lines(layout, time.time(), max_rows=10)
+    lines = status_lines(layout, time.time(), max_rows=10)
     assert "units: 30" in lines[0]
     assert [line.split()[0] for line in lines[3:13]] == [f"unit-{i:02d}" for i in range(10)]
     assert lines[13:] == ["... 20 more units"]
@@ -285,7 +286,7 @@ def test_status_json_has_stable_keys(layout):
     assert document["schema_version"] == 1 and document["volume"] == str(layout.root)
     units = {row["unit"]: row for row in document["units"]}
     assert list(units) == ["broken", "codegen-1", "devops-1"]
-    assert all(list(row) == list(views.STATUS_KEYS) for row in units.values())
+    assert all(list(row) == list(STATUS_KEYS) for row in units.values())
     assert units["codegen-1"] | {"age_seconds": None} == {
         "unit": "codegen-1", "role": "codegen", "state": "active", "pace": "primary", "health": "nominal", "context_fill": 0.5,
         "turn": 3, "age_seconds": None, "freshness": "fresh", "pending": 1, "nudges": None, "paused": None, "error": None,
@@ -334,7 +335,7 @@ def test_status_of_a_missing_volume_says_so(tmp_path):
 
 def test_watch_prints_successive_tables_when_not_on_a_terminal(layout):
     publish(layout, "codegen-1")
-    result = a0org("watch", "--volume", str(layout.root), "--iterations", "3", "--interval", "0.05")
+    result = a0org("watch", "--volume", str(layout.root), "--interval", "0.05", env={**os.environ, "A0ORG_WATCH_FRAMES": "3"})
     assert result.returncode == 0, result.stderr
     assert result.stdout.count("UNIT  ") == 3
     assert result.stdout.count("codegen-1") == 3
@@ -413,9 +414,8 @@ def test_tail_shows_the_latest_then_follows_reports_and_steering(layout):
     rejected.with_name(rejected.name + ".reason").write_text("wrong signature (not signed with this organization's key)\n")
 
     process = subprocess.Popen(
-        [sys.executable, "-m", "org", "tail", unit, "--volume", str(layout.root), "--last", "2", "--interval", "0.05",
-         "--max-events", "7", "--timeout", "60"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        [sys.executable, "-m", "org", "tail", unit, "--volume", str(layout.root), "--last", "2", "--interval", "0.05"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "A0ORG_TAIL_LINES": "7", "A0ORG_TAIL_SECONDS": "60"},
     )
     lines = Lines(process)
     try:
@@ -439,7 +439,7 @@ def test_tail_shows_the_latest_then_follows_reports_and_steering(layout):
         assert "turn 4  PACE alternate  health degraded  state error_recovery" in line and "context 61%" in line
         layout.report(unit).write_text("{")
         assert "salute.json: not valid JSON" in lines.next()
-        assert process.wait(15) == 0  # --max-events 7 reached
+        assert process.wait(15) == 0  # $A0ORG_TAIL_LINES (7) reached
     finally:
         if process.poll() is None:
             process.kill()
@@ -448,7 +448,7 @@ def test_tail_shows_the_latest_then_follows_reports_and_steering(layout):
 
 def test_tail_stops_at_its_timeout_and_refuses_bad_unit_ids(layout):
     layout.unit_dir("quiet").mkdir()
-    result = a0org("tail", "quiet", "--volume", str(layout.root), "--timeout", "0.3", "--interval", "0.05")
+    result = a0org("tail", "quiet", "--volume", str(layout.root), "--interval", "0.05", env={**os.environ, "A0ORG_TAIL_SECONDS": "0.3"})
     assert (result.returncode, result.stdout) == (0, "")
 
     result = a0org("tail", "../etc", "--volume", str(layout.root))

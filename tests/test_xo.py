@@ -21,9 +21,12 @@ from org.contracts.role import HeartbeatDoctrine
 from org.kernel.files import atomic_write_text
 from org.kernel.salute import MAX_REPORT_BYTES
 from org.macrocosm.daemon import DaemonOptions, ReportEvents, XOAlreadyRunning, XOLock, run, unannounced
+from org.macrocosm.policy import check_due, silence
 from org.macrocosm.signing import verify
+from org.macrocosm.state import RECENT_KEPT, freshness, unit_state
 from org.macrocosm.volume import VolumeLayout, read_report
-from org.macrocosm.xo import RECENT_KEPT, XO, SweepResult, check_due, freshness, nudge_severity, unit_state
+from org.macrocosm.xo import XO, SweepResult
+from org.supervisor.escalation import nudge_severity
 from org.supervisor.radio_check import SupervisorState, radio_check
 from org.supervisor.signals import snapshot_from_signals
 from org.supervisor.steering import SteeringBook
@@ -295,7 +298,7 @@ def test_a_quiet_unit_gets_no_heartbeat_nudge_but_is_still_very_stale(volume, la
 
 
 def test_a_unit_that_never_reported_is_not_healthy(volume, layout, xo, clock):
-    from org.macrocosm.views import status_rows
+    from org.macrocosm.views.rows import status_rows
 
     (layout.units_dir / "unit-1").mkdir(parents=True)
     assert xo.sweep().sent == []
@@ -674,7 +677,6 @@ def test_run_supervises_until_stopped(volume, layout, polling):
 
 
 def test_silence_is_worded_for_people():
-    from org.macrocosm.xo import silence
 
     assert [silence(s) for s in (1, 45, 60, 119, 120, 421)] == ["1 second", "45 seconds", "1 minute", "1 minute", "2 minutes", "7 minutes"]
 

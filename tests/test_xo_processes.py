@@ -18,8 +18,9 @@ from volume_units import message_files, messages, wait_for
 
 from org.contracts import SteeringMessage
 from org.macrocosm.signing import verify
+from org.macrocosm.state import unit_state
 from org.macrocosm.volume import VolumeLayout, message_name
-from org.macrocosm.xo import nudge_severity, unit_state
+from org.supervisor.escalation import nudge_severity
 
 ROOT = Path(__file__).resolve().parent.parent
 UNITS_SCRIPT = ROOT / "tests" / "volume_units.py"

@@ -1,11 +1,39 @@
-"""Commands of the macrocosm: ``a0org xo``, ``status``, ``watch`` and ``tail``."""
+"""Commands of the macrocosm: ``a0org xo``, ``status``, ``watch`` and ``tail``.
+
+The arguments are parsed here and handed on as plain values.
+"""
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
+from typing import Callable, TypeVar
 
 from .volume import ENV_VOLUME
+
+#: ``watch`` stops after this many tables, ``tail`` after this many lines or seconds:
+#: for scripts (and tests) that need a view to end by itself. See docs/macrocosm.md.
+ENV_WATCH_FRAMES = "A0ORG_WATCH_FRAMES"
+ENV_TAIL_LINES = "A0ORG_TAIL_LINES"
+ENV_TAIL_SECONDS = "A0ORG_TAIL_SECONDS"
+
+N = TypeVar("N", int, float)
+
+
+class _BadSetting(ValueError):
+    pass
+
+
+def _env_number(name: str, kind: Callable[[str], N]) -> N | None:
+    """The number in ``$name``; None when unset or empty."""
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return None
+    try:
+        return kind(text)
+    except ValueError:
+        raise _BadSetting(f"${name}={text!r} is not a number") from None
 
 
 def _volume_argument(parser: argparse.ArgumentParser) -> None:
@@ -19,25 +47,43 @@ def _volume_argument(parser: argparse.ArgumentParser) -> None:
 def _xo(args: argparse.Namespace) -> int:
     from . import daemon
 
-    return daemon.main(args)
+    options = daemon.DaemonOptions(
+        role=args.role,
+        polling=bool(args.polling),
+        poll_interval=max(0.01, float(args.poll_interval)),
+        debounce=max(0.0, float(args.debounce)),
+        rescan=max(0.1, float(args.rescan)),
+        once=bool(args.once),
+    )
+    return daemon.main(args.volume, args.key_file, options)
 
 
 def _status(args: argparse.Namespace) -> int:
-    from . import views
+    from .views import status
 
-    return views.status_main(args)
+    return status.main(args.volume, as_json=bool(args.json))
 
 
 def _watch(args: argparse.Namespace) -> int:
-    from . import views
+    from .views import watch
 
-    return views.watch_main(args)
+    try:
+        frames = _env_number(ENV_WATCH_FRAMES, int)
+    except _BadSetting as exc:
+        print(f"a0org watch: {exc}", file=sys.stderr)
+        return 2
+    return watch.main(args.volume, args.interval, frames=frames)
 
 
 def _tail(args: argparse.Namespace) -> int:
-    from . import views
+    from .views import tail
 
-    return views.tail_main(args)
+    try:
+        max_lines, seconds = _env_number(ENV_TAIL_LINES, int), _env_number(ENV_TAIL_SECONDS, float)
+    except _BadSetting as exc:
+        print(f"a0org tail: {exc}", file=sys.stderr)
+        return 2
+    return tail.main(args.volume, args.unit, args.last, args.interval, max_lines=max_lines, seconds=seconds)
 
 
 def add_commands(sub) -> None:
@@ -57,17 +103,17 @@ def add_commands(sub) -> None:
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
     p.set_defaults(func=_status)
 
-    p = sub.add_parser("watch", help="the status view, live, updated in place")
+    p = sub.add_parser("watch", help="the status view, live, updated in place", epilog=f"${ENV_WATCH_FRAMES}=N stops it after N tables.")
     _volume_argument(p)
     p.add_argument("--interval", type=float, default=1.0, help="seconds between refreshes (default 1)")
-    p.add_argument("--iterations", type=int, default=None, help=argparse.SUPPRESS)  # stop after N tables (tests)
     p.set_defaults(func=_watch)
 
-    p = sub.add_parser("tail", help="a unit's SALUTE reports and steering as they arrive")
+    p = sub.add_parser(
+        "tail", help="a unit's SALUTE reports and steering as they arrive",
+        epilog=f"${ENV_TAIL_LINES}=N stops it after N lines, ${ENV_TAIL_SECONDS}=S after S seconds.",
+    )
     p.add_argument("unit")
     _volume_argument(p)
     p.add_argument("--last", type=int, default=10, help="steering messages already there to show first (default 10)")
     p.add_argument("--interval", type=float, default=0.5, help="seconds between looks at the volume (default 0.5)")
-    p.add_argument("--max-events", type=int, default=None, help=argparse.SUPPRESS)  # stop after N lines (tests)
-    p.add_argument("--timeout", type=float, default=None, help=argparse.SUPPRESS)  # stop after N seconds (tests)
     p.set_defaults(func=_tail)

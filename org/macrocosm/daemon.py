@@ -13,7 +13,7 @@ ends and every unit state is written.
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import errno
 import fcntl
 import os
@@ -308,29 +308,20 @@ def run(layout: VolumeLayout, options: DaemonOptions, stop_event: threading.Even
             logger.info("XO %s stopped", daemon.xo.sender_role)
 
 
-def options_from_args(args: argparse.Namespace, key: bytes | None) -> DaemonOptions:
-    return DaemonOptions(
-        role=args.role,
-        key=key,
-        polling=bool(args.polling),
-        poll_interval=max(0.01, float(args.poll_interval)),
-        debounce=max(0.0, float(args.debounce)),
-        rescan=max(0.1, float(args.rescan)),
-        once=bool(args.once),
-    )
+def main(volume: str | Path, key_file: str | None, options: DaemonOptions) -> int:
+    """``a0org xo``: 0 after a clean stop, 2 when the XO cannot start.
 
-
-def main(args: argparse.Namespace) -> int:
-    """``a0org xo``: 0 after a clean stop, 2 when the XO cannot start."""
-    root = Path(args.volume)
+    The key is loaded here from ``key_file`` (else the environment); ``options.key`` is replaced.
+    """
+    root = Path(volume)
     if not root.is_dir():
         print(f"a0org xo: {root}: the volume folder does not exist", file=sys.stderr)
         return EXIT_UNUSABLE
-    if not is_identifier(args.role):
-        print(f"a0org xo: --role {args.role!r} is not a valid role id (lower-case letters, digits, '_' and '-')", file=sys.stderr)
+    if not is_identifier(options.role):
+        print(f"a0org xo: --role {options.role!r} is not a valid role id (lower-case letters, digits, '_' and '-')", file=sys.stderr)
         return EXIT_UNUSABLE
     try:
-        key = load_key(args.key_file)
+        key = load_key(key_file)
     except OrganizationKeyError as exc:
         print(f"a0org xo: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE
@@ -345,7 +336,7 @@ def main(args: argparse.Namespace) -> int:
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, stop)
     try:
-        return run(VolumeLayout(root), options_from_args(args, key), stop_event)
+        return run(VolumeLayout(root), dataclasses.replace(options, key=key), stop_event)
     except XOAlreadyRunning as exc:
         print(f"a0org xo: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE

@@ -1,0 +1,150 @@
+"""Write-ahead delivery of the XO's steering to the units' inboxes.
+
+A new message goes into the unit's saved outbox (fsync-ed) before its inbox file is
+written, and leaves the outbox once the file exists. After a crash, delivering again
+writes, with the same id and seq, every outbox message whose file is in neither
+``inbox/``, ``processed/`` nor ``rejected/``; the unit applies each id once. So nothing
+is lost and nothing is applied twice.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import time
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+from org.contracts import SteeringMessage
+from org.contracts.steering_message import MAX_MESSAGE_BYTES
+from org.kernel.files import atomic_write_text
+from org.kernel.log import logger, warn_once
+from org.kernel.paths import UnsafePathError
+
+from .policy import Steering
+from .signing import signature
+from .state import SentSteering, UnitState
+from .volume import VolumeLayout, message_name, message_seq
+
+
+class Outbox:
+    """The steering on its way to the units; each unit's outbox is kept in its :class:`UnitState`.
+
+    ``write_ahead(state)`` saves the state and says whether it is on disk: nothing is
+    written into an inbox before the message is in the saved outbox.
+    """
+
+    def __init__(
+        self,
+        layout: VolumeLayout,
+        sender_role: str,
+        key: bytes | None,
+        write_ahead: Callable[[UnitState], bool],
+        clock: Callable[[], float] = time.time,
+    ):
+        self.layout = layout
+        self.sender_role = sender_role
+        self.key = key
+        self.write_ahead = write_ahead
+        self.clock = clock
+
+    def record(self, state: UnitState, steering: Steering, now: float) -> str:
+        """Put the signed message into the unit's outbox with the next seq; its id."""
+        message = SteeringMessage(
+            id=uuid.uuid4().hex,
+            seq=state.seq + 1,
+            unit=state.unit,
+            sender_role=self.sender_role,
+            kind=steering.kind,
+            anomaly=steering.anomaly,
+            severity=steering.severity,
+            text=steering.text[:2000],
+            nudge=steering.nudge,
+            report_turn=steering.turn if steering.turn is not None and steering.turn >= 0 else None,
+            created_at=datetime.fromtimestamp(now, timezone.utc),
+        )
+        payload = message.model_dump(mode="json")
+        if self.key is not None:
+            payload["signature"] = signature(payload, self.key)
+        state.seq = message.seq
+        state.outbox.append(payload)
+        return message.id
+
+    def deliver(self, state: UnitState, recorded: str | None = None) -> list[SteeringMessage] | None:
+        """Write the outbox's messages into the inbox, in seq order, and acknowledge them.
+
+        The outbox is saved first; None when it could not be, or when the inbox cannot be
+        used (nothing was tried). A message other than the one just recorded (``recorded``)
+        may have been written before a crash: it is written again only when its file is in
+        none of the unit's folders. The messages written, in order.
+        """
+        if not self.write_ahead(state):
+            return None  # not written ahead: try again later
+        unit = state.unit
+        inbox = self._deliverable(unit)
+        if inbox is None:
+            return None
+        written: list[SteeringMessage] = []
+        done = 0
+        for payload in state.outbox:
+            name = message_name(payload["seq"], payload["id"])
+            fresh = payload["id"] == recorded
+            if fresh or not self.delivered(unit, name):
+                text = json.dumps(payload, ensure_ascii=False, indent=2) + "\n"
+                size = len(text.encode("utf-8"))
+                try:
+                    if size > MAX_MESSAGE_BYTES:
+                        raise ValueError(f"{size} bytes, over the {MAX_MESSAGE_BYTES}-byte message limit")
+                    atomic_write_text(inbox / name, text)
+                except (OSError, ValueError) as exc:
+                    # the later ones wait too, so that the unit still receives them in seq order
+                    warn_once(f"{inbox / name}: cannot write the steering ({exc}); it stays in the XO's outbox", key=f"deliver:{unit}")
+                    break
+                written.append(self._sent(state, payload, "sent" if fresh else "redelivered"))
+            done += 1
+        del state.outbox[:done]  # acknowledged: their files exist
+        return written
+
+    def delivered(self, unit: str, name: str) -> bool:
+        """The message file is in the unit's inbox, or the unit already applied or refused it."""
+        return any(os.path.lexists(folder / name) for folder in self._folders(unit))
+
+    def highest_seq(self, unit: str) -> int:
+        """The highest seq already on the volume, so a lost state never reuses one."""
+        highest = 0
+        for folder in self._folders(unit):
+            try:
+                with os.scandir(folder) as entries:
+                    highest = max([highest, *(message_seq(e.name) or 0 for e in entries)])
+            except OSError:
+                continue
+        return highest
+
+    def _folders(self, unit: str) -> tuple[Path, Path, Path]:
+        return (self.layout.inbox(unit), self.layout.processed(unit), self.layout.rejected(unit))
+
+    def _deliverable(self, unit: str) -> Path | None:
+        """The unit's inbox, when it is a folder inside the volume (created if missing)."""
+        try:
+            if not stat.S_ISDIR(os.lstat(self.layout.unit_dir(unit)).st_mode):
+                raise UnsafePathError(f"{self.layout.unit_dir(unit)} is not a folder")
+            return self.layout.ensure_inside(self.layout.inbox(unit))
+        except FileNotFoundError:
+            warn_once(f"{self.layout.units_dir / unit}: the unit's folder is gone; its steering waits in the XO's outbox", key=f"deliver:{unit}")
+        except (UnsafePathError, OSError) as exc:
+            warn_once(f"skipped {self.layout.units_dir / unit}: cannot deliver steering ({exc}); it waits in the XO's outbox", key=f"deliver:{unit}")
+        return None
+
+    def _sent(self, state: UnitState, payload: dict[str, Any], verb: str) -> SteeringMessage:
+        logger.info(
+            "steering %s: unit=%s seq=%s anomaly=%s severity=%s kind=%s",
+            verb, state.unit, payload["seq"], payload["anomaly"], payload["severity"], payload["kind"],
+        )
+        state.remember(SentSteering(
+            seq=payload["seq"], id=payload["id"], anomaly=payload["anomaly"], severity=payload["severity"],
+            kind=payload["kind"], sent_at=self.clock(),
+        ))
+        return SteeringMessage.model_validate(payload)

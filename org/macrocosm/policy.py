@@ -1,0 +1,201 @@
+"""What the XO sends to a unit, given what it remembers of the unit and its latest report
+or its silence. Decisions only: these functions change the unit's state in memory and
+log what they decide, and leave every file to the XO and its outbox.
+
+Escalation: ``nudges`` counts the steering sent in the current episode; it words the
+next one as a hint, a warning, then critical, and after ``pause_after_nudges`` the XO
+sends one pause instead and waits until the unit reports a later turn (it was
+resumed). A radio check that finds nothing on a fresh report ends the episode.
+
+Heartbeats: a unit's freshness is the age of its last report. A silent unit that was
+busy gets a heartbeat nudge on the same ladder, again every ``stale_after_seconds``;
+a very stale unit is logged once per silence and its health is unknown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Callable, Literal
+
+from org.contracts import Finding
+from org.contracts.common import AnomalyType, NudgeSeverity
+from org.contracts.salute import SaluteReport, SaluteSignals
+from org.kernel.log import logger
+from org.supervisor.escalation import nudge_severity, pause_due, times_in_words
+from org.supervisor.radio_check import SupervisorState, radio_check
+from org.supervisor.signals import snapshot_from_signals
+
+from .state import UnitState, freshness, shared
+
+#: Report states in which a unit is expected to keep reporting.
+BUSY_STATES = frozenset({"active", "waiting", "error_recovery", "escalating"})
+
+#: Words a finding as steering text: ``SteeringBook.render(finding, repeated)``.
+Render = Callable[[Finding, bool], str]
+
+
+@dataclass(frozen=True)
+class Steering:
+    """One steering the XO decided to send to a unit, before it is a signed message."""
+
+    kind: Literal["steer", "pause"]
+    anomaly: AnomalyType
+    severity: NudgeSeverity
+    text: str
+    nudge: int  # steering already sent in this episode
+    turn: int | None  # the unit's turn it answers
+
+
+@dataclass
+class Verdict:
+    """What judging one report, or one silence, decided."""
+
+    steering: Steering | None = None
+    changed: bool = False  # something the XO decides on changed: the state is to be written
+    checked: bool = False  # a radio check ran
+    recovered: bool = False  # a clean check ended an episode
+    very_stale: bool = False  # the silence became very stale
+
+
+def silence(age_seconds: float) -> str:
+    """How long a unit has been silent, in words: "45 seconds", "1 minute", "7 minutes"."""
+    if age_seconds < 120:
+        seconds = int(age_seconds)
+        return f"{seconds} second{'s' if seconds != 1 else ''}" if age_seconds < 60 else "1 minute"
+    return f"{int(age_seconds // 60)} minutes"
+
+
+def not_taken(signals: SaluteSignals, state: UnitState) -> bool:
+    """The unit's report says it has not yet taken the XO's latest steering from its inbox.
+
+    A unit drains its inbox before each prompt, so a report written before the XO's answer
+    arrived (the usual case: the unit goes on while the XO judges) still shows the older seq.
+    Reports without ``steering_seq`` (older units) are taken at their word: never waiting.
+    """
+    return signals.steering_seq is not None and signals.steering_seq < state.seq
+
+
+def check_due(turn: int, checked_turn: int | None, interval: int) -> bool:
+    """A radio check runs on the first report, then whenever a check boundary was crossed."""
+    interval = max(1, interval)
+    return checked_turn is None or turn // interval > checked_turn // interval
+
+
+def _epoch(moment: datetime) -> float:
+    return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).timestamp()
+
+
+def _decides(supervisor: dict[str, Any]) -> dict[str, Any]:
+    """The part of a saved SupervisorState that changes what steers (not its turn counter)."""
+    return {k: v for k, v in supervisor.items() if k != "turn"}
+
+
+def judge_report(state: UnitState, report: SaluteReport, now: float, render: Render) -> Verdict:
+    """Take in a new report of the unit, and decide whether a radio check runs and what it sends."""
+    verdict = Verdict()
+    unit = state.unit
+    signals = report.signals
+    turn = signals.turn if signals is not None else report.time.turns_elapsed
+    report_time = _epoch(report.time.timestamp)
+    if (state.report_time is None or report_time > state.report_time) and (state.heartbeat_at is not None or state.very_stale_logged):
+        logger.info("unit reporting again: unit=%s turn=%s after %.0f s of silence", unit, turn, report_time - (state.report_time or report_time))
+        state.heartbeat_at = None
+        state.very_stale_logged = False
+        verdict.changed = True
+    state.role_id = report.unit.role_id
+    state.report_time = report_time
+    state.report_state = report.status.state
+    state.report_health = report.status.health
+    earlier = max((t for t in (state.last_turn, state.checked_turn, state.paused_turn) if t is not None), default=None)
+    state.last_turn = turn
+    if signals is None:
+        return verdict
+    if signals.doctrine.heartbeat != state.heartbeat or signals.doctrine.escalation != state.escalation:
+        state.heartbeat = shared(signals.doctrine.heartbeat)
+        state.escalation = shared(signals.doctrine.escalation)
+        verdict.changed = True
+    if earlier is not None and turn < earlier:
+        logger.info("unit started over: unit=%s turn=%s after turn %s", unit, turn, earlier)
+        _new_episode(state, verdict)
+        state.checked_turn = None
+    if state.paused_turn is not None:
+        if turn <= state.paused_turn or not_taken(signals, state):
+            return verdict  # paused (or not yet: the pause waits in its inbox): nothing more until someone resumes it
+        logger.info("unit resumed: unit=%s turn=%s (paused at turn %s)", unit, turn, state.paused_turn)
+        _new_episode(state, verdict)
+    if state.outbox:
+        return verdict  # a steering still waits for the inbox: no more until it is delivered
+    if check_due(turn, state.checked_turn, signals.doctrine.radio_check_interval_turns):
+        _radio_check(state, report, signals, now, render, verdict)
+    return verdict
+
+
+def _new_episode(state: UnitState, verdict: Verdict) -> None:
+    state.nudges = 0
+    state.paused_turn = None
+    verdict.changed = True
+
+
+def _radio_check(state: UnitState, report: SaluteReport, signals: SaluteSignals, now: float, render: Render, verdict: Verdict) -> None:
+    supervisor = SupervisorState.from_dict(state.supervisor)
+    supervisor.turn = signals.turn
+    check = radio_check(snapshot_from_signals(signals), supervisor)
+    state.checked_turn = signals.turn
+    verdict.checked = True
+    # a unit that has not taken the last steering from its inbox yet has not answered it
+    # either: the next nudge waits, so the ladder climbs only on nudges the agent has seen.
+    # And a report that ends a task is not steered: the unit would drop advice about a task
+    # that is over, and the nudge would count as unanswered.
+    busy = report.status.state in BUSY_STATES
+    finding = check.steering[0] if check.steering and busy and not not_taken(signals, state) else None
+    repeated = finding is not None and supervisor.repeated(finding.anomaly)
+    if finding is not None:
+        supervisor.record(finding)
+    saved = supervisor.to_dict()
+    if _decides(saved) != _decides(state.supervisor):
+        verdict.changed = True
+    # a check that changed no cooldown or episode is not written: after a crash the
+    # report is checked again with the same state, and reaches the same verdict
+    state.supervisor = saved
+    if not check.findings and state.nudges and state.freshness(now) == "fresh":
+        logger.info("unit recovered: unit=%s turn=%s after %s nudge(s)", state.unit, signals.turn, state.nudges)
+        state.nudges = 0
+        verdict.changed = True
+        verdict.recovered = True
+    if finding is not None:
+        verdict.steering = _next_step(state, finding, repeated, signals.turn, render)
+
+
+def judge_silence(state: UnitState, now: float, render: Render) -> Verdict:
+    """For a unit whose last report is older than ``stale_after_seconds``: log a very stale
+    one once, and nudge a busy one, once per ``stale_after_seconds``."""
+    verdict = Verdict()
+    age = now - (state.report_time or now)
+    if freshness(age, state.heartbeat) == "very_stale" and not state.very_stale_logged:
+        logger.warning("unit very stale: unit=%s last report %.0f s ago; health unknown", state.unit, age)
+        state.very_stale_logged = True
+        verdict.changed = True
+        verdict.very_stale = True
+    if state.report_state not in BUSY_STATES or state.paused_turn is not None or state.outbox:
+        return verdict
+    if state.heartbeat_at is not None and now - state.heartbeat_at < state.heartbeat.stale_after_seconds:
+        return verdict
+    repeated = state.heartbeat_at is not None
+    state.heartbeat_at = now
+    turn = state.last_turn or 0
+    finding = Finding(anomaly="heartbeat", template="heartbeat_stale", turn=turn, evidence={"silence": silence(age)})
+    verdict.steering = _next_step(state, finding, repeated, turn, render)
+    return verdict
+
+
+def _next_step(state: UnitState, finding: Finding, repeated: bool, turn: int, render: Render) -> Steering:
+    """The next step of the ladder: a steer worded by its severity, or the pause."""
+    before = state.nudges
+    if pause_due(before, state.escalation):
+        pause = Finding(anomaly=finding.anomaly, template="pause", turn=finding.turn,
+                        evidence={"nudges": times_in_words(before), "anomaly": finding.anomaly})
+        state.paused_turn = turn
+        return Steering("pause", finding.anomaly, "critical", render(pause, False), before, turn)
+    state.nudges = before + 1
+    return Steering("steer", finding.anomaly, nudge_severity(before), render(finding, repeated), before, turn)

@@ -1,0 +1,171 @@
+"""The XO's memory of each unit: ``<volume>/xo/units/<unit>.json``, read and written here.
+
+The XO is the only writer of these files (it holds ``xo/xo.lock``), so a plain atomic
+write is enough; the views read them beside it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from pydantic import Field
+
+from org.contracts import SteeringMessage
+from org.contracts.common import AnomalyType, Contract, Freshness, Health, Identifier, NudgeSeverity, SchemaVersion
+from org.contracts.role import EscalationDoctrine, HeartbeatDoctrine
+from org.kernel.files import FileRefused, atomic_write_text, first_error, json_object, read_capped, validated
+from org.kernel.log import warn_once
+from org.kernel.paths import UnsafePathError
+
+from .volume import VolumeLayout
+
+#: A saved unit state bigger than this is refused (its outbox is small: nothing new is sent
+#: to a unit while a message for it waits there).
+MAX_STATE_BYTES = 1_000_000
+#: Steering kept in a unit's state for the views; older ones are only in the unit's folders.
+RECENT_KEPT = 8
+
+
+def freshness(age_seconds: float, heartbeat_doctrine: HeartbeatDoctrine) -> Freshness:
+    """fresh <= stale_after < stale <= very_stale_after < very_stale."""
+    if age_seconds <= heartbeat_doctrine.stale_after_seconds:
+        return "fresh"
+    if age_seconds <= heartbeat_doctrine.very_stale_after_seconds:
+        return "stale"
+    return "very_stale"
+
+
+class SentSteering(Contract):
+    """One steering the XO wrote, as the views show it."""
+
+    seq: int = Field(ge=1)
+    id: str
+    anomaly: AnomalyType
+    severity: NudgeSeverity
+    kind: str
+    sent_at: float
+
+
+class UnitState(Contract):
+    """The XO's memory of one unit: ``<volume>/xo/units/<unit>.json``.
+
+    Written when something the XO decides on changes (a steering with its outbox, a
+    cooldown or episode, a reset of the nudge count, heartbeat flags), not for every
+    report or every radio check; the report fields are those of the last report read
+    before that write.
+    """
+
+    schema_version: SchemaVersion = 1
+    unit: Identifier
+    role_id: Identifier | None = None
+    #: (mtime_ns, size, inode) of the report last read, so a restart skips an unchanged one
+    report_stamp: list[int] | None = None
+    report_time: float | None = Field(None, description="The last report's time, seconds since the epoch.")
+    report_state: str | None = None
+    report_health: Health | None = None
+    last_turn: int | None = None
+    heartbeat: HeartbeatDoctrine = Field(default_factory=HeartbeatDoctrine)
+    escalation: EscalationDoctrine = Field(default_factory=EscalationDoctrine)
+    checked_turn: int | None = Field(None, description="The turn of the last radio check.")
+    supervisor: dict[str, Any] = Field(default_factory=dict, description="SupervisorState.to_dict(): the cooldowns.")
+    nudges: int = Field(0, ge=0, description="Steering sent in the current episode.")
+    paused_turn: int | None = Field(None, description="Turn at which a pause was sent; nothing is sent until a later turn.")
+    heartbeat_at: float | None = Field(None, description="When the last heartbeat nudge of this silence was sent.")
+    very_stale_logged: bool = False
+    seq: int = Field(0, ge=0, description="The last sequence number given to a steering for this unit.")
+    outbox: list[dict[str, Any]] = Field(default_factory=list, description="Signed messages not yet written to the inbox.")
+    recent: list[SentSteering] = Field(default_factory=list)
+
+    def age(self, now: float) -> float | None:
+        return None if self.report_time is None else now - self.report_time
+
+    def freshness(self, now: float) -> Freshness | None:
+        age = self.age(now)
+        return None if age is None else freshness(age, self.heartbeat)
+
+    def effective_health(self, now: float) -> str:
+        """The last reported health while the unit is heard from; "unknown" once it is very stale."""
+        if self.report_health is None or self.freshness(now) == "very_stale":
+            return "unknown"
+        return self.report_health
+
+    def remember(self, sent: SentSteering) -> None:
+        """Keep a delivered steering for the views, only the latest :data:`RECENT_KEPT`."""
+        self.recent.append(sent)
+        del self.recent[:-RECENT_KEPT]
+
+
+_shared_models: dict[tuple, Contract] = {}
+_ALL_FIELDS = set(UnitState.model_fields)
+
+
+def shared(model: Any) -> Any:
+    """One instance per distinct small doctrine model: thousands of units share a few.
+
+    Safe because the XO never changes these models in place.
+    """
+    key = (type(model), tuple(model.__dict__.items()))
+    found = _shared_models.get(key)
+    if found is None:
+        if len(_shared_models) >= 256:
+            _shared_models.clear()
+        found = _shared_models[key] = model
+    return found
+
+
+def load_unit_state(layout: VolumeLayout, unit: str) -> UnitState:
+    """The saved state, or :class:`FileRefused`; ``FileNotFoundError`` passes through."""
+    path = layout.xo_state(unit)
+    state = validated(path, UnitState, json_object(path, read_capped(path, MAX_STATE_BYTES)), "XO unit state")
+    if state.unit != unit:
+        raise FileRefused(path, f"unit: {state.unit!r} does not match the file name")
+    for index, payload in enumerate(state.outbox):  # what delivery relies on, checked once here
+        try:
+            SteeringMessage.model_validate(payload)
+        except Exception as exc:
+            raise FileRefused(path, f"outbox.{index}: not a steering message: {first_error(exc)}") from None
+    return state
+
+
+def unit_state(layout: VolumeLayout, unit: str) -> UnitState | None:
+    """The XO's saved state for a unit, or None when there is none or it cannot be used (logged)."""
+    try:
+        return load_unit_state(layout, unit)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except (FileRefused, UnsafePathError) as exc:
+        warn_once(f"{exc}; ignored")
+    except OSError as exc:
+        warn_once(f"{layout.root}: cannot read the XO state of unit '{unit}' ({exc.strerror or exc})")
+    return None
+
+
+def state_for(layout: VolumeLayout, unit: str, highest_seq: Callable[[str], int]) -> tuple[UnitState, bool]:
+    """(the saved state, False), or (a fresh one, True) when there is none or it is damaged (logged).
+
+    A fresh state's seq continues after ``highest_seq(unit)``, so a lost state never reuses one.
+    Doctrines are shared between units, and so is the set of fields given.
+    """
+    try:
+        state, fresh = load_unit_state(layout, unit), False
+    except (FileNotFoundError, NotADirectoryError, FileRefused, OSError) as exc:
+        if not isinstance(exc, (FileNotFoundError, NotADirectoryError)):
+            warn_once(f"{exc}; the unit's XO state starts afresh")
+        state, fresh = UnitState(unit=unit, seq=highest_seq(unit)), True
+    state.heartbeat = shared(state.heartbeat)
+    state.escalation = shared(state.escalation)
+    # pydantic keeps a set of the fields given, per instance (2 KB here); every field of
+    # a unit state is always written, so all units can share one set naming them all
+    object.__setattr__(state, "__pydantic_fields_set__", _ALL_FIELDS)
+    return state, fresh
+
+
+def save_unit_state(layout: VolumeLayout, state: UnitState) -> bool:
+    """Write the state (atomically); False, logged once, when it cannot be written."""
+    path = layout.xo_state(state.unit)
+    try:
+        atomic_write_text(path, state.model_dump_json() + "\n")
+    except OSError as exc:
+        warn_once(f"{path}: cannot write the XO state ({exc.strerror or exc}); will try again", key=f"persist:{state.unit}")
+        return False
+    return True

@@ -1,0 +1,313 @@
+"""What ``status``, ``watch`` and ``tail`` share: a unit's files read (only again when they
+changed), its status row computed the way the XO judges it, and the table of rows.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+from org.contracts import SaluteReport
+from org.contracts.role import HeartbeatDoctrine
+from org.kernel.files import FileRefused
+from org.kernel.paths import checked_id
+
+from ..state import freshness, unit_state
+from ..volume import MESSAGE_SUFFIX, VolumeLayout, read_report, unit_entry_problem
+
+#: The keys of one ``status --json`` row, in order. Documented in docs/macrocosm.md.
+STATUS_KEYS: tuple[str, ...] = (
+    "unit", "role", "state", "pace", "health", "context_fill", "turn", "age_seconds",
+    "freshness", "pending", "nudges", "paused", "error",
+)
+
+_DEFAULT_HEARTBEAT = HeartbeatDoctrine()
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def stamp_of(path: Path | str) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def attempt(read: Callable[[Path], Any], path: Path, missing: str) -> tuple[Any, str | None]:
+    """(``read(path)``, None), or (None, why the file cannot be used); ``missing`` when it is not there."""
+    try:
+        return read(path), None
+    except FileNotFoundError:
+        return None, missing
+    except FileRefused as exc:
+        return None, exc.reason
+    except OSError as exc:
+        return None, f"cannot read: {exc.strerror or type(exc).__name__}"
+
+
+def load_report(path: Path) -> tuple[SaluteReport | None, str | None]:
+    """(report, None), or (None, why it cannot be used); a missing report is ``no report yet``."""
+    return attempt(read_report, path, "no report yet")
+
+
+@dataclass
+class FileCache:
+    """Files read again only when they changed: ``watch`` redraws every second."""
+
+    entries: dict[str, tuple[tuple[int, int, int], Any]] = field(default_factory=dict)
+    touched: set[str] = field(default_factory=set)
+
+    def get(self, path: str, load: Callable[[], Any]) -> Any:
+        self.touched.add(path)
+        stamp = stamp_of(path)
+        if stamp is None:
+            self.entries.pop(path, None)
+            return load()
+        hit = self.entries.get(path)
+        if hit is not None and hit[0] == stamp:
+            return hit[1]
+        value = load()
+        self.entries[path] = (stamp, value)
+        return value
+
+    def forget_untouched(self) -> None:
+        """Drop the files of units that are gone; called after each full round."""
+        for path in [p for p in self.entries if p not in self.touched]:
+            del self.entries[path]
+        self.touched.clear()
+
+
+def _read(path: str, load: Callable[[], Any], cache: FileCache | None) -> Any:
+    return cache.get(path, load) if cache is not None else load()
+
+
+def is_message(entry: os.DirEntry) -> bool:
+    """A steering file: not a folder (processed/, rejected/), not a writer's temporary dot file."""
+    return entry.name.endswith(MESSAGE_SUFFIX) and not entry.name.startswith(".") and entry.is_file(follow_symlinks=False)
+
+
+def pending_steering(inbox: Path | str) -> int:
+    """Steering files waiting in the inbox (not yet applied or refused by the unit)."""
+    try:
+        entries = os.scandir(inbox)
+    except OSError:
+        return 0
+    with entries:
+        return sum(1 for e in entries if is_message(e))
+
+
+def heartbeat_of(report: SaluteReport) -> HeartbeatDoctrine:
+    """The unit's own freshness thresholds (its doctrine travels in the report), as the XO uses them."""
+    return report.signals.doctrine.heartbeat if report.signals is not None else _DEFAULT_HEARTBEAT
+
+
+def context_fill_of(report: SaluteReport) -> float | None:
+    if report.signals is not None and report.signals.context_fill is not None:
+        return report.signals.context_fill
+    return report.environment.context_fill_pct
+
+
+def turn_of(report: SaluteReport) -> int:
+    return report.signals.turn if report.signals is not None else report.time.turns_elapsed
+
+
+class _Places:
+    """The paths of a unit's files as plain strings: a status round builds 30,000 of
+    them for 10,000 units, and pathlib would be most of its time."""
+
+    def __init__(self, layout: VolumeLayout, sample: str = "unit"):
+        # the names come from the layout, so the two cannot drift apart
+        self.units = str(layout.unit_dir(sample).parent) + os.sep
+        self.report_tail = os.sep + layout.report(sample).name
+        self.inbox_tail = os.sep + layout.inbox(sample).name
+        state = layout.xo_state(sample)
+        self.states = str(state.parent) + os.sep
+        self.state_suffix = state.name.removeprefix(sample)
+
+    def report(self, unit: str) -> str:
+        return self.units + unit + self.report_tail
+
+    def inbox(self, unit: str) -> str:
+        return self.units + unit + self.inbox_tail
+
+    def state(self, unit: str) -> str:
+        return self.states + unit + self.state_suffix
+
+
+@dataclass(frozen=True)
+class ReportSummary:
+    """What a status row needs from a report; ``watch`` keeps this, not the whole report."""
+
+    role: str
+    state: str
+    pace: str
+    health: str
+    context_fill: float | None
+    turn: int
+    time: float
+    heartbeat: HeartbeatDoctrine
+
+
+def summarize(path: Path) -> tuple[ReportSummary | None, str | None]:
+    report, error = load_report(path)
+    if report is None:
+        return None, error
+    fill = context_fill_of(report)
+    return ReportSummary(
+        role=report.unit.role_id, state=report.status.state, pace=report.status.pace_level, health=report.status.health,
+        context_fill=round(fill, 4) if fill is not None else None, turn=turn_of(report),
+        time=report.time.timestamp.timestamp(), heartbeat=heartbeat_of(report),
+    ), None
+
+
+def _xo_view(layout: VolumeLayout, unit: str, path: str, cache: FileCache | None) -> tuple[int | None, bool | None]:
+    """(nudges, paused) from the XO's saved state; (None, None) without one."""
+    # a damaged state file is logged once and reads as none
+    state = _read(path, lambda: unit_state(layout, unit), cache)
+    if state is None:
+        return None, None
+    return state.nudges, state.paused_turn is not None
+
+
+def unit_row(layout: VolumeLayout, unit: str, now: float, cache: FileCache | None = None, places: _Places | None = None) -> dict[str, Any]:
+    places = places or _Places(layout)
+    report_path = places.report(checked_id(unit, "unit id"))
+    summary, error = _read(report_path, lambda: summarize(Path(report_path)), cache)
+    nudges, paused = _xo_view(layout, unit, places.state(unit), cache)
+    row: dict[str, Any] = dict.fromkeys(STATUS_KEYS)
+    row.update(unit=unit, health="unknown", pending=pending_steering(places.inbox(unit)), nudges=nudges, paused=paused, error=error)
+    if summary is None:
+        return row
+    age = now - summary.time
+    fresh = freshness(age, summary.heartbeat)
+    row.update(
+        role=summary.role,
+        state=summary.state,
+        pace=summary.pace,
+        health="unknown" if fresh == "very_stale" else summary.health,  # a silent unit's last word does not count
+        context_fill=summary.context_fill,
+        turn=summary.turn,
+        age_seconds=round(max(age, 0.0), 3),
+        freshness=fresh,
+    )
+    return row
+
+
+def _invalid_row(layout: VolumeLayout, name: str) -> dict[str, Any]:
+    """The row of an entry of ``units/`` that is not a unit folder, saying why."""
+    try:
+        error = unit_entry_problem(name, os.lstat(layout.units_dir / name))
+    except OSError as exc:  # gone since the listing
+        error = f"cannot be read: {exc.strerror or type(exc).__name__}"
+    row: dict[str, Any] = dict.fromkeys(STATUS_KEYS)
+    row.update(unit=name, health="unknown", pending=0, error=error)
+    return row
+
+
+def status_rows(layout: VolumeLayout, now: float | None = None, cache: FileCache | None = None) -> list[dict[str, Any]]:
+    """One row per unit folder on the volume, sorted by unit id (keys: :data:`STATUS_KEYS`)."""
+    now = time.time() if now is None else now
+    valid, invalid = layout.unit_ids()
+    places = _Places(layout)
+    rows = [unit_row(layout, unit, now, cache, places) for unit in valid]
+    if cache is not None:
+        cache.forget_untouched()
+    rows.extend(_invalid_row(layout, name) for name in invalid)
+    rows.sort(key=lambda r: r["unit"])
+    return rows
+
+
+# --------------------------------------------------------------------------- the table
+
+
+def format_age(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    s = int(seconds)
+    if s < 120:
+        return f"{s}s"
+    if s < 7200:
+        return f"{s // 60}m{s % 60:02d}s"
+    if s < 172800:
+        return f"{s // 3600}h{s % 3600 // 60:02d}m"
+    return f"{s // 86400}d{s % 86400 // 3600:02d}h"
+
+
+def format_fill(fill: float | None) -> str:
+    return "-" if fill is None else f"{fill * 100:.0f}%"
+
+
+def _note(row: dict[str, Any]) -> str:
+    if row["error"]:
+        return row["error"]
+    return "paused by the XO" if row["paused"] else ""
+
+
+def _dash(value: Any) -> str:
+    return "-" if value is None else str(value)
+
+
+_COLUMNS: tuple[tuple[str, Callable[[dict[str, Any]], str]], ...] = (
+    ("UNIT", lambda r: r["unit"]),
+    ("ROLE", lambda r: _dash(r["role"])),
+    ("STATE", lambda r: _dash(r["state"])),
+    ("PACE", lambda r: _dash(r["pace"])),
+    ("HEALTH", lambda r: r["health"]),
+    ("FILL", lambda r: format_fill(r["context_fill"])),
+    ("TURN", lambda r: _dash(r["turn"])),
+    ("AGE", lambda r: format_age(r["age_seconds"])),
+    ("FRESHNESS", lambda r: _dash(r["freshness"]).replace("_", " ")),
+    ("PENDING", lambda r: str(r["pending"])),
+    ("NUDGES", lambda r: _dash(r["nudges"])),
+    ("NOTE", _note),
+)
+
+
+def format_table(rows: list[dict[str, Any]]) -> list[str]:
+    """The rows as aligned text lines, a header first."""
+    cells = [[name for name, _ in _COLUMNS]] + [[cell(row) for _, cell in _COLUMNS] for row in rows]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(_COLUMNS))]
+    return ["  ".join(text.ljust(width) for text, width in zip(line, widths)).rstrip() for line in cells]
+
+
+def _summary(layout: VolumeLayout, rows: list[dict[str, Any]], now: float) -> str:
+    stamp = datetime.fromtimestamp(now, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    silent = sum(1 for r in rows if r["freshness"] in ("stale", "very_stale"))
+    pending = sum(r["pending"] for r in rows)
+    return f"{layout.root}  {stamp}  units: {len(rows)}  stale: {silent}  pending steering: {pending}"
+
+
+def status_lines(layout: VolumeLayout, now: float, cache: FileCache | None = None, max_rows: int | None = None) -> list[str]:
+    """The summary line and the table; with ``max_rows``, only the rows a screen can show are formatted."""
+    rows = status_rows(layout, now, cache)
+    lines = [_summary(layout, rows, now), ""]
+    shown = rows if max_rows is None else rows[:max_rows]
+    lines.extend(format_table(shown) if rows else ["(no units on this volume yet)"])
+    if len(shown) < len(rows):
+        lines.append(f"... {len(rows) - len(shown)} more units")
+    return lines
+
+
+def open_volume(volume: str | Path) -> VolumeLayout | None:
+    """The volume's layout, or None (said on standard error) when the folder is not there."""
+    layout = VolumeLayout(volume)
+    if not layout.root.is_dir():
+        print(f"{layout.root}: not a folder; pass the shared volume with --volume", file=sys.stderr)
+        return None
+    return layout
+
+
+def pipe_closed() -> int:
+    """The reader went away (``a0org status | head``): stop quietly, as other tools do."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return 0
