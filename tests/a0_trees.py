@@ -23,13 +23,16 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 
-POINTS = ("message_loop_prompts_before", "before_main_llm_call", "tool_execute_after", "message_loop_end")
+POINTS = ("message_loop_prompts_before", "before_main_llm_call", "tool_execute_before", "tool_execute_after", "message_loop_end")
 HOOK_FILES = {
     "message_loop_prompts_before": "_20_org_inbox.py",
     "before_main_llm_call": "_12_org_dispatcher.py",
+    "tool_execute_before": "_30_org_breaker.py",
     "tool_execute_after": "_25_org_tool_outcomes.py",
     "message_loop_end": "_50_supervisor_loop.py",
 }
+#: the points v0.9.3 and v0.9.4 do not call
+TOOL_POINTS = ("tool_execute_before", "tool_execute_after")
 
 _BASE_CLASS = '''\
 from abc import abstractmethod
@@ -79,7 +82,7 @@ def _write(path: Path, text: str) -> Path:
 def make_a0_tree(base: Path, era: str) -> Path:
     """An Agent-Zero-shaped tree of ``era`` at ``base`` (created); returns ``base``."""
     base.mkdir(parents=True, exist_ok=True)
-    points = [p for p in POINTS if not (era == "B3" and p == "tool_execute_after")]
+    points = [p for p in POINTS if not (era == "B3" and p in TOOL_POINTS)]
     calls = "".join(f'#     await self.call_extensions("{p}", ...)\n' for p in points)
     _write(base / "agent.py", "# stand-in for Agent-Zero's agent.py; extension points it calls:\n" + calls)
     _write(base / "run_ui.py", "# stand-in for Agent-Zero's run_ui.py\n")

@@ -45,7 +45,7 @@ LOGGER = "a0org"
 CATCH_ALL = "failed and was skipped"
 MISSING_FILE = "cat: /app/config.yml: No such file or directory"
 TOOL = "code_execution_tool"
-LOOP_TEXT = f"{TAG} Loop: you repeated the same {TOOL} action 3 times"
+LOOP_TEXT = f"{TAG} Loop: you ran "
 
 
 # --------------------------------------------------------------------------- files

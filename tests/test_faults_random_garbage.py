@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 from org.a0 import hooks
 from org.contracts.common import PACE_LEVELS
 from org.contracts.finding import SEVERITY_ORDER
-from org.kernel.dispatcher import PACE_ATTR, ROLE_ATTR
+from org.kernel.dispatcher import ROLE_ATTR
 from org.kernel.log import forget_logged
 from org.kernel.outcomes import FAILURES_KEY, LEDGER_KEY
 from org.kernel.store import OrganizationStore
@@ -186,18 +186,13 @@ def test_random_garbage_is_handled_where_it_is_read_and_logged_once(home, plans)
 @pytest.mark.parametrize("attr,values,fragment", [
     ("_htn_state", [{"turns_since_progress": str(n)} for n in range(6)], "agent._htn_state.turns_since_progress"),
     ("_bst_store", [{"__bst_belief_state__": {"domain": n}} for n in range(6)], "agent._bst_store['__bst_belief_state__'].domain"),
-    (PACE_ATTR, [f"level-{n}" for n in range(6)], f"agent.{PACE_ATTR}"),
-], ids=["htn_turns_as_text", "bst_domain_as_number", "pace_level_words"])
+], ids=["htn_turns_as_text", "bst_domain_as_number"])
 def test_a_field_wrong_the_same_way_every_turn_is_logged_once(home, caplog, attr, values, fragment):
     """The messages quote the offending value, but warn_once() de-duplicates on a stable key
     per field: a layer that keeps writing the same wrong kind of value (turns as text: '1',
     '2', '3', ...) gets the problem logged once, not once a turn."""
     driver = Driver()
     for value in values:
-        put = set_attr(attr, value)
-        if attr == PACE_ATTR:
-            driver.turn(after_dispatch=put)
-        else:
-            driver.turn(before=put)
+        driver.turn(before=set_attr(attr, value))
     assert getattr(driver.agent, ROLE_ATTR)["role_id"] == "codegen"  # the pack went on working
     assert_logged_once(caplog, fragment)

@@ -36,7 +36,7 @@ STEERING_FAULTS: dict[str, tuple[str | bytes, list[str]]] = {
     "no_tag": ('loop_repeat: "Loop: you repeated $tool."\n', ["loop_repeat", "must start with [SUPERVISOR]"]),
     "tag_later": ('loop_repeat: "Careful. [SUPERVISOR] Loop."\n', ["loop_repeat", "must start with [SUPERVISOR]"]),
     "four_sentences": ('loop_repeat: "[SUPERVISOR] One. Two! Three? Four."\n', ["loop_repeat", "has 4 sentences", "at most 3"]),
-    "unknown_placeholder": ('loop_repeat: "[SUPERVISOR] Loop on $tool, see $secret."\n', ["loop_repeat", "$secret", "allowed: $outcome, $times, $tool"]),
+    "unknown_placeholder": ('loop_repeat: "[SUPERVISOR] Loop on $tool, see $secret."\n', ["loop_repeat", "$secret", "allowed: $action, $advice, $outcome, $times, $tool"]),
     "braced_unknown_placeholder": ('loop_repeat: "[SUPERVISOR] Loop on ${toolname}."\n', ["loop_repeat", "$toolname"]),
     "not_text": ("loop_repeat: 5\n", ["loop_repeat", "expected text, found int"]),
     "null_text": ("loop_repeat: null\n", ["loop_repeat", "expected text, found NoneType"]),

@@ -105,4 +105,4 @@ def test_a0org_validate_recognises_a_steering_override_file_without_a_modeline(o
     path.write_text('stall: "[SUPERVISOR] Stalled $turns turns. Change approach."\n')
     assert validate_file(path) == []
     path.write_text('stall: "[SUPERVISOR] Stalled $turns turns."\nloop_repeat: "[SUPERVISOR] $secret"\n')
-    assert [str(p) for p in validate_file(path)] == [f"{path}:2: loop_repeat: unknown placeholder(s) $secret; allowed: $outcome, $times, $tool"]
+    assert [str(p) for p in validate_file(path)] == [f"{path}:2: loop_repeat: unknown placeholder(s) $secret; allowed: $action, $advice, $outcome, $times, $tool"]

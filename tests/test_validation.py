@@ -548,7 +548,7 @@ def test_reports_written_by_a_real_session_validate(make_session, org_home):
 # ---- steering overrides
 
 @pytest.mark.parametrize("text,reason", [
-    ("[SUPERVISOR] Loop on $secret.", "unknown placeholder(s) $secret; allowed: $outcome, $times, $tool"),
+    ("[SUPERVISOR] Loop on $secret.", "unknown placeholder(s) $secret; allowed: $action, $advice, $outcome, $times, $tool"),
     ("[SUPERVISOR] One. Two. Three. Four.", "has 4 sentences; steering is at most 3"),
 ], ids=["unknown_placeholder", "four_sentences"])
 def test_validate_rejects_steering_the_supervisor_would_refuse(tmp_path, text, reason):

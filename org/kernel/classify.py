@@ -133,6 +133,11 @@ def _line(text: str) -> str:
     return line if len(line) <= ERROR_LINE_CHARS else line[:ERROR_LINE_CHARS - 1] + "…"
 
 
+def _last_line(text: str) -> str:
+    stripped = text.rstrip()
+    return stripped[stripped.rfind("\n") + 1:].strip()
+
+
 def _exception_type(name: str) -> str:
     for error_type, names in _EXCEPTION_TYPES.items():
         if any(name.startswith(n) or name == n for n in names):
@@ -177,6 +182,10 @@ def classify_output(text: str | None) -> Verdict:
     os_error = _OS_ERROR_LINE.search(sample)
     if os_error is not None:
         return Verdict(True, _exception_type(os_error.group("name")), _line(os_error.group(0)))
+    last = _last_line(sample)
+    raised = _EXCEPTION_LINE.fullmatch(last) if last else None
+    if raised is not None and raised.group("msg") is not None:
+        return Verdict(True, _exception_type(raised.group("name")), _line(last))  # output that ends with an exception
     linted = _LINT_SUMMARY.search(sample) is not None
     for error_type, pattern in _DIAGNOSTICS:
         if linted and error_type == "execution":

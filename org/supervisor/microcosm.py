@@ -152,7 +152,8 @@ class MicrocosmSupervisor:
         try:
             await add_warning(agent, finding.text)
         except Exception as exc:
-            warn_once(f"agent.hist_add_warning failed ({type(exc).__name__}: {exc}); the {finding.anomaly} steering was not injected and will be tried again")
+            warn_once(f"agent.hist_add_warning failed ({type(exc).__name__}: {exc}); the {finding.anomaly} steering was not injected and will be tried again",
+                      key=f"agent.hist_add_warning {type(exc).__name__}")
             return False
         state.record(finding)
         ui_log(agent, type="warning", heading=f"{STEERING_HEADING}{finding.anomaly}", content=finding.text)
