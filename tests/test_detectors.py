@@ -6,17 +6,27 @@ import pytest
 
 from org.contracts.role import Doctrine, RoleProfile
 from org.kernel import loading
-from org.kernel.outcomes import ToolOutcome, canonical_signature, output_hash
+from org.kernel.outcomes import ToolOutcome, record_outcome
 from org.replay import roles_dir
-from org.supervisor.detectors import detect_cascade, detect_context, detect_loop, detect_pace, detect_stall
+from org.supervisor.detectors import (
+    detect_cascade,
+    detect_churn,
+    detect_context,
+    detect_oscillation,
+    detect_pace,
+    detect_repeat,
+    detect_rerun,
+    detect_stall,
+)
 from org.supervisor.snapshot import Snapshot
 
 CODEGEN = loading.load(RoleProfile, roles_dir() / "codegen.yaml")
 
 
-def out(tool: str, ok: bool, error_type: str | None = None, args: dict | None = None, output: str = "", turn: int = 0) -> ToolOutcome:
-    return ToolOutcome(turn, tool, ok, None if ok else (error_type or "execution"), canonical_signature(tool, args or {}),
-                       output_hash(output), output[:150])
+def out(tool: str, ok: bool | None = None, error_type: str | None = None, args: dict | None = None, output: str = "",
+        turn: int = 0) -> ToolOutcome:
+    """One outcome as the recorder makes it (``ok`` None: the classifier decides from the output)."""
+    return record_outcome({}, tool, args or {}, output, ok, error_type)
 
 
 def snap(**kw) -> Snapshot:
@@ -36,73 +46,100 @@ def test_stall_limit_comes_from_doctrine():
     assert detect_stall(snap(turns_since_progress=3, doctrine=Doctrine(max_turns_without_progress=3))) is None
 
 
-# loop -------------------------------------------------------------------------------
+# loop: repeat and oscillation --------------------------------------------------------
 
 def test_two_identical_failures_are_not_a_loop_three_are():
-    same = out("code_execution_tool", False, "not_found", {"code": "cat x"}, "No such file")
-    assert detect_loop(snap(outcomes=(same, same))) is None
-    finding = detect_loop(snap(outcomes=(same, same, same)))
-    assert finding is not None and finding.evidence["pattern"] == "repeat"
+    same = out("code_execution_tool", args={"code": "cat x"}, output="cat: x: No such file or directory")
+    assert detect_repeat(snap(outcomes=(same, same))) is None
+    finding = detect_repeat(snap(outcomes=(same, same, same)))
+    assert finding is not None and finding.evidence["pattern"] == "repeat" and finding.evidence["action"] == "`cat x`"
 
 
 def test_repeat_threshold_comes_from_doctrine():
     same = out("t", False, "not_found", {"a": 1}, "x")
     doctrine = Doctrine(loop={"repeat_threshold": 4})
-    assert detect_loop(snap(outcomes=(same,) * 3, doctrine=doctrine)) is None
-    assert detect_loop(snap(outcomes=(same,) * 4, doctrine=doctrine)) is not None
+    assert detect_repeat(snap(outcomes=(same,) * 3, doctrine=doctrine)) is None
+    assert detect_repeat(snap(outcomes=(same,) * 4, doctrine=doctrine)) is not None
 
 
-def test_same_tool_same_error_type_with_different_args_and_messages_is_iteration_not_a_loop():
-    debugging = tuple(out("code_execution_tool", False, "execution", {"code": f"v{i}"}, f"ValueError: {i}") for i in range(3))
-    assert detect_loop(snap(outcomes=debugging)) is None
+def test_different_calls_with_different_errors_are_iteration_not_a_loop():
+    debugging = tuple(out("code_execution_tool", args={"code": f"python v{i}.py"}, output=f"ValueError: bad value {'abc'[i]}") for i in range(3))
+    assert detect_repeat(snap(outcomes=debugging)) is None
+    assert detect_churn(snap(outcomes=debugging)) is None
 
 
-def test_same_tool_same_error_with_different_args_but_same_message_is_a_loop():
-    retries = tuple(out("search_engine", False, "network", {"q": f"q{i}"}, "Connection refused") for i in range(3))
-    assert detect_loop(snap(outcomes=retries)) is not None
+def test_different_calls_with_the_same_error_are_churn_not_a_repeat():
+    retries = tuple(out("search_engine", args={"q": f"q{i}"}, output="ConnectionError: Connection refused") for i in range(3))
+    assert detect_repeat(snap(outcomes=retries)) is None
+    finding = detect_churn(snap(outcomes=retries))
+    assert finding is not None and finding.evidence["error"] == "ConnectionError: Connection refused"
 
 
-def test_same_args_same_error_different_message_is_a_loop():
-    retries = tuple(out("t", False, "network", {"q": "same"}, f"Connection refused at {i}") for i in range(3))
-    assert detect_loop(snap(outcomes=retries)) is not None
+def test_the_same_call_failing_with_only_its_numbers_changing_is_a_loop():
+    retries = tuple(out("t", args={"q": "same"}, output=f"ConnectionError: refused after {i} ms") for i in range(3))
+    assert detect_repeat(snap(outcomes=retries)) is not None
 
 
 def test_identical_successful_results_repeated_are_a_loop_but_changing_output_is_not():
     same = out("code_execution_tool", True, args={"code": "ls"}, output="a b c")
-    assert detect_loop(snap(outcomes=(same,) * 3)) is not None
+    assert detect_repeat(snap(outcomes=(same,) * 3)) is not None
     polling = tuple(out("code_execution_tool", True, args={"code": "tail log"}, output=f"line {i}") for i in range(5))
-    assert detect_loop(snap(outcomes=polling)) is None
+    assert detect_repeat(snap(outcomes=polling)) is None
 
 
 def test_exempt_tools_are_never_loops_and_do_not_break_runs_of_others():
     poll = out("wait", True, args={"s": 5}, output="still running")
     doctrine = Doctrine(loop={"exempt_tools": ["wait"]})
-    assert detect_loop(snap(outcomes=(poll,) * 6, doctrine=doctrine)) is None
+    assert detect_repeat(snap(outcomes=(poll,) * 6, doctrine=doctrine)) is None
     same = out("t", False, "not_found", {"a": 1}, "x")
-    assert detect_loop(snap(outcomes=(same, poll, same, poll, same), doctrine=doctrine)) is not None
+    assert detect_repeat(snap(outcomes=(same, poll, same, poll, same), doctrine=doctrine)) is not None
 
 
 def test_oscillation_needs_full_cycles():
     a = out("A", False, "network", {"x": 1}, "refused")
     b = out("B", False, "not_found", {"y": 1}, "missing")
-    assert detect_loop(snap(outcomes=(a, b, a))) is None
-    finding = detect_loop(snap(outcomes=(a, b, a, b)))
+    assert detect_oscillation(snap(outcomes=(a, b, a))) is None
+    finding = detect_oscillation(snap(outcomes=(a, b, a, b)))
     assert finding is not None and finding.evidence["pattern"] == "oscillation"
-    assert detect_loop(snap(outcomes=(a, b, a, b), doctrine=Doctrine(loop={"oscillation_cycles": 3}))) is None
-    assert detect_loop(snap(outcomes=(a, b, a, b, a, b), doctrine=Doctrine(loop={"oscillation_cycles": 3}))) is not None
+    assert detect_oscillation(snap(outcomes=(a, b, a, b), doctrine=Doctrine(loop={"oscillation_cycles": 3}))) is None
+    assert detect_oscillation(snap(outcomes=(a, b, a, b, a, b), doctrine=Doctrine(loop={"oscillation_cycles": 3}))) is not None
 
 
 def test_edit_then_rerun_cycle_is_not_an_oscillation():
     cycle = []
     for i in range(3):
         cycle.append(out("text_editor", True, args={"patch": f"fix {i}"}, output="file saved"))
-        cycle.append(out("code_execution_tool", False, "execution", {"code": "pytest"}, f"AssertionError {i}"))
-    assert detect_loop(snap(outcomes=tuple(cycle))) is None
+        cycle.append(out("code_execution_tool", args={"code": "pytest"}, output=f"FAILED t.py::test_{'abc'[i]} - assert 1 == 2\n1 failed in 0.1s"))
+    assert detect_oscillation(snap(outcomes=tuple(cycle))) is None
 
 
 def test_loop_is_left_to_agent_zero_when_its_own_repeat_warning_fired():
     same = out("t", False, "not_found", {"a": 1}, "x")
-    assert detect_loop(snap(outcomes=(same,) * 3, native_repeat_warning=True)) is None
+    assert detect_repeat(snap(outcomes=(same,) * 3, native_repeat_warning=True)) is None
+
+
+# churn and reruns ----------------------------------------------------------------------
+
+def test_churn_threshold_comes_from_doctrine_and_failing_tests_never_churn():
+    broken = tuple(out("code_execution_tool", args={"code": f"python fix{i}.py && python app.py"}, output="SyntaxError: unexpected indent")
+                   for i in range(3))
+    assert detect_churn(snap(outcomes=broken[:2])) is None
+    assert detect_churn(snap(outcomes=broken)) is not None
+    assert detect_churn(snap(outcomes=broken, doctrine=Doctrine(loop={"churn_threshold": 4}))) is None
+    tests = tuple(out("code_execution_tool", args={"code": f"pytest -k {i}"}, output="FAILED t.py::test_a - assert 1 == 2\n1 failed in 0.1s")
+                  for i in range(4))
+    assert detect_churn(snap(outcomes=tests)) is None
+
+
+def test_a_rerun_counts_only_after_other_work_and_resets_when_the_result_changes():
+    run = out("code_execution_tool", args={"code": "python debug.py"}, output="value: None")
+    edit = lambda n: out("code_execution_tool", args={"code": f"sed -i 's/{n}/{n + 1}/' a.py"}, output="")  # noqa: E731
+    three = (run, edit(1), run, edit(2), run, edit(3), run)
+    assert detect_rerun(snap(outcomes=three)) is not None
+    assert detect_rerun(snap(outcomes=(run, run, run, run))) is None  # back to back is a repeat, not a rerun
+    changed = out("code_execution_tool", args={"code": "python debug.py"}, output="value: 3")
+    assert detect_rerun(snap(outcomes=(run, edit(1), run, edit(2), changed, edit(3), changed))) is None
+    assert detect_rerun(snap(outcomes=three, doctrine=Doctrine(loop={"rerun_threshold": 4}))) is None
 
 
 # context ----------------------------------------------------------------------------

@@ -23,11 +23,14 @@ from org.supervisor.snapshot import Snapshot
 TOOLS = ["code_execution_tool", "text_editor", "search_engine", "wait", "response"]
 
 outcome = st.builds(
-    lambda turn, tool, ok, error, sig, out, msg, novel: ToolOutcome(turn, tool, ok, None if ok else error, sig, out, msg, novel),
+    lambda turn, tool, ok, error, sig, out, msg, novel, kind, line, command: ToolOutcome(
+        turn, tool, ok, None if ok else error, sig, out, msg, novel, kind, line, f"e{hash(line) % 3}" if line else None, command),
     st.integers(0, 500), st.sampled_from(TOOLS), st.booleans(),
     st.sampled_from(["not_found", "timeout", "execution", "x" * 64]),
     st.sampled_from(["s1", "s2", "s3"]), st.sampled_from(["h1", "h2"]),
     st.sampled_from(["", "cat: /x: No such file", "Traceback …"]), st.booleans(),
+    st.sampled_from(["inspect", "edit", "run"]), st.sampled_from([None, "KeyError: 'x'", "cat: /x: No such file or directory"]),
+    st.sampled_from([None, "python app.py", "cat /x"]),
 )
 
 doctrine = st.builds(
@@ -69,7 +72,7 @@ state = st.builds(
 def verdict(result):
     return (
         [f.model_dump() for f in result.findings],
-        result.steer.model_dump() if result.steer else None,
+        [f.model_dump() for f in result.steering],
         result.health,
     )
 
@@ -101,12 +104,12 @@ def test_verdict_from_the_file_equals_the_live_verdict(tmp_path_factory, live, s
     assert file_state.to_dict() == live_state.to_dict()
 
 
-def test_only_the_outcomes_the_detectors_can_see_are_carried():
+def test_the_whole_task_is_carried_since_churn_and_reruns_look_back_over_it():
     d = Doctrine(loop=LoopDoctrine(repeat_threshold=3, oscillation_cycles=2, exempt_tools=["wait"]), cascade=CascadeDoctrine(window=5))
     history = tuple(ToolOutcome(i, "wait" if i % 2 else "text_editor", True, None, "s", "h", "") for i in range(40))
-    kept = needed_outcomes(history, d)
-    # four watched (non-exempt) outcomes reach back past interleaved waits
-    assert [o.turn for o in kept] == list(range(32, 40))
+    assert [o.turn for o in needed_outcomes(history, d)] == list(range(40))
+    longer = tuple(ToolOutcome(i, "x", True, None, "s", "h", "") for i in range(100))
+    assert [o.turn for o in needed_outcomes(longer, d)] == list(range(36, 100))  # at most the ledger's 64
     assert needed_outcomes((), d) == ()
 
 
@@ -114,7 +117,7 @@ def test_report_size_stays_small_with_a_full_history():
     history = tuple(ToolOutcome(i, "code_execution_tool", False, "execution", f"s{i}", f"h{i}", "x" * 150) for i in range(64))
     live = Snapshot(turn=64, role_id=ROLE.role_id, doctrine=ROLE.doctrine, pace_plan=ROLE.pace_plan, outcomes=history)
     text = report_with(signals_from_snapshot(live)).model_dump_json()
-    assert len(text) < 8000
+    assert len(text) < 32_000  # a full task of 64 outcomes, far below the 256,000-byte limit readers accept
     assert json.loads(text)["signals"]["doctrine_version"] == doctrine_version(ROLE.doctrine, ROLE.pace_plan)
 
 

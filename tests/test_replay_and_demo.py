@@ -26,7 +26,8 @@ def test_replay_prints_one_json_line_per_steering(tmp_path):
     assert result.returncode == 0, result.stderr
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     assert [(l["turn"], l["anomaly"]) for l in lines] == [(3, "loop"), (5, "context"), (7, "pace")]
-    assert all(set(l) == {"turn", "anomaly", "text"} and l["text"].startswith("[SUPERVISOR] ") for l in lines)
+    assert all(set(l) == {"turn", "anomaly", "action", "text"} and l["text"].startswith("[SUPERVISOR] ") for l in lines)
+    assert {l["action"] for l in lines} == {"steer"}
 
 
 def test_replay_classifier_decides_when_ok_is_absent_and_trace_verdict_wins_when_present(tmp_path):

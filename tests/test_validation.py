@@ -128,7 +128,7 @@ CASES = [
          replace("cooldown_turns: 3 ", 'cooldown_turns: "three" '),
          "doctrine.cooldown_turns", '"three"', "Input should be a valid integer", "role_profile"),
     Case("interval_zero", RoleProfile, "codegen.yaml", ROLE_SRC,
-         replace("radio_check_interval_turns: 3", "radio_check_interval_turns: 0"),
+         replace("radio_check_interval_turns: 1", "radio_check_interval_turns: 0"),
          "doctrine.radio_check_interval_turns", "radio_check_interval_turns: 0", "greater than or equal to 1", "role_profile"),
     Case("missing_role_type", RoleProfile, "codegen.yaml", ROLE_SRC, replace("role_type: specialist\n", ""),
          "role_type", None, "required field is missing", "role_profile"),
@@ -333,7 +333,7 @@ def test_cross_field_rules_are_still_reported_with_a_useful_reason(tmp_path):
 
 @pytest.mark.parametrize("old,new,field,reason", [
     ("cooldown_turns: 3 ", "cooldown_turns: true ", "doctrine.cooldown_turns", "Input should be a valid integer"),
-    ("radio_check_interval_turns: 3", "radio_check_interval_turns: yes", "doctrine.radio_check_interval_turns",
+    ("radio_check_interval_turns: 1", "radio_check_interval_turns: yes", "doctrine.radio_check_interval_turns",
      "Input should be a valid integer"),
     ("schema_version: 1", "schema_version: true", "schema_version", "must be the number 1, not a boolean"),
 ], ids=["cooldown_true", "interval_yes", "schema_version_true"])

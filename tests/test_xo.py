@@ -112,7 +112,7 @@ def test_without_a_key_steering_is_unsigned(volume, layout, clock):
 def test_the_xo_reaches_the_verdicts_of_the_in_process_supervisor(volume, xo, clock):
     """Same detectors, same cooldowns: steering at exactly the turns a reference check
     over the same snapshots steers, with the same texts."""
-    d = doctrine(cooldown_turns=4)  # radio check every 3 turns
+    d = doctrine(cooldown_turns=4, radio_check_interval_turns=3)
     book = SteeringBook()
     reference, state, checked = [], SupervisorState(), None
     for turn in range(1, 25):
@@ -122,16 +122,18 @@ def test_the_xo_reaches_the_verdicts_of_the_in_process_supervisor(volume, xo, cl
         if check_due(turn, checked, d.radio_check_interval_turns):
             checked = turn
             result = radio_check(snapshot_from_signals(read_report(Path(volume, "units/unit-1/salute.json")).signals), state)
-            if result.steer:
-                reference.append((turn, result.steer.anomaly, book.render(result.steer, repeated=state.repeated(result.steer.anomaly))))
-                state.record(result.steer)
+            if result.steering:
+                texts = [book.render(f, repeated=state.repeated(f.anomaly)) for f in result.steering]
+                reference.append((turn, result.steering[0].anomaly, " ".join(texts)))
+                for f in result.steering:
+                    state.record(f)
     got = [(m["report_turn"], m["anomaly"], m["text"]) for m in messages(volume, "unit-1") if m["kind"] == "steer"]
     assert got == reference
     assert [t for t, _, _ in got] == [1, 6, 12, 18, 24]  # first report, then cooldown 4 on a 3-turn beat
 
 
 def test_a_report_is_checked_only_when_a_check_boundary_was_crossed(volume, xo, clock):
-    d = doctrine(cooldown_turns=0)  # every check steers; checks every 3 turns
+    d = doctrine(cooldown_turns=0, radio_check_interval_turns=3)  # every check steers
     checks = []
     for turn in (1, 2, 3, 3, 4, 5, 7, 8, 9, 9):
         report(volume, "unit-1", "stall", turn, clock, d)
@@ -176,7 +178,7 @@ def test_nudges_escalate_to_a_pause_and_the_count_resets_on_recovery(volume, lay
         ("steer", "critical", 3), ("steer", "critical", 4), ("pause", "critical", 5),
     ]
     pause = messages(volume, "unit-1")[-1]
-    assert pause["text"].startswith("[SUPERVISOR] Paused by the XO: 5 nudges about stall")
+    assert pause["text"].startswith("[SUPERVISOR] Paused: steering about stall went unanswered 5 times")
     assert unit_state(layout, "unit-1").paused_turn == 6
 
     # paused: the same turn again, or time passing silently, sends nothing more

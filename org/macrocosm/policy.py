@@ -148,10 +148,12 @@ def _radio_check(state: UnitState, report: SaluteReport, signals: SaluteSignals,
     # And a report that ends a task is not steered: the unit would drop advice about a task
     # that is over, and the nudge would count as unanswered.
     busy = report.status.state in BUSY_STATES
-    finding = check.steering[0] if check.steering and busy and not not_taken(signals, state) else None
-    repeated = finding is not None and supervisor.repeated(finding.anomaly)
-    if finding is not None:
-        supervisor.record(finding)
+    due = check.steering if busy and not not_taken(signals, state) else []
+    # every anomaly that is due reaches the agent, in one message: one nudge on the ladder
+    finding = due[0] if due else None
+    repeated = {f.anomaly: supervisor.repeated(f.anomaly) for f in due}
+    for steered in due:
+        supervisor.record(steered)
     saved = supervisor.to_dict()
     if _decides(saved) != _decides(state.supervisor):
         verdict.changed = True
@@ -164,7 +166,11 @@ def _radio_check(state: UnitState, report: SaluteReport, signals: SaluteSignals,
         verdict.changed = True
         verdict.recovered = True
     if finding is not None:
-        verdict.steering = _next_step(state, finding, repeated, signals.turn, render)
+        verdict.steering = _next_step(state, due, repeated, signals.turn, render)
+
+
+#: the steering message's text limit (contracts.steering_message)
+MAX_TEXT = 2000
 
 
 def judge_silence(state: UnitState, now: float, render: Render) -> Verdict:
@@ -185,12 +191,14 @@ def judge_silence(state: UnitState, now: float, render: Render) -> Verdict:
     state.heartbeat_at = now
     turn = state.last_turn or 0
     finding = Finding(anomaly="heartbeat", template="heartbeat_stale", turn=turn, evidence={"silence": silence(age)})
-    verdict.steering = _next_step(state, finding, repeated, turn, render)
+    verdict.steering = _next_step(state, [finding], {finding.anomaly: repeated}, turn, render)
     return verdict
 
 
-def _next_step(state: UnitState, finding: Finding, repeated: bool, turn: int, render: Render) -> Steering:
-    """The next step of the ladder: a steer worded by its severity, or the pause."""
+def _next_step(state: UnitState, due: list[Finding], repeated: dict[str, bool], turn: int, render: Render) -> Steering:
+    """The next step of the ladder: a steer worded by its severity (the texts of every due
+    finding, most severe first), or the pause."""
+    finding = due[0]
     before = state.nudges
     if pause_due(before, state.escalation):
         pause = Finding(anomaly=finding.anomaly, template="pause", turn=finding.turn,
@@ -198,4 +206,5 @@ def _next_step(state: UnitState, finding: Finding, repeated: bool, turn: int, re
         state.paused_turn = turn
         return Steering("pause", finding.anomaly, "critical", render(pause, False), before, turn)
     state.nudges = before + 1
-    return Steering("steer", finding.anomaly, nudge_severity(before), render(finding, repeated), before, turn)
+    text = " ".join(render(f, repeated.get(f.anomaly, False)) for f in due)[:MAX_TEXT]
+    return Steering("steer", finding.anomaly, nudge_severity(before), text, before, turn)

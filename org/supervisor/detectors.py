@@ -72,9 +72,9 @@ def detect_churn(s: Snapshot) -> Finding | None:
     are not reaching the cause (a patch corrupting a file again, edits breaking the code again)."""
     outcomes = _watched(s)
     last = (outcomes[-1] if outcomes else None)
-    if last is None or last.error_signature is None or last.error_type == "test":
-        return None
-    same = [o for o in outcomes if o.error_signature == last.error_signature]
+    if last is None or last.ok or last.error_signature is None:
+        return None  # only failures churn; failing tests reported by a working run do not
+    same = [o for o in outcomes if not o.ok and o.error_signature == last.error_signature]
     calls = {o.signature for o in same}
     if len(same) < s.doctrine.loop.churn_threshold or len(calls) < 2:
         return None
