@@ -79,7 +79,9 @@ def edit(path: Path, content: str = "") -> dict:
 
 
 def failing(n: int) -> dict:
-    return {"tool": "code_execution_tool", "args": {"code": f"cat /missing/{n}"}, "output": f"cat: /missing/{n}: No such file or directory"}
+    """A failed call; each n a different error (the numbers in an error do not tell errors apart)."""
+    name = "abcdefghij"[n % 10]
+    return {"tool": "code_execution_tool", "args": {"code": f"cat /missing/{name}"}, "output": f"cat: /missing/{name}: No such file or directory"}
 
 
 def runs(home: Path) -> list[SupervisorRun]:
