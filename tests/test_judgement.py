@@ -121,3 +121,12 @@ def test_a_lasting_stall_is_heard_beside_a_full_context(make_session):
     session.run(*[{"tool": "response_draft", "args": {}, "output": "", "context_fill": 0.86} for _ in range(12)])
     anomalies = {a for _, a in session.anomalies()}
     assert {"context", "stall"} <= anomalies
+
+
+def test_no_stall_where_outcomes_cannot_be_seen(make_session):
+    """Agent-Zero v0.9.3 and v0.9.4 have no tool hooks: a turn count alone is no progress signal."""
+    session = make_session(doctrine={"max_turns_without_progress": 3})
+    for point in ("tool_execute_before", "tool_execute_after"):
+        del session.standin.points[point]
+    session.run(*[sh(f"cat src/module_{n}.py", f"contents {n}") for n in range(8)])
+    assert session.anomalies() == []

@@ -47,7 +47,7 @@ def test_normal_operation_checks_on_schedule_and_injects_nothing(make_session, e
     assert session.steering() == []
     assert not any("[SUPERVISOR]" in str(m.content) for m in session.agent.history)
     state = session.agent.data["org_supervisor"]
-    assert state["turn"] == 9 and state["injections"] == 0  # it ran every turn, checked every 3rd
+    assert state["turn"] == 9 and state["checks"] == 9 and state["injections"] == 0  # a radio check every turn, none steered
     assert (session.home / "reports" / "codegen_latest.json").exists()
 
 

@@ -151,7 +151,7 @@ def _traceback_verdict(sample: str) -> Verdict | None:
         return None
     raised = _EXCEPTION_LINE.search(sample, start)  # the first unindented exception line after the header
     if raised is None:
-        return Verdict(True, "execution", "Traceback (most recent call last)")
+        return Verdict(True, "execution")  # the exception line was cut off: failed, but no identity
     if raised.group("name") == "BrokenPipeError":
         return OK  # the reader of a pipe (`| head`) stopped early: the command itself worked
     return Verdict(True, _exception_type(raised.group("name")), _line(raised.group(0)))

@@ -121,7 +121,7 @@ def _judge(agent: Any, loaded: Any, role: RoleProfile, state: DispatchState, bst
 
 
 def turn_metrics(data: dict, role: RoleProfile, htn, fill, ledger: ToolLedger) -> PaceMetrics:
-    turns_without_progress = htn.turns_since_progress if htn else ledger.turns_since_progress
+    turns_without_progress = htn.turns_since_progress if htn else (ledger.turns_since_progress or 0)
     return metrics_from(data.get(FAILURES_KEY), turns_without_progress, role.doctrine.max_turns_without_progress, fill.fill if fill else None)
 
 

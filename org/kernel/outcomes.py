@@ -109,6 +109,8 @@ class ToolLedger:
     turn: int = 0
     last_progress_turn: int = 0
     task: int = 0
+    #: a tool outcome was ever recorded: where none can be (no tool hooks), there is no progress signal
+    recorded: bool = False
     outcomes: deque = field(default_factory=lambda: deque(maxlen=LEDGER_LIMIT))
     seen: dict = field(default_factory=dict)
 
@@ -142,6 +144,7 @@ class ToolLedger:
 
     def record(self, tool: str, ok: bool, error_type: str | None, signature: str, out_hash: str, message: str,
                kind: str = "run", error_line: str | None = None, command: str | None = None) -> ToolOutcome:
+        self.recorded = True
         error = error_signature(error_line)
         progress = self._progress(tool, ok, kind, signature, error or out_hash, error)
         if progress:
@@ -152,8 +155,10 @@ class ToolLedger:
         return outcome
 
     @property
-    def turns_since_progress(self) -> int:
-        return max(0, self.turn - self.last_progress_turn)
+    def turns_since_progress(self) -> int | None:
+        """None until an outcome was recorded: on Agent-Zero without tool hooks (v0.9.3, v0.9.4)
+        outcomes cannot be seen, and a count of turns alone is no progress signal."""
+        return max(0, self.turn - self.last_progress_turn) if self.recorded else None
 
 
 def ledger_of(data: dict) -> ToolLedger:

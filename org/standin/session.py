@@ -100,7 +100,8 @@ class StandInSession:
         return extras
 
     async def _call(self, point: str, **kwargs: Any) -> None:
-        await call_point(self.points[point], self.era, self.agent, **kwargs)
+        if point in self.points:  # an Agent-Zero version without the point never calls it
+            await call_point(self.points[point], self.era, self.agent, **kwargs)
 
     def _apply_layers(self, turn: TraceTurn) -> None:
         agent = self.agent
@@ -183,8 +184,7 @@ class StandInSession:
             # error-comprehension layer's would: agent._error_diagnosis
             agent._error_diagnosis = {"tool": tool.name, "error_class": None if turn.ok else (turn.error_type or "execution")}  # type: ignore[attr-defined]
         try:
-            if "tool_execute_before" in self.points:  # the era has the point (v0.9.5+)
-                await self._call("tool_execute_before", tool_args=tool.args, tool_name=tool.name)
+            await self._call("tool_execute_before", tool_args=tool.args, tool_name=tool.name)
             response = await tool.execute(**tool.args)  # an extension may have replaced it
             await self._call("tool_execute_after", response=response, tool_name=tool.name)
             agent.hist_add_tool_result(tool.name, response.message)

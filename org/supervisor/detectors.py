@@ -85,7 +85,9 @@ def detect_churn(s: Snapshot) -> Finding | None:
 
 def detect_rerun(s: Snapshot) -> Finding | None:
     """The same run giving the same result again after other work, N times: the changes
-    made in between have no effect on it."""
+    made in between have no effect on it. A rerun counts only when nothing in between moved
+    the task forward (edits and repeated looks only): an agent that learned something new in
+    between (another run with a new result, a new file read) is investigating."""
     outcomes = _watched(s)
     last = (outcomes[-1] if outcomes else None)
     if last is None or last.kind != "run" or last.command is None:
@@ -95,8 +97,8 @@ def detect_rerun(s: Snapshot) -> Finding | None:
     for previous, current in zip(runs, runs[1:]):
         if outcomes[previous].result != outcomes[current].result:
             reruns = 0  # the result changed: the work in between did something
-        elif current - previous > 1:
-            reruns += 1  # other work happened in between, and the result is the same
+        elif current - previous > 1 and not any(o.novel for o in outcomes[previous + 1:current]):
+            reruns += 1  # only edits in between, and the result is the same
     if reruns < s.doctrine.loop.rerun_threshold:
         return None
     return Finding(anomaly="rerun", template="rerun", turn=s.turn, evidence={

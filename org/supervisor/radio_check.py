@@ -39,6 +39,7 @@ class SupervisorState:
     #: nudges (steering, and calls the breaker blocked) while each anomaly persisted: its episode
     episode: dict[str, int] = field(default_factory=dict)
     injections: int = 0
+    checks: int = 0  # radio checks run
     breakers: Breakers = field(default_factory=Breakers)
     #: the turn the supervisor paused the chat, until it is resumed
     paused_turn: int | None = None
@@ -74,6 +75,7 @@ class SupervisorState:
             "last_severity": dict(self.last_severity),
             "episode": dict(self.episode),
             "injections": self.injections,
+            "checks": self.checks,
             "breakers": self.breakers.to_dict(),
             "paused_turn": self.paused_turn,
             "emergency_turn": self.emergency_turn,
@@ -97,6 +99,7 @@ class SupervisorState:
             last_severity={str(k): v for k, v in severities.items() if v in SEVERITY_ORDER} if isinstance(severities, dict) else {},
             episode=ints(data.get("episode")),
             injections=count_or(data.get("injections")),
+            checks=count_or(data.get("checks")),
             breakers=Breakers.from_dict(data.get("breakers")),
             paused_turn=count_or(data.get("paused_turn"), None),
             emergency_turn=count_or(data.get("emergency_turn"), None),
@@ -143,6 +146,7 @@ def decide(findings: list[Finding], state: SupervisorState, doctrine: Doctrine) 
 
 def radio_check(snapshot: Snapshot, state: SupervisorState) -> RadioCheckResult:
     """Run the detectors over a snapshot and decide what steers (see :func:`decide`)."""
+    state.checks += 1
     return decide(run_detectors(snapshot), state, snapshot.doctrine)
 
 
