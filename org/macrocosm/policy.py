@@ -87,8 +87,8 @@ def _epoch(moment: datetime) -> float:
 
 
 def _decides(supervisor: dict[str, Any]) -> dict[str, Any]:
-    """The part of a saved SupervisorState that changes what steers (not its turn counter)."""
-    return {k: v for k, v in supervisor.items() if k != "turn"}
+    """The part of a saved SupervisorState that changes what steers (not its counters)."""
+    return {k: v for k, v in supervisor.items() if k not in ("turn", "checks")}
 
 
 def judge_report(state: UnitState, report: SaluteReport, now: float, render: Render) -> Verdict:
