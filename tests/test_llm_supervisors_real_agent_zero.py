@@ -38,7 +38,7 @@ def main_prompts(dump: Path) -> list[str]:
 
 
 def test_digests_and_prompt_sections_in_a_real_agent_zero(tree, tmp_path):  # noqa: F811
-    install(ROOT, tree, "--with-supervisors", python=A0_PYTHON)
+    install(ROOT, tree, "--with-supervisors", "--activate", "software_dev", python=A0_PYTHON)  # the supervisors work for an active organization
     organizations = tree / "usr" / "organizations"
     mine = organizations / "knowledge" / "conventions" / "naming.md"  # a person's: the supervisor reviews, not bootstraps
     mine.parent.mkdir(parents=True)

@@ -113,9 +113,9 @@ def test_no_supervisor_warning_on_the_turn_agent_zero_warns_about_a_repeat(tree,
     repeat = next(i for i, text in enumerate(history) if "You have sent the same message again" in text)
     # the turn of Agent-Zero's repeat warning ends without a supervisor warning after it
     assert "[SUPERVISOR]" not in history[repeat + 1]
-    steering = [w for w in warnings(result) if "[SUPERVISOR]" in w]
-    assert len(steering) == 1 and "[SUPERVISOR] Loop" in steering[0]
-    assert history.index(next(t for t in history if "[SUPERVISOR]" in t)) > repeat + 1
+    loops = [w for w in warnings(result) if "[SUPERVISOR] Loop" in w]
+    assert len(loops) == 1  # (five failures in a row also draw the PACE contingent steering)
+    assert history.index(next(t for t in history if "[SUPERVISOR] Loop" in t)) > repeat + 1
 
 
 def test_without_an_active_organization_the_pack_does_nothing(tree, tmp_path):
