@@ -250,7 +250,7 @@ def fill_troubled_agent(agent: StandInAgent) -> None:
             run_tool(agent, "code_execution_tool", {"runtime": "python", "code": f"print(compute({i}))"}, f"{rng.random():.12f}\n")
         elif kind == 2:
             _, text = ERRORS[i % len(ERRORS)]
-            run_tool(agent, TOOLS[i % len(TOOLS)], {"n": i}, f"{text} ({i})")
+            run_tool(agent, TOOLS[i % len(TOOLS)], {"n": i}, f"[{i}]\n{text}")
         elif kind == 3:
             run_tool(agent, "wait", {"seconds": 5}, "still running")
         elif kind == 4:
@@ -261,7 +261,7 @@ def fill_troubled_agent(agent: StandInAgent) -> None:
     streak = FAILURE_HISTORY_LIMIT
     for i in range(streak - 5):
         _, text = ERRORS[i % len(ERRORS)]
-        run_tool(agent, TOOLS[i % 4], {"attempt": i}, f"{text} (attempt {i})")
+        run_tool(agent, TOOLS[i % 4], {"attempt": i}, f"attempt {i}:\n{text}")
     run_tool(agent, "search_engine", {"query": "csv writer"}, "Connection refused")
     run_tool(agent, "browser_agent", {"url": "http://docs"}, "Temporary failure in name resolution")
     for _ in range(3):
@@ -343,7 +343,9 @@ async def bench_active(cfg: Config, scratch: Path) -> None:
     home = scratch / "organization"
     home.mkdir()
     set_home(home)
-    prepare_organization(home, TraceHeader(kind="header", role="codegen", doctrine={"radio_check_interval_turns": 1}))
+    # pauses off: a paused chat is not checked, and the figures are for a chat that keeps running
+    prepare_organization(home, TraceHeader(kind="header", role="codegen", doctrine={"radio_check_interval_turns": 1,
+                                                                                   "escalation": {"pause": False, "pause_after_emergency": False}}))
     real = load_point([extensions_dir()], POINT, ERA)
 
     agent = new_agent()
@@ -359,7 +361,7 @@ async def bench_active(cfg: Config, scratch: Path) -> None:
     next_response(0)
     probe = radio_check_once(agent, loop_data)
     fired = sorted({f.anomaly for f in probe.findings})
-    assert fired == ["cascade", "context", "loop", "pace", "stall"], fired
+    assert fired == ["cascade", "churn", "context", "loop", "pace", "stall"], fired
     scenario = {"findings": fired, "pace": agent._org_pace_level, "ledger": len(agent.data[LEDGER_KEY].outcomes),  # type: ignore[attr-defined]
                 "failure_history": len(agent.data[FAILURES_KEY]["history"])}
 
@@ -416,7 +418,7 @@ async def bench_active(cfg: Config, scratch: Path) -> None:
          what="OrganizationLayout.latest_report alone (a lexical safe_child check), the first step of the health correction")
 
     book = hooks.supervisor.steering(layout)
-    finding = probe.steer
+    finding = probe.steering[0] if probe.steering else None
     assert finding is not None
 
     def render(i: int) -> None:

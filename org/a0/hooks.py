@@ -93,7 +93,7 @@ async def message_loop_end(agent: Any, loop_data: Any = None, **_: Any) -> None:
     try:
         if getattr(agent, dispatcher.ROLE_ATTR, None) is None:
             return
-        dispatcher.judge_after_tool(agent, store)
+        dispatcher.judge_after_tool(agent)
         await supervisor.turn_end(agent, loop_data)
     except Exception as exc:
         _failed("org supervisor", exc)

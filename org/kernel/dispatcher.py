@@ -26,7 +26,7 @@ from . import salute
 from .context_fill import context_fill, model_name
 from .layers import AgentReadings, read_bst, read_htn
 from .log import warn_once
-from .outcomes import FAILURES_KEY, RESPONSE_TOOL, ToolLedger, ledger_of, start_task
+from .outcomes import FAILURES_KEY, LEDGER_KEY, RESPONSE_TOOL, ToolLedger, ledger_of, start_task
 from .pace import PaceMetrics, metrics_from, pace_level
 from .salute import health_for
 from .store import OrganizationStore, select_role
@@ -41,6 +41,9 @@ STATE_KEY = "_org_dispatch"
 class DispatchState:
     turn: int = 0
     last_report_turn: int | None = None
+    #: what this turn's dispatch chose (the organization as loaded, the role, the BST reading),
+    #: so the judgement after the tool reads nothing again
+    chosen: tuple[Any, RoleProfile, Any] | None = None
 
 
 def is_active(agent: Any) -> bool:
@@ -77,18 +80,22 @@ def dispatch(agent: Any, loop_data: Any, store: OrganizationStore) -> str | None
     role = select_role(loaded, bst.domain if bst else None)
     setattr(agent, ROLE_ATTR, loaded.role_dicts[role.role_id])
     setattr(agent, ORG_ATTR, loaded.organization.org_id)
+    state.chosen = (loaded, role, bst)
     return _judge(agent, loaded, role, state, bst)
 
 
-def judge_after_tool(agent: Any, store: OrganizationStore) -> str | None:
+def judge_after_tool(agent: Any) -> str | None:
     """PACE judged again once the turn's tool has run, so the level (and the steering it
-    draws) follows this turn's outcome rather than lagging a turn behind it."""
-    loaded = store.active()
+    draws) follows this turn's outcome rather than lagging a turn behind it. Only when a tool
+    ran this turn: otherwise nothing the triggers read has changed."""
     state = agent.data.get(STATE_KEY)
-    if loaded is None or not isinstance(state, DispatchState):
+    ledger = agent.data.get(LEDGER_KEY)
+    if not isinstance(state, DispatchState) or state.chosen is None or not isinstance(ledger, ToolLedger):
         return None
-    bst = read_bst(agent)
-    return _judge(agent, loaded, select_role(loaded, bst.domain if bst else None), state, bst)
+    if not ledger.outcomes or ledger.outcomes[-1].turn != ledger.turn:
+        return None
+    loaded, role, bst = state.chosen
+    return _judge(agent, loaded, role, state, bst)
 
 
 def _judge(agent: Any, loaded: Any, role: RoleProfile, state: DispatchState, bst: Any) -> str:

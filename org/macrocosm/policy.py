@@ -88,7 +88,7 @@ def _epoch(moment: datetime) -> float:
 
 def _decides(supervisor: dict[str, Any]) -> dict[str, Any]:
     """The part of a saved SupervisorState that changes what steers (not its counters)."""
-    return {k: v for k, v in supervisor.items() if k not in ("turn", "checks")}
+    return {k: v for k, v in supervisor.items() if k not in ("turn", "checks", "health_corrected")}
 
 
 def judge_report(state: UnitState, report: SaluteReport, now: float, render: Render) -> Verdict:

@@ -19,9 +19,17 @@ from .snapshot import Snapshot
 Detector = Callable[[Snapshot], Finding | None]
 
 
+#: (outcomes, exempt tools, the outcomes watched): the detectors of one check share it
+_last_watched: tuple[object, object, list[ToolOutcome]] = ((), (), [])
+
+
 def _watched(s: Snapshot) -> list[ToolOutcome]:
+    """The outcomes of tools that are not exempt (pollers, waits), computed once per snapshot."""
+    global _last_watched
     exempt = s.doctrine.loop.exempt_tools
-    return [o for o in s.outcomes if o.tool not in exempt] if exempt else list(s.outcomes)
+    if _last_watched[0] is not s.outcomes or _last_watched[1] is not exempt:
+        _last_watched = (s.outcomes, exempt, [o for o in s.outcomes if o.tool not in exempt] if exempt else list(s.outcomes))
+    return _last_watched[2]
 
 
 def _key(o: ToolOutcome) -> tuple[str, str]:

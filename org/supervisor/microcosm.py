@@ -183,8 +183,10 @@ class MicrocosmSupervisor:
             result = radio_check(snapshot, state)
             layout: OrganizationLayout = self._layout_provider()
             await self._act(agent, snapshot, result, state, layout)
-            if agent_number(agent) == 0:
+            if agent_number(agent) == 0 and (result.findings or state.health_corrected):
+                # corrected while anomalies are there, and once more when they clear (back down)
                 salute.correct_health(layout, role.role_id, result.health, [f.anomaly for f in result.findings], state.turn)
+                state.health_corrected = bool(result.findings)
             return result
         finally:
             agent.data[STATE_KEY] = state.to_dict()

@@ -40,6 +40,7 @@ class SupervisorState:
     episode: dict[str, int] = field(default_factory=dict)
     injections: int = 0
     checks: int = 0  # radio checks run
+    health_corrected: bool = False  # the last check corrected the SALUTE report's health
     breakers: Breakers = field(default_factory=Breakers)
     #: the turn the supervisor paused the chat, until it is resumed
     paused_turn: int | None = None
@@ -76,6 +77,7 @@ class SupervisorState:
             "episode": dict(self.episode),
             "injections": self.injections,
             "checks": self.checks,
+            "health_corrected": self.health_corrected,
             "breakers": self.breakers.to_dict(),
             "paused_turn": self.paused_turn,
             "emergency_turn": self.emergency_turn,
@@ -100,6 +102,7 @@ class SupervisorState:
             episode=ints(data.get("episode")),
             injections=count_or(data.get("injections")),
             checks=count_or(data.get("checks")),
+            health_corrected=data.get("health_corrected") is True,
             breakers=Breakers.from_dict(data.get("breakers")),
             paused_turn=count_or(data.get("paused_turn"), None),
             emergency_turn=count_or(data.get("emergency_turn"), None),
