@@ -81,6 +81,8 @@ def _garbage(json_values: st.SearchStrategy, edge: st.SearchStrategy) -> dict[st
 
 #: when each kind of garbage is put on the agent: before the dispatcher, after it
 #: (someone else between dispatcher and supervisor) or just before the supervisor
+#: steering kinds a radio check can inject in one turn, one each at most
+ANOMALY_TYPES = ("stall", "loop", "churn", "rerun", "context", "cascade", "pace")
 _WHEN = {"_org_active_role": "after_dispatch", "_org_pace_level": "after_dispatch", "_error_diagnosis": "after_dispatch",
          "data:_org_tool_ledger": "before_end"}
 
@@ -114,8 +116,8 @@ def _run_garbage_session(plans: list[tuple[dict[str, Any], bool]]) -> tuple[Driv
                                before=_apply(garbage, "before"), after_dispatch=_apply(garbage, "after_dispatch"),
                                before_end=_apply(garbage, "before_end"))
         per_turn.append(warnings)
-        # supervisor invariants: at most one steering a turn, in the house style
-        assert len(warnings) <= 1, warnings
+        # supervisor invariants: at most one steering per anomaly type a turn, in the house style
+        assert len(warnings) == len(set(warnings)) <= len(ANOMALY_TYPES), warnings
         for text in warnings:
             assert text.startswith(TAG) and count_sentences(text) <= 3, text
         state = driver.agent.data.get(STATE_KEY)
