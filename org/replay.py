@@ -24,6 +24,7 @@ from org.kernel import loading
 from org.kernel.loading import DocumentError, Problem
 from org.kernel.log import forget_logged
 from org.kernel.paths import ENV_HOME
+from org.macrocosm.volume import ENV_VOLUME
 from org.resources import organizations_templates_dir, roles_dir
 from org.standin.session import StandInSession, TurnResult
 
@@ -102,20 +103,24 @@ def prepare_organization(home: Path, header: TraceHeader | None) -> str:
 
 @contextmanager
 def organization_home(folder: Path | None) -> Iterator[Path]:
-    """Point the pack at ``folder`` (or a temporary one) for the length of a session."""
+    """Point the pack at ``folder`` (or a temporary one) for the length of a session. The
+    session is local: a shared volume named in the environment (``$A0ORG_VOLUME``) is not
+    linked, so a replay gives the same lines wherever it runs."""
     temporary = folder is None
     home = Path(tempfile.mkdtemp(prefix="a0org-")) if temporary else folder
     home.mkdir(parents=True, exist_ok=True)
-    previous = os.environ.get(ENV_HOME)
+    previous = {name: os.environ.get(name) for name in (ENV_HOME, ENV_VOLUME)}
     os.environ[ENV_HOME] = str(home)
+    os.environ.pop(ENV_VOLUME, None)
     forget_logged()
     try:
         yield home
     finally:
-        if previous is None:
-            os.environ.pop(ENV_HOME, None)
-        else:
-            os.environ[ENV_HOME] = previous
+        for name, value in previous.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
         if temporary:
             shutil.rmtree(home, ignore_errors=True)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from pack_commands import a0org
@@ -79,3 +80,15 @@ def test_demo_shows_every_anomaly_and_writes_reports(tmp_path):
     assert str(tmp_path / "demo" / "reports") in out
     validate = a0org("validate", str(tmp_path / "demo" / "reports"))
     assert validate.returncode == 0, validate.stdout + validate.stderr
+
+
+def test_replay_does_not_depend_on_a_volume_in_the_environment(tmp_path):
+    trace = write_trace(tmp_path / "t.jsonl", [
+        {"turn": n, "tool": "code_execution_tool", "args": {"code": "cat /x"}, "output": "cat: /x: No such file or directory"}
+        for n in (1, 2, 3)])
+    plain = a0org("replay", str(trace))
+    volume = tmp_path / "volume"
+    volume.mkdir()
+    linked = a0org("replay", str(trace), env={**os.environ, "A0ORG_VOLUME": str(volume), "A0ORG_UNIT": "unit-1"})
+    assert linked.returncode == 0 and linked.stdout == plain.stdout != ""
+    assert not any(volume.iterdir())  # nothing was published

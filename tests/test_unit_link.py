@@ -610,3 +610,18 @@ def test_processed_messages_are_pruned_to_the_newest(volume, monkeypatch):
     kept = sorted(p.name for p in volume.processed(UNIT).iterdir())
     assert [int(name[:10]) for name in kept] == [3, 4, 5]
     assert len(agent.warnings()) == 5
+
+
+def test_a_missing_volume_leaves_the_agent_to_its_own_supervisor(make_session, tmp_path, monkeypatch, caplog):
+    """$A0ORG_VOLUME names a folder that is not there (not mounted, misspelt): nothing would
+    supervise the agent, so its own supervisor keeps steering, and the reason is logged once."""
+    missing = tmp_path / "not-mounted"
+    monkeypatch.setenv(ENV_VOLUME, str(missing))
+    monkeypatch.setenv(ENV_UNIT, UNIT)
+    monkeypatch.setattr(unit, "_current", None)
+    session = make_session()
+    session.run(*[fail("code_execution_tool") for _ in range(3)])
+    assert [a for _, a in session.anomalies()] == ["loop"]
+    assert not missing.exists()
+    logged = [r.getMessage() for r in caplog.records if r.name == LOGGER and "does not exist" in r.getMessage()]
+    assert len(logged) == 1 and str(missing) in logged[0]

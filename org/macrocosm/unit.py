@@ -158,9 +158,15 @@ def publish_turn(agent: Any, link: UnitLink, role: RoleProfile, snapshot: Snapsh
 
 
 def current_publisher() -> Callable[[Any, RoleProfile, Snapshot, AgentReadings], None] | None:
-    """What agent 0 does at a turn's end instead of its own radio check, while linked to a volume."""
+    """What agent 0 does at a turn's end instead of its own radio check, while linked to a
+    volume that is there. A volume that is missing (not mounted, misspelt) links nothing: the
+    agent's own supervisor keeps steering rather than leave it unsupervised."""
     link = current_link()
     if link is None:
+        return None
+    if not link.layout.root.is_dir():
+        warn_once(f"${ENV_VOLUME}={link.layout.root}: the shared volume folder does not exist (not mounted?); "
+                  "the agent's own supervisor steers until it is there", key=f"volume missing {link.layout.root}")
         return None
     return lambda agent, role, snapshot, readings: publish_turn(agent, link, role, snapshot, readings)
 
