@@ -105,12 +105,11 @@ def test_verdict_from_the_file_equals_the_live_verdict(tmp_path_factory, live, s
 
 
 def test_the_whole_task_is_carried_since_churn_and_reruns_look_back_over_it():
-    d = Doctrine(loop=LoopDoctrine(repeat_threshold=3, oscillation_cycles=2, exempt_tools=["wait"]), cascade=CascadeDoctrine(window=5))
     history = tuple(ToolOutcome(i, "wait" if i % 2 else "text_editor", True, None, "s", "h", "") for i in range(40))
-    assert [o.turn for o in needed_outcomes(history, d)] == list(range(40))
+    assert [o.turn for o in needed_outcomes(history)] == list(range(40))
     longer = tuple(ToolOutcome(i, "x", True, None, "s", "h", "") for i in range(100))
-    assert [o.turn for o in needed_outcomes(longer, d)] == list(range(36, 100))  # at most the ledger's 64
-    assert needed_outcomes((), d) == ()
+    assert [o.turn for o in needed_outcomes(longer)] == list(range(36, 100))  # at most the ledger's 64
+    assert needed_outcomes(()) == ()
 
 
 def test_report_size_stays_small_with_a_full_history():

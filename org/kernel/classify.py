@@ -33,8 +33,6 @@ SCAN_CHARS = 4000
 #: The error line shown in steering and carried in SALUTE signals.
 ERROR_LINE_CHARS = 160
 
-ERROR_TYPES = ("timeout", "not_found", "permission", "syntax", "network", "resource", "dependency", "execution", "test")
-
 
 @dataclass(frozen=True, slots=True)
 class Verdict:

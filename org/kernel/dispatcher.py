@@ -92,7 +92,7 @@ def judge_after_tool(agent: Any) -> str | None:
     ledger = agent.data.get(LEDGER_KEY)
     if not isinstance(state, DispatchState) or state.chosen is None or not isinstance(ledger, ToolLedger):
         return None
-    if not ledger.outcomes or ledger.outcomes[-1].turn != ledger.turn:
+    if ledger.latest is None:
         return None
     loaded, role, bst = state.chosen
     return _judge(agent, loaded, role, state, bst)
@@ -134,7 +134,7 @@ def turn_metrics(data: dict, role: RoleProfile, htn, fill, ledger: ToolLedger) -
 
 def task_ended(ledger: ToolLedger) -> bool:
     """Whether this turn ran the final-answer tool, which ends the task."""
-    return bool(ledger.outcomes) and ledger.outcomes[-1].turn == ledger.turn and ledger.outcomes[-1].tool == RESPONSE_TOOL
+    return ledger.latest is not None and ledger.latest.tool == RESPONSE_TOOL
 
 
 def unit_report(agent: Any, role: RoleProfile, unit_id: str, signals: SaluteSignals, readings: AgentReadings) -> SaluteReport | None:

@@ -108,7 +108,6 @@ class ToolLedger:
 
     turn: int = 0
     last_progress_turn: int = 0
-    task: int = 0
     #: a tool outcome was ever recorded: where none can be (no tool hooks), there is no progress signal
     recorded: bool = False
     outcomes: deque = field(default_factory=lambda: deque(maxlen=LEDGER_LIMIT))
@@ -118,7 +117,6 @@ class ToolLedger:
         """Called once per turn, before the model is asked."""
         self.turn += 1
         if new_task:
-            self.task += 1
             self.last_progress_turn = self.turn
             self.seen.clear()
             self.outcomes.clear()
@@ -153,6 +151,11 @@ class ToolLedger:
                               kind, error_line, error, command)
         self.outcomes.append(outcome)
         return outcome
+
+    @property
+    def latest(self) -> ToolOutcome | None:
+        """The outcome recorded this turn, if a tool ran."""
+        return self.outcomes[-1] if self.outcomes and self.outcomes[-1].turn == self.turn else None
 
     @property
     def turns_since_progress(self) -> int | None:

@@ -29,7 +29,7 @@ import re
 import socket
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from org.contracts import RoleProfile, SaluteReport
 from org.contracts.common import is_identifier
@@ -42,6 +42,7 @@ from org.kernel.log import logger, warn_once
 from org.kernel.paths import UnsafePathError
 from org.kernel.salute import MAX_REPORT_BYTES
 from org.kernel.values import count_or
+from org.supervisor.microcosm import Publisher
 from org.supervisor.signals import signals_from_snapshot
 from org.supervisor.snapshot import Snapshot
 
@@ -157,7 +158,7 @@ def publish_turn(agent: Any, link: UnitLink, role: RoleProfile, snapshot: Snapsh
         publish(link, report)
 
 
-def current_publisher() -> Callable[[Any, RoleProfile, Snapshot, AgentReadings], None] | None:
+def current_publisher() -> Publisher | None:
     """What agent 0 does at a turn's end instead of its own radio check, while linked to a
     volume that is there. A volume that is missing (not mounted, misspelt) links nothing: the
     agent's own supervisor keeps steering rather than leave it unsupervised."""

@@ -53,7 +53,7 @@ def detect_repeat(s: Snapshot) -> Finding | None:
         return None  # Agent-Zero already warned about this repetition this turn
     outcomes = _watched(s)
     n = s.doctrine.loop.repeat_threshold
-    last = (outcomes[-1] if outcomes else None)
+    last = outcomes[-1] if outcomes else None
     if last is None or len(outcomes) < n or len({_key(o) for o in outcomes[-n:]}) != 1:
         return None
     return Finding(anomaly="loop", template="loop_repeat", turn=s.turn, evidence={
@@ -79,7 +79,7 @@ def detect_churn(s: Snapshot) -> Finding | None:
     """The same error coming back N times in the task while the calls change: the fixes
     are not reaching the cause (a patch corrupting a file again, edits breaking the code again)."""
     outcomes = _watched(s)
-    last = (outcomes[-1] if outcomes else None)
+    last = outcomes[-1] if outcomes else None
     if last is None or last.ok or last.error_signature is None:
         return None  # only failures churn; failing tests reported by a working run do not
     same = [o for o in outcomes if not o.ok and o.error_signature == last.error_signature]
@@ -97,7 +97,7 @@ def detect_rerun(s: Snapshot) -> Finding | None:
     the task forward (edits and repeated looks only): an agent that learned something new in
     between (another run with a new result, a new file read) is investigating."""
     outcomes = _watched(s)
-    last = (outcomes[-1] if outcomes else None)
+    last = outcomes[-1] if outcomes else None
     if last is None or last.kind != "run" or last.command is None:
         return None  # only a command that runs something can show whether changes took effect
     runs = [i for i, o in enumerate(outcomes) if o.signature == last.signature]

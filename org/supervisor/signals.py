@@ -12,7 +12,7 @@ import json
 
 from org.contracts.role import Doctrine, PacePlan
 from org.contracts.salute import OutcomeSignal, SaluteSignals
-from org.kernel.outcomes import ToolOutcome
+from org.kernel.outcomes import LEDGER_LIMIT, ToolOutcome
 from org.supervisor.snapshot import Snapshot
 
 _versions: dict[tuple[int, int], tuple[Doctrine, PacePlan | None, str]] = {}
@@ -32,14 +32,14 @@ def doctrine_version(doctrine: Doctrine, pace_plan: PacePlan | None) -> str:
     return digest
 
 
-def needed_outcomes(outcomes: tuple[ToolOutcome, ...], doctrine: Doctrine) -> tuple[ToolOutcome, ...]:
+def needed_outcomes(outcomes: tuple[ToolOutcome, ...]) -> tuple[ToolOutcome, ...]:
     """The outcomes the detectors read: the current task's (the ledger keeps at most 64),
     since churn and no-effect reruns are judged over the whole task."""
-    return outcomes[-64:]
+    return outcomes[-LEDGER_LIMIT:]
 
 
 def signals_from_snapshot(s: Snapshot) -> SaluteSignals:
-    outcomes = needed_outcomes(s.outcomes, s.doctrine)
+    outcomes = needed_outcomes(s.outcomes)
     return SaluteSignals(
         turn=s.turn,
         role_id=s.role_id,
