@@ -15,6 +15,8 @@ from .common import AnomalyType, Contract, Identifier, NudgeSeverity, SchemaVers
 
 #: A message bigger than this is refused unread.
 MAX_MESSAGE_BYTES = 16_000
+#: The longest steering text a message carries.
+MAX_TEXT_CHARS = 2000
 MESSAGE_ID_PATTERN = r"^[0-9a-f]{32}$"
 
 
@@ -27,7 +29,7 @@ class SteeringMessage(Contract):
     kind: Literal["steer", "pause"] = Field(description="steer: inject the text; pause: inject it and pause the agent.")
     anomaly: AnomalyType
     severity: NudgeSeverity = Field(description="Rises while the unit leaves nudges unanswered.")
-    text: str = Field(min_length=1, max_length=2000)
+    text: str = Field(min_length=1, max_length=MAX_TEXT_CHARS)
     nudge: int = Field(0, ge=0, description="How many nudges about this episode went before this one.")
     report_turn: int | None = Field(None, ge=0, description="The unit's turn in the report that was judged.")
     created_at: Timestamp

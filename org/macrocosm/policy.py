@@ -21,6 +21,7 @@ from typing import Any, Callable, Literal
 from org.contracts import Finding
 from org.contracts.common import AnomalyType, NudgeSeverity
 from org.contracts.salute import SaluteReport, SaluteSignals
+from org.contracts.steering_message import MAX_TEXT_CHARS
 from org.kernel.log import logger
 from org.supervisor.escalation import nudge_severity, pause_due, times_in_words
 from org.supervisor.radio_check import SupervisorState, radio_check
@@ -169,10 +170,6 @@ def _radio_check(state: UnitState, report: SaluteReport, signals: SaluteSignals,
         verdict.steering = _next_step(state, due, repeated, signals.turn, render)
 
 
-#: the steering message's text limit (contracts.steering_message)
-MAX_TEXT = 2000
-
-
 def judge_silence(state: UnitState, now: float, render: Render) -> Verdict:
     """For a unit whose last report is older than ``stale_after_seconds``: log a very stale
     one once, and nudge a busy one, once per ``stale_after_seconds``."""
@@ -206,5 +203,5 @@ def _next_step(state: UnitState, due: list[Finding], repeated: dict[str, bool], 
         state.paused_turn = turn
         return Steering("pause", finding.anomaly, "critical", render(pause, False), before, turn)
     state.nudges = before + 1
-    text = " ".join(render(f, repeated.get(f.anomaly, False)) for f in due)[:MAX_TEXT]
+    text = " ".join(render(f, repeated.get(f.anomaly, False)) for f in due)[:MAX_TEXT_CHARS]
     return Steering("steer", finding.anomaly, nudge_severity(before), text, before, turn)
