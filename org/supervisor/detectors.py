@@ -4,7 +4,8 @@ Each reads the current task's outcomes (the ledger starts afresh with every task
 takes its thresholds from the role's doctrine. An action's identity is what it did
 (tool and normalised arguments, ``signature``); a result's identity is its error
 signature when it has one, else its output (``ToolOutcome.result``). :data:`DETECTORS`
-lists them in priority order; every finding whose cooldown allows it steers.
+lists them; one finding per anomaly type is kept (repeat before oscillation), and the
+order steering reaches the agent in is the radio check's.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def detect_repeat(s: Snapshot) -> Finding | None:
         return None
     return Finding(anomaly="loop", template="loop_repeat", turn=s.turn, evidence={
         "pattern": "repeat", "tool": last.tool, "action": _what(last), "times": n, "outcome": _outcome(last),
-        "error_type": last.error_type or "", "signature": last.signature})
+        "error_type": last.error_type or ""})
 
 
 def detect_oscillation(s: Snapshot) -> Finding | None:
