@@ -285,3 +285,18 @@ def test_a0org_doctor_command_runs_the_same_checks(tmp_path, pack):
     report = json.loads(result.stdout)
     assert report["era"] == "D"
     assert all(hook_check(report, point)["details"]["path"] for point in POINTS)
+
+
+@pytest.mark.skipif(not real_doctrine_available(), reason="the repository ships no roles yet")
+def test_a_role_the_kernel_would_skip_is_a_problem(tmp_path):
+    """role_id: bug_fix in roles/bugfix.yaml: the kernel skips that role at run time, so
+    doctor must not call the organization's roles all valid."""
+    pack = make_pack(tmp_path / "pack", real_doctrine=True)
+    tree = make_a0_tree(tmp_path / "a0", "D")
+    install(pack, tree, "--activate", "software_dev")
+    role = tree / ORGS / "roles" / "bugfix.yaml"
+    role.write_text(role.read_text(encoding="utf-8").replace("role_id: bugfix", "role_id: bug_fix"), encoding="utf-8")
+    code, report = doctor_json(tree, pack)
+    active = next(c for c in checks(report, "organization") if c["subject"].endswith("active.json"))
+    assert code == 1 and active["level"] == "problem", active
+    assert "role_id: is 'bug_fix' but the file is named for 'bugfix'" in active["message"]
