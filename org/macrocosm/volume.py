@@ -9,6 +9,7 @@
       units/<unit>/inbox/rejected/          steering the unit refused, with a .reason file
       xo/units/<unit>.json                  the XO's state for the unit (cooldowns, escalation, outbox)
       xo/xo.lock                            held by the running XO
+      xo/heartbeat                          renewed by the running XO: units steer themselves without it
       xo/steering.yaml                      optional: the XO's own wording of the steering texts
 
 Every file is written atomically (temporary file in the same folder, fsync, rename).
@@ -29,6 +30,11 @@ from org.contracts.common import is_identifier
 from org.kernel.files import json_object, read_capped, validated
 from org.kernel.paths import UnsafePathError, checked_id, safe_child
 from org.kernel.salute import MAX_REPORT_BYTES
+
+#: The running XO renews ``xo/heartbeat`` this often; a unit counts it gone once the file is older
+#: than ``XO_SILENT_AFTER`` (or missing: an XO that stops cleanly removes it).
+XO_BEAT_SECONDS = 5.0
+XO_SILENT_AFTER = 60.0
 
 ENV_VOLUME = "A0ORG_VOLUME"
 ENV_UNIT = "A0ORG_UNIT"
@@ -54,6 +60,10 @@ class VolumeLayout:
     @property
     def xo_lock(self) -> Path:
         return self.xo_dir / "xo.lock"
+
+    @property
+    def xo_heartbeat(self) -> Path:
+        return self.xo_dir / "heartbeat"
 
     @property
     def xo_units_dir(self) -> Path:
@@ -114,6 +124,20 @@ class VolumeLayout:
         real = os.path.realpath(folder)
         if real != root and not real.startswith(root + os.sep):
             raise UnsafePathError(f"{folder} resolves to {real}, outside the volume {root}")
+
+
+def xo_silence(layout: VolumeLayout, now: float) -> float | None:
+    """Seconds since the running XO last renewed its heartbeat; None when there is none."""
+    try:
+        st = os.lstat(layout.xo_heartbeat)
+    except OSError:
+        return None
+    return max(0.0, now - st.st_mtime) if stat.S_ISREG(st.st_mode) else None
+
+
+def xo_running(layout: VolumeLayout, now: float) -> bool:
+    silence = xo_silence(layout, now)
+    return silence is not None and silence < XO_SILENT_AFTER
 
 
 def message_name(seq: int, message_id: str) -> str:
