@@ -27,7 +27,7 @@ from pathlib import Path
 
 from org.contracts import SaluteReport
 from org.contracts.common import is_identifier
-from org.kernel.files import json_object, read_capped, validated
+from org.kernel.files import FileRefused, json_object, read_capped, validated
 from org.kernel.paths import UnsafePathError, checked_id, safe_child
 from org.kernel.salute import MAX_REPORT_BYTES
 
@@ -159,14 +159,17 @@ def unit_entry_problem(name: str, st: os.stat_result) -> str:
     return "not a folder; ignored"
 
 
-def read_report(path: Path | str) -> SaluteReport:
-    """A validated SALUTE report, or :class:`FileRefused` saying why not.
+def read_report(path: Path | str, unit: str | None = None) -> SaluteReport:
+    """A validated SALUTE report (of ``unit`` when given), or :class:`FileRefused` saying why not.
 
     ``FileNotFoundError`` passes through: a unit that has not reported yet is not an error.
     """
     data = read_capped(path, MAX_REPORT_BYTES)
     try:
-        return SaluteReport.model_validate_json(data)  # the common case, straight from the bytes
-    except ValueError:
-        pass  # read it again step by step, to say why it is refused
-    return validated(path, SaluteReport, json_object(path, data), "SALUTE report")
+        report = SaluteReport.model_validate_json(data)  # the common case, straight from the bytes
+    except ValueError:  # read it again step by step, to say why it is refused
+        report = validated(path, SaluteReport, json_object(path, data), "SALUTE report")
+    named = report.unit.unit_id
+    if unit is not None and named is not None and named != unit:
+        raise FileRefused(Path(path), f"unit.unit_id: '{named}' is not the unit of this folder ('{unit}')")
+    return report
