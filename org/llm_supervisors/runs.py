@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from org.contracts.supervisors import SupervisorsConfig
 from org.kernel.log import logger
+from org.kernel.redact import redact_model
 from org.knowledge.directives import DirectiveQueue
 from org.knowledge.store import KnowledgeStore
 from org.llm.answer import ModelOutputInvalid
@@ -107,11 +108,13 @@ def execute(request: Request, config: SupervisorsConfig, files: Files) -> Outcom
         own, other = split_documents(spec, store.documents())
         recent = digests.DigestLog(files.digests).recent(request.recent)
         pending = [f"{d.id} [{d.priority} {d.type}, from {d.source}]: {d.description}" for d in queue_for(config, files).pending()]
-        touched = read_touched_files(recent, skip_under=(files.home.resolve(), store.root.resolve())) if spec.reads_files else []
+        touched = read_touched_files(recent, skip_under=(files.home.resolve(), store.root.resolve()),
+                                     never_read=tuple(config.never_read)) if spec.reads_files else []
         run_input = RunInput(recent, own, other, pending, touched, request.previous_findings)
         client = ChatClient(config.model_for(name), UsageLedger.for_organizations(files.home), supervisor=name)
         result = client.complete(build_messages(spec, run_input), schema=spec.schema, deadline=request.deadline)
-        return _outcome(request, client, run_input, "ok", parsed=result.parsed, model=result.model, attempts=result.attempts)
+        # the model may repeat a secret it was shown (or invent one): nothing of its answer is kept unredacted
+        return _outcome(request, client, run_input, "ok", parsed=redact_model(result.parsed), model=result.model, attempts=result.attempts)
     except ModelUnavailable as exc:
         return _outcome(request, client, run_input, "skipped", exc.reason)
     except ModelOutputInvalid as exc:

@@ -23,6 +23,7 @@ from pydantic import BaseModel
 
 from org.contracts.knowledge import OWNERSHIP, DirectiveDraft, KnowledgeDraft
 from org.contracts.supervisor_outputs import CodeStyleOutput, DesignOutput, InternaliserOutput, KnowledgeItem, TaskDigest
+from org.kernel.credentials import is_credential_file, is_credential_text
 from org.kernel.redact import redact
 from org.knowledge.documents import Document
 
@@ -42,10 +43,6 @@ MAX_FILES = 6
 MAX_FILE_BYTES = 1_000_000
 #: How many recent tasks a supervisor reads at least, and at most.
 MIN_TASKS, MAX_TASKS = 3, 10
-#: Files never sent to a model, whatever redaction would leave of them.
-_SECRET_FILE = re.compile(
-    r"(^/(proc|sys|dev)/|(^|/)(\.env(\..*)?|.*\.(pem|key|p12|pfx|keystore|kdbx)|id_[a-z0-9]+|\.netrc|\.pgpass|\.htpasswd"
-    r"|\.git-credentials|authorized_keys|g?shadow|credentials(\..*)?|secrets?(\..*)?)$)", re.I)
 _RULE_LINE = re.compile(r"^\s*\d+\.\s+(.*\S)\s*$")
 
 
@@ -143,7 +140,8 @@ def split_documents(spec: SupervisorSpec, documents: list[Document]) -> tuple[li
     return own, [d for d in documents if d.category not in spec.categories]
 
 
-def read_touched_files(digests: list[TaskDigest], skip_under: tuple[Path, ...] = ()) -> list[tuple[str, str]]:
+def read_touched_files(digests: list[TaskDigest], skip_under: tuple[Path, ...] = (),
+                       never_read: tuple[str, ...] = ()) -> list[tuple[str, str]]:
     """The newest files the tasks named that can be read here, each cut short and redacted."""
     names: dict[str, None] = {}
     for digest in reversed(digests):
@@ -154,7 +152,7 @@ def read_touched_files(digests: list[TaskDigest], skip_under: tuple[Path, ...] =
     for name in names:
         if len(files) >= MAX_FILES or total >= FILES_CHARS:
             break
-        text = _readable(Path(name), skip_under)
+        text = _readable(Path(name), skip_under, never_read)
         if text is None:
             continue
         text = redact(text)[: min(FILE_CHARS, FILES_CHARS - total)]  # redacted before it is cut
@@ -163,21 +161,23 @@ def read_touched_files(digests: list[TaskDigest], skip_under: tuple[Path, ...] =
     return files
 
 
-def _readable(path: Path, skip_under: tuple[Path, ...]) -> str | None:
-    if _SECRET_FILE.search(path.as_posix()):
+def _readable(path: Path, skip_under: tuple[Path, ...], never_read: tuple[str, ...] = ()) -> str | None:
+    """The file's text, or None: credential files (by name, also after links are followed, or by content) are never read."""
+    if is_credential_file(path, never_read):
         return None
     try:
         resolved = path.resolve()
         if any(base == resolved or base in resolved.parents for base in skip_under):
             return None  # the pack's own files (the knowledge store, run records) are not code under review
-        if not resolved.is_file() or resolved.stat().st_size > MAX_FILE_BYTES:
+        if is_credential_file(resolved, never_read) or not resolved.is_file() or resolved.stat().st_size > MAX_FILE_BYTES:
             return None
         data = resolved.read_bytes()[: FILE_CHARS * 4]
     except OSError:
         return None
     if b"\x00" in data:
         return None  # binary
-    return data.decode("utf-8", "replace")
+    text = data.decode("utf-8", "replace")
+    return None if is_credential_text(text) else text
 
 
 # --------------------------------------------------------------------------- the prompt
