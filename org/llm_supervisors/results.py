@@ -121,7 +121,7 @@ def apply_outcome(outcome: Outcome, config: SupervisorsConfig | None, agent: Any
         directives=applied.directives if applied else [], documents=applied.documents if applied else [],
         review_items=applied.review_items if applied else 0,
         bootstrap=bool(outcome.run_input and outcome.run_input.bootstrap), converging=bool(converging),
-        interval_tasks=every, task=request.task, source=request.source,
+        interval_tasks=every, task=request.task, source=request.source, project=files.project,
     )
     run = redact_model(run)  # reasons quote the model's answer and errors; the record, the log and the UI get it redacted
     _report(run, agent, log)
