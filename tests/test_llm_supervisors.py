@@ -625,7 +625,7 @@ def test_log_stats_and_run_from_the_command_line(home, llm_server):  # noqa: F81
     assert [(r.trigger, r.source) for r in runs(home)[2:]] == [("milestone", "cli"), ("milestone", "cli")]
 
     failed = python("-m", "org", "supervisors", "run", "--supervisor", "code_style")  # the script has no answer left: 500s
-    assert failed.returncode == 1 and failed.stdout.startswith("Code style supervisor: skipped: HTTP 500")
+    assert failed.returncode == 2 and failed.stdout.startswith("Code style supervisor: skipped: HTTP 500")  # nothing could run
     assert "Code style supervisor: skipped: HTTP 500" in python("-m", "org", "supervisors", "log").stdout
 
 

@@ -48,7 +48,7 @@ MAX_THOUGHTS = 12
 PATH_ARGS = ("path", "file", "file_path", "filepath", "filename", "document", "target", "destination", "paths", "files")
 #: File names inside code or shell commands: something/with.an_extension
 _FILE_IN_CODE = re.compile(
-    r"(?<![\w/.-])((?:\.{0,2}/)?[\w.-]+(?:/[\w.-]+)*\.(?:py|js|ts|tsx|jsx|md|yaml|yml|json|toml|ini|cfg|txt|sh|go|rs|java|kt|c|h|cc|cpp|hpp|rb|php|html|css|sql))\b"
+    r"(?<![\w/.-])((?:\.{0,2}/)?[\w.-]+(?:/[\w.-]+)*\.(?:py|js|ts|tsx|jsx|md|yaml|yml|json|toml|ini|cfg|conf|env|properties|xml|tf|txt|sh|go|rs|java|kt|swift|cs|c|h|cc|cpp|hpp|rb|php|html|css|scss|vue|sql))\b"
 )
 
 
