@@ -32,6 +32,7 @@ from org.knowledge import directives, selection  # noqa: E402
 from org.knowledge.directives import DirectiveQueue  # noqa: E402
 from org.llm_supervisors.agent_prompt import SECTIONS_KEY  # noqa: E402
 from org.llm_supervisors.runner import runner_for  # noqa: E402
+from org.replay import prepare_organization  # noqa: E402
 from org.standin.agent import LoopData, Response, StandInAgent  # noqa: E402
 from org.standin.model_server import Reply, ScriptedServer, Slow  # noqa: E402
 
@@ -69,6 +70,7 @@ def time_calls(call: Callable[[], Any], iterations: int, repeats: int) -> dict[s
 
 
 def store_with(home: Path, documents: int, directives: int) -> None:
+    prepare_organization(home, None)  # the supervisors work for an active organization
     folder = home / "knowledge" / "conventions"
     folder.mkdir(parents=True, exist_ok=True)
     for n in range(documents):
@@ -78,6 +80,7 @@ def store_with(home: Path, documents: int, directives: int) -> None:
 
 
 def write_config(home: Path, base_url: str, budget: float = 120.0) -> None:
+    prepare_organization(home, None)  # the supervisors work for an active organization
     (home / "supervisors.yaml").write_text(
         f"model: {{base_url: '{base_url}', model: bench, api_key_env: null, backoff_seconds: 0.01}}\n"
         f"supervisors:\n  code_style: {{every_tasks: 1, time_budget_seconds: {budget}}}\n"

@@ -9,7 +9,6 @@ the supervisors' model is a scripted server in this process.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 import yaml

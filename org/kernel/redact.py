@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from .log import warn_once
-from .secret_patterns import ASSIGNMENT, CODE_VALUE, IN_CONTEXT, PLACEHOLDER, RANDOM_LOOKING, TOKENS
+from .secret_patterns import ASSIGNMENT, CODE_VALUE, IN_CONTEXT, NAME_HINT, PLACEHOLDER, RANDOM_LOOKING, TOKENS, present
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -50,8 +50,6 @@ _PEM = re.compile(
     r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY( BLOCK)?-----.*?(?:-----END \1PRIVATE KEY( BLOCK)?-----|\Z)",
     re.DOTALL,
 )
-#: Lines worth handing to detect-secrets' keyword detector (it is slow on every line).
-_KEYWORD_HINT = re.compile(r"(?i)pass|pwd|secret|key|token|auth|cred|contrase")
 _QUOTED = re.compile(r"([\"'])([A-Za-z0-9+/=_\-]{%d,})\1" % ENTROPY_MIN_CHARS)
 _PLUGIN_NAMES = (
     "aws.AWSKeyDetector", "azure_storage_key.AzureStorageKeyDetector", "basic_auth.BasicAuthDetector",
@@ -61,6 +59,11 @@ _PLUGIN_NAMES = (
     "square_oauth.SquareOAuthDetector", "stripe.StripeDetector", "telegram_token.TelegramBotTokenDetector",
     "twilio.TwilioKeyDetector",
 )
+#: The slowest plugins run only when the text holds one of these (lower case); the others always run.
+_PLUGIN_NEEDLES = {
+    "IbmCosHmacDetector": ("cos",), "MailchimpDetector": ("-us",), "SlackDetector": ("xox", "hooks.slack"),
+    "StripeDetector": ("k_live_",), "DiscordBotTokenDetector": (".",), "AWSKeyDetector": ("aws", "akia", "asia", "a3t", "abia", "acca"),
+}
 
 
 class _Library:
@@ -72,26 +75,26 @@ class _Library:
         from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
         from detect_secrets.plugins.keyword import QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP, KeywordDetector
 
-        self.patterns: list[re.Pattern[str]] = []
+        self.patterns: list[tuple[tuple[str, ...], re.Pattern[str]]] = []
         for name in _PLUGIN_NAMES:
             module, cls = name.split(".")
             plugin = getattr(importlib.import_module(f"detect_secrets.plugins.{module}"), cls)()
-            self.patterns += list(plugin.denylist)
+            self.patterns += [(_PLUGIN_NEEDLES.get(cls, ()), pattern) for pattern in plugin.denylist]
         self.keyword = KeywordDetector()
         self.keyword_regexes = QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP
         self.entropy = Base64HighEntropyString()
 
-    def spans(self, text: str) -> list[tuple[int, int]]:
+    def spans(self, text: str, lowered: str) -> list[tuple[int, int]]:
         """Where the library's token detectors see a secret (its first group when the pattern has one)."""
         found = []
-        for pattern in self.patterns:
+        for needles, pattern in self.patterns:
+            if needles and not present(needles, lowered):
+                continue
             group = 1 if pattern.groups else 0
             found += [match.span(group) for match in pattern.finditer(text)]
         return found
 
     def keyword_values(self, line: str) -> list[str]:
-        if not _KEYWORD_HINT.search(line):
-            return []
         return [value for value in self.keyword.analyze_string(line, self.keyword_regexes) if value]
 
     def random_strings(self, text: str) -> list[tuple[int, int]]:
@@ -146,9 +149,11 @@ def _assignment(match: re.Match[str]) -> str:
     return f"{key}{quote}{MARK}{quote}"
 
 
-def _in_context(text: str) -> str:
+def _in_context(text: str, lowered: str) -> str:
     spans = []
-    for pattern in IN_CONTEXT:
+    for needles, pattern in IN_CONTEXT:
+        if not present(needles, lowered):
+            continue
         for match in pattern.finditer(text):
             value = match.group("s")
             inner = value.strip("\"'")
@@ -157,10 +162,14 @@ def _in_context(text: str) -> str:
     return _mark_spans(text, spans)
 
 
-def _keywords(text: str, library: _Library) -> str:
+def _names(text: str, library: _Library | None) -> str:
+    """``name = value`` secrets, line by line, on the lines that mention a secret-like name."""
     lines = text.split("\n")
     for number, line in enumerate(lines):
-        for value in library.keyword_values(line):
+        if not NAME_HINT.search(line):
+            continue
+        line = ASSIGNMENT.sub(_assignment, line)
+        for value in library.keyword_values(line) if library is not None else ():
             if len(value) >= MIN_SECRET_CHARS and not PLACEHOLDER.match(value) and MARK not in value:
                 line = line.replace(value, MARK)  # within this line only
         lines[number] = line
@@ -173,15 +182,18 @@ def redact(text: str) -> str:
         return text
     for secret in tuple(_KNOWN):
         text = text.replace(secret, MARK)
-    text = _PEM.sub(MARK, text)
-    text = TOKENS.sub(MARK, text)
+    if "PRIVATE KEY" in text:
+        text = _PEM.sub(MARK, text)
+    lowered = text.lower()
+    for needles, pattern in TOKENS:
+        if present(needles, lowered):
+            text = pattern.sub(MARK, text)
     library = _library()
     if library is not None:
-        text = _mark_spans(text, library.spans(text))
-    text = _in_context(text)
-    text = ASSIGNMENT.sub(_assignment, text)
+        text = _mark_spans(text, library.spans(text, text.lower()))
+    text = _in_context(text, text.lower())
+    text = _names(text, library)
     if library is not None:
-        text = _keywords(text, library)
         text = _mark_spans(text, library.random_strings(text))
     return text
 
