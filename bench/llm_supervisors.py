@@ -87,7 +87,8 @@ def write_config(home: Path, base_url: str, budget: float = 120.0) -> None:
         "  design: {enabled: false}\n  internaliser: {enabled: false}\n", encoding="utf-8")
 
 
-def bench_prompt_hook(base: Path, quick: bool) -> None:
+def bench_prompt_hook(base: Path, quick: bool) -> Callable[[], None]:
+    """The prompt hook's cost; returns the first-turn call (on a store of 20 documents and 10 directives)."""
     iterations, repeats = (500, 5) if quick else (5_000, 11)
     agent, loop_data = StandInAgent(), LoopData()
     home = base / "none"
@@ -116,6 +117,7 @@ def bench_prompt_hook(base: Path, quick: bool) -> None:
     emit("prompt_hook_later_turns", unit="us/turn",
          what="the same sections on later turns of the task (built once a task, then reused)",
          **time_calls(lambda: hooks.message_loop_prompts_after(agent, loop_data=loop_data), iterations, repeats))
+    return first_turn
 
 
 # The redactor before detect-secrets (token shapes, bearer, URL passwords, assignments): the baseline.
@@ -139,7 +141,7 @@ def old_redact(text: str) -> str:
     return _OLD_ASSIGNMENT.sub(lambda m: m.group(1) + MARK if len(m.group(2)) >= 3 else m.group(0), text)
 
 
-def bench_redactor(base: Path, quick: bool) -> None:
+def bench_redactor(first_turn: Callable[[], None], quick: bool) -> None:
     """The redactor alone, and the prompt hook's first turn with the old and the new redactor, in the same run."""
     iterations, repeats = (20, 5) if quick else (100, 11)
     code = (ROOT / "org" / "llm_supervisors" / "supervisors.py").read_text(encoding="utf-8")[:9000]
@@ -147,16 +149,6 @@ def bench_redactor(base: Path, quick: bool) -> None:
     old = time_calls(lambda: old_redact(code), iterations, repeats)
     emit("redact_9kb_of_code", unit="us/call", what="redact() on 9,000 characters of Python (a full FILES section)",
          baseline_old_redactor=old["value"], ratio=r(new["value"] / old["value"]), **new)
-
-    agent = StandInAgent()
-    home = base / "redactor"
-    home.mkdir()
-    set_home(home)
-    write_config(home, "http://127.0.0.1:9/v1")
-    store_with(home, documents=20, directives=10)
-
-    def first_turn() -> None:
-        hooks.message_loop_prompts_after(agent, loop_data=LoopData())
 
     count = max(20, (500 if quick else 5_000) // 50)
     figures = {}
@@ -222,8 +214,7 @@ def main() -> int:
     args = parser.parse_args()
     base = temp_root(args.tmp)
     try:
-        bench_prompt_hook(base, args.quick)
-        bench_redactor(base, args.quick)
+        bench_redactor(bench_prompt_hook(base, args.quick), args.quick)
         bench_task_boundaries(base, args.quick)
         bench_wait(base)
     finally:
