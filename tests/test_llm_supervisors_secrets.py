@@ -80,3 +80,18 @@ def test_no_secret_reaches_the_model_or_any_file_even_when_the_model_repeats_one
     prompt = json.dumps(second[0].extras)
     assert "Naming" in prompt and STRIPE not in prompt and "[REDACTED]" in prompt
     assert STRIPE not in json.dumps([(i.heading, i.content) for i in session.agent.context.log.items], default=str)
+
+
+def test_files_named_in_never_read_are_not_read(org_home, llm_server, llm_key, tmp_path):
+    config = write_config(org_home, llm_server, code_style={"every_tasks": 1})
+    config.write_text(config.read_text() + "never_read: ['config/prod.yaml']\n")
+    (tmp_path / "config").mkdir()
+    prod, app = tmp_path / "config" / "prod.yaml", tmp_path / "app.py"
+    prod.write_text("opaque: only-in-prod-yaml\n")
+    app.write_text("print('hello')\n")
+    llm_server.script(code_style())
+    StandInSession().run_task("deploy", turns(edit(prod), edit(app), respond()))
+    settle(org_home)
+    asked = request_text(llm_server.requests[0])
+    assert "only-in-prod-yaml" not in asked and f"{prod} (a credential file: never read)" in asked
+    assert f"### {app}\n```\nprint('hello')" in asked
