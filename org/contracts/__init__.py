@@ -2,7 +2,7 @@
 
 from .finding import Finding
 from .knowledge import Directive, DirectiveQueueFile, KnowledgeDocument, ReviewItem
-from .organization import ActiveOrganization, Organization
+from .organization import ActiveOrganization, Organization, OrganizationOverrides
 from .role import Doctrine, PacePlan, RoleProfile
 from .salute import SaluteReport
 from .steering import SteeringTemplates
@@ -16,6 +16,7 @@ SCHEMAS = {
     "role_profile": RoleProfile,
     "organization": Organization,
     "active_organization": ActiveOrganization,
+    "organization_overrides": OrganizationOverrides,
     "salute_report": SaluteReport,
     "trace_header": TraceHeader,
     "trace_turn": TraceTurn,
@@ -43,6 +44,7 @@ __all__ = [
     "Directive",
     "DirectiveQueueFile",
     "Doctrine",
+    "OrganizationOverrides",
     "Finding",
     "InternaliserOutput",
     "KnowledgeDocument",
