@@ -39,7 +39,7 @@ from org.llm import (
 )
 from org.llm.answer import extract_json_text
 from org.llm.transport import parse_retry_after
-from org.standin.model_server import Drop, Reply, Slow, Status
+from org.standin.model_server import Drop, Reply, ScriptedServer, Slow, Status
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "roles" / "organizations" / "supervisors.example.yaml"
@@ -589,3 +589,11 @@ def test_a0org_validate_skips_the_supervisors_state_folder(tmp_path, ledger):
     done = subprocess.run([sys.executable, "-m", "org", "validate", str(ledger.path.parent.parent)], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "1 file(s) checked: valid", done.stderr
+
+
+def test_an_http_1_0_endpoint_that_closes_after_its_answer_is_read_whole(llm_key):
+    """HTTP/1.0 answers close the connection: http.client closes the socket once the body is read."""
+    with ScriptedServer(Reply.valid(Findings, GOOD), Reply.valid(Findings, GOOD), connection="http/1.0") as server:
+        client = ChatClient(model_config_for(server, max_retries=0))
+        assert ask(client).attempts == 1 and ask(client).parsed == Findings.model_validate(GOOD)
+        assert len(server.requests) == 2

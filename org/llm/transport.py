@@ -164,7 +164,9 @@ class Transport:
             sock.settimeout(remaining())
             response = connection.getresponse()
             chunks, size = [], 0
-            while True:
+            while not response.isclosed():
+                # With ``Connection: close`` (or HTTP/1.0) http.client hands the socket to the
+                # response and closes it once the body is read: a timeout set then fails (EBADF).
                 sock.settimeout(remaining())
                 chunk = response.read(65536)
                 if not chunk:
