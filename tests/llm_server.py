@@ -19,6 +19,7 @@ from typing import Any, Iterator
 import pytest
 
 from org.contracts.supervisors import ModelConfig
+from org.llm.structured import forget_all
 from org.standin.model_server import ScriptedServer
 
 KEY_ENV = "A0ORG_TEST_LLM_KEY"
@@ -36,6 +37,7 @@ def model_config_for(server: ScriptedServer, **overrides: Any) -> ModelConfig:
 @pytest.fixture(params=["keep-alive", "close"])
 def llm_server(request: pytest.FixtureRequest) -> Iterator[ScriptedServer]:
     """A scripted server on 127.0.0.1, stopped after the test; once keeping connections, once closing them."""
+    forget_all()  # the response format each endpoint accepted starts unknown
     with ScriptedServer(connection=request.param) as server:
         yield server
 

@@ -297,12 +297,12 @@ def assert_nothing_applied(home: Path) -> None:
     (Reply.of({"conventions_updated": [CONVENTION], "directives": [CLEANUP]}), "invalid answer: does not match CodeStyleOutput: summary"),
     (Reply.of({"conventions_updated": [{**CONVENTION, "name": "../escape"}], "summary": "s"}),
      "invalid answer: does not match CodeStyleOutput: conventions_updated.0.name"),
-    (Reply.of({"conventions_updated": [CONVENTION], "summary": "s", "mood": "great"}), "invalid answer: does not match CodeStyleOutput: mood"),
 ])
-def test_a_malformed_or_off_schema_answer_is_discarded_whole(home, llm_server, caplog, answer, reason):  # noqa: F811
-    run = run_code_style_now(home, llm_server, answer)
+def test_a_malformed_or_off_schema_answer_is_discarded_whole_after_its_repair_round(home, llm_server, caplog, answer, reason):  # noqa: F811
+    run = run_code_style_now(home, llm_server, answer, answer)
     assert run.outcome == "discarded" and run.reason.startswith(reason), run.reason
-    assert (run.prompt_tokens, run.completion_tokens) == (120, 40)  # paid for, though unusable
+    assert (run.prompt_tokens, run.completion_tokens, run.repairs) == (240, 80, 1)  # both paid for, though unusable
+    assert "the repaired answer could not be used either" in run.answer_notes
     assert_nothing_applied(home)
     assert [m for m in pack_warnings(caplog) if "Code style supervisor" in m] == [f"Code style supervisor: discarded: {run.reason}"]
 

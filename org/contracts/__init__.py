@@ -7,7 +7,15 @@ from .role import Doctrine, PacePlan, RoleProfile
 from .salute import SaluteReport
 from .steering import SteeringTemplates
 from .steering_message import SteeringMessage
-from .supervisor_outputs import CodeStyleOutput, DesignOutput, InternaliserOutput, SupervisorRun, SupervisorsState, TaskDigest
+from .supervisor_outputs import (
+    CodeStyleOutput,
+    DesignOutput,
+    InternaliserOutput,
+    SupervisorAnswers,
+    SupervisorRun,
+    SupervisorsState,
+    TaskDigest,
+)
 from .supervisors import SupervisorsConfig
 from .trace import TraceHeader, TraceTurn
 
@@ -31,6 +39,7 @@ SCHEMAS = {
     "design_output": DesignOutput,
     "internaliser_output": InternaliserOutput,
     "supervisor_run": SupervisorRun,
+    "supervisor_answers": SupervisorAnswers,
     "supervisors_state": SupervisorsState,
     "task_digest": TaskDigest,
 }
@@ -53,6 +62,7 @@ __all__ = [
     "SaluteReport",
     "SteeringMessage",
     "SteeringTemplates",
+    "SupervisorAnswers",
     "SupervisorRun",
     "SupervisorsState",
     "SupervisorsConfig",

@@ -46,6 +46,7 @@ class Files:
         self.runs = self.folder / "runs.jsonl"
         self.digests = self.folder / "digests.jsonl"
         self.directives = self.folder / "directives.json"
+        self.answers = self.folder / "answers.jsonl"
 
 
 @dataclass
@@ -85,6 +86,10 @@ class Outcome:
     cost_usd: float = 0.0
     attempts: int = 0
     seconds: float = 0.0
+    answers: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    repairs: int = 0
+    response_format: str = ""
 
 
 def store_for(config: SupervisorsConfig, files: Files) -> KnowledgeStore:
@@ -111,11 +116,16 @@ def execute(request: Request, config: SupervisorsConfig, files: Files) -> Outcom
         run_input = RunInput(recent, own, other, pending, touched, request.previous_findings)
         client = ChatClient(config.model_for(name), UsageLedger.for_organizations(files.home), supervisor=name)
         result = client.complete(build_messages(spec, run_input), schema=spec.schema, deadline=request.deadline)
-        return _outcome(request, client, run_input, "ok", parsed=result.parsed, model=result.model, attempts=result.attempts)
+        outcome = _outcome(request, client, run_input, "ok", parsed=result.parsed, model=result.model, attempts=result.attempts)
+        outcome.answers, outcome.notes, outcome.repairs = list(result.answers), list(result.notes), result.repairs
+        outcome.response_format = result.response_format
+        return outcome
     except ModelUnavailable as exc:
         return _outcome(request, client, run_input, "skipped", exc.reason)
     except ModelOutputInvalid as exc:
-        return _outcome(request, client, run_input, "discarded", f"invalid answer: {exc.reason}")
+        outcome = _outcome(request, client, run_input, "discarded", f"invalid answer: {exc.reason}")
+        outcome.answers, outcome.notes, outcome.repairs = list(exc.answers), list(exc.notes), exc.repairs
+        return outcome
     except Exception as exc:  # a bug or a broken file must not end in the agent's loop
         logger.debug("supervisor %s failed", name, exc_info=True)
         return _outcome(request, client, run_input, "failed", f"{type(exc).__name__}: {exc}")
