@@ -23,7 +23,7 @@ from org.knowledge.store import KnowledgeStore
 from org.llm.budget import UsageLedger
 from org.llm_supervisors.runner import SupervisorRunner, runner_for
 from org.replay import prepare_organization
-from org.standin.model_server import Drop, Reply, ScriptedServer, Slow, Status
+from org.standin.model_server import Drop, For, Reply, ScriptedServer, Slow, Status
 from org.standin.session import StandInSession, render_extras
 
 # --------------------------------------------------------------------------- scenario pieces
@@ -35,15 +35,16 @@ CONVENTION = {"category": "conventions", "name": "error_handling", "title": "Err
 CLEANUP = {"type": "cleanup", "description": "Use ToolError in app/tools.py", "files": ["app/tools.py"], "priority": "low"}
 
 
-def code_style(**fields: Any) -> Reply:
+def code_style(**fields: Any) -> For:
+    """The code style supervisor's answer, for its request only (runs due together go at the same time)."""
     data = {"conventions_updated": [CONVENTION], "inconsistencies": ["app/tools.py raises bare Exception",
                                                                       "app/io.py returns None on error"],
             "directives": [CLEANUP], "summary": "error handling is inconsistent"}
-    return Reply.valid(CodeStyleOutput, {**data, **fields}, cost=0.0021)
+    return For("CodeStyleOutput", Reply.valid(CodeStyleOutput, {**data, **fields}, cost=0.0021))
 
 
-def internaliser(*items: dict, summary: str = "captured") -> Reply:
-    return Reply.valid(InternaliserOutput, {"knowledge_items": list(items), "summary": summary})
+def internaliser(*items: dict, summary: str = "captured") -> For:
+    return For("InternaliserOutput", Reply.valid(InternaliserOutput, {"knowledge_items": list(items), "summary": summary}))
 
 
 def lesson(content: str, **fields: Any) -> dict:
@@ -406,25 +407,55 @@ def test_the_config_is_read_again_when_it_changes_even_if_the_folder_came_later(
     assert runner.active_config() is None
 
 
-def test_a_result_that_arrives_after_the_wait_is_applied_at_the_following_task(home, llm_server):  # noqa: F811
+def test_every_supervisor_due_at_a_task_end_has_its_result_there_at_the_next_start(home, llm_server):  # noqa: F811
     seed_hand_written_convention(home)
     write_config(home, llm_server, code_style={"every_tasks": 100, "time_budget_seconds": 10},
-                 internaliser={"every_tasks": 100, "time_budget_seconds": 10})
-    # an aborted task pulls every supervisor forward; they run one after the other
-    llm_server.script(Slow(0.6, code_style()), Slow(0.6, internaliser(lesson("the build needs make 4.3"))))
+                 design={"time_budget_seconds": 10}, internaliser={"every_tasks": 100, "time_budget_seconds": 10})
+    design = For("DesignOutput", Reply.valid(DesignOutput, {"divergences": [], "summary": "the design holds", "directives": [
+        {"type": "functional", "description": "Stop deploying from the task runner", "priority": "critical"}]}))
+    # an aborted task pulls every supervisor forward: all three are due at its end, and run at once
+    llm_server.script(Slow(0.6, code_style()), Slow(0.6, design), Slow(0.6, internaliser(lesson("the build needs make 4.3"))))
     session = StandInSession()
     session.run_task("deploy", turns(failing(1)))  # no response: aborted
+    started = time.monotonic()
     second = session.run_task("check", turns(respond()))
-    assert "Error handling" in second[0].extras["org_knowledge"]  # waited for: it was running
-    assert "make 4.3" not in second[0].extras["org_knowledge"]  # queued behind it, so not waited for
-    assert [r.supervisor for r in runs(home)] == ["code_style"]
-    third = session.run_task("again", turns(respond()))
-    assert "the build needs make 4.3" in third[0].extras["org_knowledge"]
-    assert [(r.supervisor, r.trigger, r.outcome) for r in runs(home)] == [("code_style", "urgency", "applied"),
-                                                                         ("internaliser", "urgency", "applied")]
+    assert time.monotonic() - started < 1.6  # the three answers took 0.6 s each, side by side
+    assert sorted(r.supervisor for r in runs(home)) == ["code_style", "design", "internaliser"]
+    knowledge, directives = second[0].extras["org_knowledge"], second[0].extras["org_directives"]
+    assert "Error handling" in knowledge and "the build needs make 4.3" in knowledge
+    assert "Stop deploying from the task runner" in directives  # the critical one did not wait a task
+    assert any(h.startswith("Supervisor results in after") for h in ui_headings(session))
 
 
-# --------------------------------------------------------------------------- triggers, urgency, convergence
+def test_the_wait_is_bounded_and_shown_in_the_ui_and_a_late_result_comes_at_the_following_task(home, llm_server):  # noqa: F811
+    seed_hand_written_convention(home)
+    write_config(home, llm_server, code_style={"every_tasks": 1, "time_budget_seconds": 10})
+    config = yaml.safe_load((home / "supervisors.yaml").read_text())
+    (home / "supervisors.yaml").write_text(yaml.safe_dump({**config, "wait_seconds": 0.3}))
+    llm_server.script(Slow(1.2, code_style()))
+    session = StandInSession()
+    session.run_task("one", turns(respond()))
+    second = session.run_task("two", turns(respond()))
+    assert 0.2 < runner_for(home).last_wait_seconds < 1.0  # a stalled endpoint holds the message 0.3 s, not 10
+    assert "Error handling" not in second[0].extras.get("org_knowledge", "")
+    [line] = [item for item in session.agent.context.log.items if "Code style supervisor" in (item.heading or "")
+              and "still running" in (item.heading or "")]
+    assert line.type == "info" and line.heading.startswith("Code style supervisor is still running after 0.")
+    assert "results that come later are applied at the next task" in line.heading
+    runner_for(home).worker.wait()  # the answer comes in meanwhile
+    third = session.run_task("three", turns(respond()))
+    assert "Error handling" in third[0].extras["org_knowledge"]
+
+
+def test_a_task_start_shows_the_wait_and_how_it_ended(home, llm_server):  # noqa: F811
+    seed_hand_written_convention(home)
+    write_config(home, llm_server, code_style={"every_tasks": 1, "time_budget_seconds": 10})
+    llm_server.script(Slow(0.4, code_style()))
+    session = StandInSession()
+    session.run_task("one", turns(respond()))
+    session.run_task("two", turns(respond()))
+    [line] = [item for item in session.agent.context.log.items if (item.heading or "").startswith("Supervisor results in after")]
+    assert line.type == "info" and "review the previous task" in (line.content or "")
 
 
 def test_periodic_triggers_count_completed_tasks(home, llm_server):  # noqa: F811

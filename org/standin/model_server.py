@@ -121,7 +121,20 @@ class Drop:
     """Close the connection without answering."""
 
 
-Behaviour = Union[Reply, Status, ProviderError, Slow, Drop]
+@dataclass(frozen=True)
+class For:
+    """``then`` answers only a request whose body contains ``match`` (such as a schema's title).
+
+    Requests made at the same time arrive in no fixed order; ``For`` lets one server
+    answer several callers, each with its own script. A request takes the first queued
+    behaviour meant for it: a ``For`` that matches, or one that is not a ``For``.
+    """
+
+    match: str
+    then: Behaviour
+
+
+Behaviour = Union[Reply, Status, ProviderError, Slow, Drop, For]
 Connection = Literal["keep-alive", "close", "http/1.0"]
 CONNECTIONS: tuple[Connection, ...] = ("keep-alive", "close", "http/1.0")
 
@@ -164,7 +177,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self._json(404, {"error": {"message": f"no such path: {self.path}"}})
             return
-        behaviour = self.server.owner._next()
+        behaviour = self.server.owner._next(raw)
         self.server.owner._record(RecordedRequest(
             method="POST", path=self.path, headers={k.lower(): v for k, v in self.headers.items()},
             raw_body=raw, behaviour=type(behaviour).__name__, received_at=time.time()))
@@ -174,7 +187,9 @@ class _Handler(BaseHTTPRequestHandler):
         self._json(404, {"error": {"message": "only POST .../chat/completions is scripted"}})
 
     def _perform(self, behaviour: Behaviour) -> None:
-        if isinstance(behaviour, Drop):
+        if isinstance(behaviour, For):
+            self._perform(behaviour.then)
+        elif isinstance(behaviour, Drop):
             self._drop()
         elif isinstance(behaviour, Slow):
             self._slow(behaviour)
@@ -309,13 +324,26 @@ class ScriptedServer:
         with self._lock:
             return list(self._requests)
 
-    def _next(self) -> Behaviour:
+    def _next(self, body: bytes = b"") -> Behaviour:
+        text = body.decode("utf-8", "replace")
         with self._lock:
-            return self._queue.popleft() if self._queue else Status(500, "the script has no more answers")
+            for index, behaviour in enumerate(self._queue):
+                match = _match_of(behaviour)
+                if match is None or match in text:
+                    del self._queue[index]
+                    return behaviour
+            return Status(500, "the script has no more answers" + (" for this request" if self._queue else ""))
 
     def _record(self, request: RecordedRequest) -> None:
         with self._lock:
             self._requests.append(request)
 
 
-__all__ = ["CONNECTIONS", "Behaviour", "Connection", "Drop", "ProviderError", "RecordedRequest", "Reply", "ScriptedServer", "Slow", "Status"]
+def _match_of(behaviour: Behaviour) -> str | None:
+    """What a request's body must contain to take ``behaviour`` (None: any request)."""
+    while isinstance(behaviour, Slow):
+        behaviour = behaviour.then
+    return behaviour.match if isinstance(behaviour, For) else None
+
+
+__all__ = ["CONNECTIONS", "Behaviour", "Connection", "Drop", "For", "ProviderError", "RecordedRequest", "Reply", "ScriptedServer", "Slow", "Status"]
