@@ -32,7 +32,7 @@ def check_organizations(tree: Tree) -> list[Check]:
     pending = sorted(str(p.relative_to(orgs)) for p in orgs.rglob("*.new"))
     if pending:
         checks.append(Check("organization", INFO, str(orgs),
-                            f"the pack's newer versions wait beside your edited files: {', '.join(pending)}",
+                            f"the pack changed files you edited; its versions wait beside yours: {', '.join(pending)}",
                             "merge what you want from each .new file into yours, then delete the .new file"))
     reports = orgs / "reports"
     if not (reports / "archive").is_dir() or not os.access(reports, os.W_OK):
@@ -81,13 +81,13 @@ def _validate_with_contracts(orgs: Path, active: Path) -> Check | None:
             return Check("organization", PROBLEM, str(active),
                          f"names organization '{pointer.org_id}', but {org_path} does not exist; the kernel stays off",
                          "install_all.sh --activate with an installed template")
-        organization = loading.load(Organization, org_path)
+        organization = loading.load(Organization, org_path, id_field="org_id")
     except loading.DocumentError as exc:
         return Check("organization", PROBLEM, str(active), f"{_problems(exc)}; the organization kernel stays off", fix)
     problems = []
     for role_id in organization.role_ids():
         try:
-            loading.load(RoleProfile, orgs / "roles" / f"{role_id}.yaml")
+            loading.load(RoleProfile, orgs / "roles" / f"{role_id}.yaml", id_field="role_id")
         except loading.DocumentError as exc:
             problems.append(_problems(exc))
     details = {"org_id": organization.org_id, "roles": organization.role_ids()}

@@ -104,9 +104,9 @@ def kernel_phase(tree: Tree, pack: Pack, options: Options, plan: Plan) -> Phase:
         if step:
             phase.steps.append(step)
     pack_files = pack.organization_files()
-    steps, files = doctrine_steps(orgs, pack_files, read_manifest(orgs))
+    steps, manifest = doctrine_steps(orgs, pack_files, read_manifest(orgs))
     phase.steps += steps
-    phase.steps.append(manifest_step(orgs, files, pack.version))
+    phase.steps.append(manifest_step(orgs, manifest, pack.version))
     if options.activate:
         phase.steps.append(activation_step(orgs, options.activate, pack_files))
     if options.deactivate:
