@@ -17,6 +17,7 @@ from conftest import ROOT
 from llm_server import KEY_ENV, TEST_KEY
 
 from org.contracts import TraceTurn
+from org.contracts.knowledge import KnowledgeDraft
 from org.contracts.supervisor_outputs import CodeStyleOutput, DesignOutput, InternaliserOutput, SupervisorRun
 from org.knowledge.directives import DirectiveQueue
 from org.knowledge.store import KnowledgeStore
@@ -504,6 +505,38 @@ def test_an_aborted_task_runs_the_design_supervisor(home, llm_server):  # noqa: 
     assert "Design supervisor (bootstrap): 1 divergence, 1 functional directive, 1 design document updated" in ui_headings(session)
     digests = [json.loads(line) for line in (home / "supervisors" / "digests.jsonl").read_text().splitlines()]
     assert digests[0]["outcome"] == "aborted" and digests[0]["abort_reason"] == "reached PACE emergency"
+
+
+def test_a_task_that_abandons_its_plan_runs_the_design_supervisor_as_a_replan(home, llm_server):  # noqa: F811
+    design = For("DesignOutput", Reply.valid(DesignOutput, {"divergences": ["the importer was rewritten as a stream"],
+                                                            "summary": "the plan changed"}))
+    write_config(home, llm_server, design={}, code_style={"every_tasks": 100})
+    config = yaml.safe_load((home / "supervisors.yaml").read_text())
+    config["urgency"] = {"weights": {"carry_forward_churn": 0.0}}  # so only the re-plan triggers
+    (home / "supervisors.yaml").write_text(yaml.safe_dump(config))
+    llm_server.script(design)
+    session = StandInSession()
+    session.run_task("import", turns({"tool": "x", "args": {}, "output": "ok", "pace": "alternate"}, respond()))
+    assert runs(home) == [] and llm_server.requests == []  # trying another way is not a re-plan yet
+    session.run_task("import again", turns({"tool": "x", "args": {}, "output": "ok", "pace": "contingent"}, respond()))
+    session.run_task("next", turns(respond()))
+    [run] = runs(home)
+    assert (run.supervisor, run.trigger, run.outcome) == ("design", "replan", "applied")
+
+
+def test_a_document_is_established_only_by_tasks_whose_prompt_showed_it(home, llm_server):  # noqa: F811
+    write_config(home, llm_server, code_style={"every_tasks": 100})
+    config = yaml.safe_load((home / "supervisors.yaml").read_text())
+    (home / "supervisors.yaml").write_text(yaml.safe_dump({**config, "knowledge": {"establish_after_tasks": 2}}))
+    store = KnowledgeStore(home / "knowledge", establish_after_tasks=2)
+    store.write(KnowledgeDraft(category="conventions", name="errors", title="Errors", rules=["Raise ToolError"]), "code_style", task=0)
+    store.write(KnowledgeDraft(category="design", name="billing", title="Billing", rules=["Invoices are immutable"],
+                               tags=["billing", "invoices"]), "design", task=0)
+    session = StandInSession()
+    shown = [session.run_task(f"fix the login page {n}", turns(respond()))[0].extras["org_knowledge"] for n in range(3)]
+    assert all("(conventions/errors.md, " in text and "billing" not in text for text in shown)
+    assert store.get("conventions/errors.md").status == "established"  # shown in every task's prompt
+    assert store.get("design/billing.md").status == "provisional"  # never shown: no task used it
 
 
 def test_converging_findings_double_the_interval_and_a_change_resets_it(home, llm_server):  # noqa: F811

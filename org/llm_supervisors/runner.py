@@ -158,20 +158,22 @@ class SupervisorRunner:
 
         _, (digest, signals, requests) = self.state.update(count_and_pick)
         self.digest_log.append(digest)
-        self._note_task_in_store(config, digest, trace.final_response, signals)
+        self._note_task_in_store(config, digest, trace.final_response, signals, agent_prompt.shown_documents(loop_data))
         for request in requests:
             self.worker.launch(request, config)
         return requests
 
-    def _note_task_in_store(self, config: SupervisorsConfig, digest: TaskDigest, response: str, signals: list[str]) -> None:
-        """Directives marked done and aged; provisional documents one task closer to established."""
+    def _note_task_in_store(self, config: SupervisorsConfig, digest: TaskDigest, response: str, signals: list[str],
+                            shown: str) -> None:
+        """Directives marked done and aged; the provisional documents the task was shown one task closer to established."""
         try:
             queue_for(config, self.files).note_task_completed(response)
         except Exception as exc:
             warn_once(f"{self.files.directives}: the directive queue could not be updated: {exc}", key=f"{self.files.directives}:note")
         try:
             problems = digest.outcome == "aborted" or "qa_failure" in signals
-            store_for(config, self.files).note_task_completed(problems)
+            store = store_for(config, self.files)
+            store.note_task_completed(problems, used={d.path for d in store.documents() if f"({d.path}, " in shown})
         except Exception as exc:
             warn_once(f"knowledge store: the finished task could not be counted: {exc}", key="knowledge:note_task")
 
