@@ -27,8 +27,8 @@ from org.llm.client import ChatClient
 from org.llm.config import CONFIG_NAME
 from org.llm.transport import ModelUnavailable
 
-from . import digests
-from .supervisors import SPECS, RunInput, build_messages, read_touched_files, split_documents
+from . import codebase, digests
+from .supervisors import SPECS, RunInput, build_messages, read_touched_files, readable_file, split_documents
 
 FOLDER = "supervisors"
 
@@ -112,8 +112,12 @@ def execute(request: Request, config: SupervisorsConfig, files: Files) -> Outcom
         own, other = split_documents(spec, store.documents())
         recent = digests.DigestLog(files.digests).recent(request.recent)
         pending = [f"{d.id} [{d.priority} {d.type}, from {d.source}]: {d.description}" for d in queue_for(config, files).pending()]
-        touched = read_touched_files(recent, skip_under=(files.home.resolve(), store.root.resolve())) if spec.reads_files else []
-        run_input = RunInput(recent, own, other, pending, touched, request.previous_findings)
+        skip = (files.home.resolve(), store.root.resolve())
+        touched = read_touched_files(recent, skip_under=skip) if spec.reads_files else []
+        base = None
+        if spec.reads_files and not own:  # a bootstrap run: the code base as it is, not only what was touched
+            base = codebase.scan(recent, lambda path: readable_file(path, skip), skip, {name for name, _ in touched})
+        run_input = RunInput(recent, own, other, pending, touched, request.previous_findings, base)
         client = ChatClient(config.model_for(name), UsageLedger.for_organizations(files.home), supervisor=name)
         result = client.complete(build_messages(spec, run_input), schema=spec.schema, deadline=request.deadline)
         outcome = _outcome(request, client, run_input, "ok", parsed=result.parsed, model=result.model, attempts=result.attempts)
