@@ -551,3 +551,30 @@ def test_installer_identifier_rule_is_the_contracts_rule():
     from org.install.manifest import ORG_ID_RE
 
     assert ORG_ID_RE.pattern == IDENTIFIER_PATTERN
+
+
+@pytest.mark.parametrize("era", ["D", "C"])
+def test_uninstall_removes_the_hook_folders_it_created_and_keeps_one_with_other_files(tmp_path, pack, era):
+    tree = make_a0_tree(tmp_path / "a0", era)
+    before = {p for p in tree.rglob("*") if p.is_dir()}
+    install(pack, tree)
+    mine = hook_path(tree, era, "message_loop_end").parent / "_90_my_extension.py"
+    mine.write_text("# the user's own extension\n")
+    result = run_script(pack, "install_all.sh", "--a0-root", str(tree), "--no-library", "--uninstall")
+    assert result.returncode == 0, result.stderr
+    assert mine.read_text() == "# the user's own extension\n"
+    left = {p for p in tree.rglob("*") if p.is_dir()} - before
+    assert left == {mine.parent, *(p for p in mine.parent.parents if tree / "usr" in p.parents)}
+
+
+@pytest.mark.skipif(Path("/opt/venv-a0/bin/python").exists() or Path("/opt/venv/bin/python").exists(),
+                    reason="Agent-Zero's Python is on this machine")
+@pytest.mark.parametrize("script", ["install_all.sh", "install_supervisor_loop.sh"])
+def test_help_works_outside_the_container(pack, script):
+    """No Agent-Zero Python here: the help is printed all the same, installing is refused."""
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
+    shown = subprocess.run(["bash", str(pack / script), "--help"], capture_output=True, text=True, timeout=120, env=env, check=False)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith(f"usage: {script}")
+    refused = subprocess.run(["bash", str(pack / script)], capture_output=True, text=True, timeout=120, env=env, check=False)
+    assert refused.returncode == 2 and "Agent-Zero's Python was not found" in refused.stderr

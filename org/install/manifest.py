@@ -11,7 +11,7 @@ from pathlib import Path
 
 from org.install import InstallError
 from org.install.contents import PACKAGE, Pack, PackFile, read_text, sha256_file
-from org.install.steps import Plan, Step, file_step, remove_file, write_file
+from org.install.steps import Plan, Step, empty_folder_steps, file_step, remove_file, write_file
 
 MANIFEST_NAME = ".a0org-manifest.json"
 ACTIVE_NAME = "active.json"
@@ -201,10 +201,6 @@ def organization_removal_steps(orgs: Path, pack: Pack | None, plan: Plan) -> lis
     reports = [p for p in (orgs / "reports").rglob("*") if p.is_file()] if (orgs / "reports").is_dir() else []
     if reports:
         plan.warnings.append(f"kept {len(reports)} report file(s) in {orgs / 'reports'}: they are your data.")
-    # folders we created go too, once nothing else is left in them (deepest first)
-    removing = {step.writes for step in steps if step.changes}
-    for folder in (orgs / "reports" / "archive", orgs / "reports", orgs / "roles", orgs / "schemas", orgs):
-        if folder.is_dir() and all(child in removing for child in folder.iterdir()):
-            steps.append(Step(folder, "empty folder", "remove", lambda f=folder: f.rmdir(), writes=folder))
-            removing.add(folder)
+    # folders we created go too, once nothing else is left in them
+    steps += empty_folder_steps((orgs / "reports" / "archive", orgs / "reports", orgs / "roles", orgs / "schemas", orgs), steps)
     return steps
