@@ -61,3 +61,24 @@ def test_a_bootstrap_run_sees_the_code_base_and_a_review_run_does_not(home, llm_
     assert len(sampled) > 6 and {p.split("/")[-2] for p in sampled} == {"orders", "billing", "shipping"}
     assert SECRET not in first and "STRIPE_KEY" not in first and "PNG" not in first
     assert "REVIEW MODE" in second and "## CODE BASE" not in second  # a review run reads what the tasks touched
+
+
+def test_the_scan_never_takes_agent_zeros_tree_or_a_system_folder_for_the_project(tmp_path):
+    from org.contracts.supervisor_outputs import TaskDigest
+    from org.llm_supervisors.codebase import project_roots
+
+    a0 = tmp_path / "a0"
+    (a0 / ".git").mkdir(parents=True)
+    (a0 / "usr" / "organizations").mkdir(parents=True)
+    (a0 / "usr" / "workdir").mkdir(parents=True)
+    (a0 / "usr" / "workdir" / "tool.py").write_text("x = 1\n")
+    repo = project(tmp_path / "repo")
+
+    def touched(*names: str) -> list[TaskDigest]:
+        return [TaskDigest.model_validate({"task": 1, "started": "2026-01-01T00:00:00Z", "duration_seconds": 1.0,
+                                           "files_touched": list(names), "outcome": "completed"})]
+
+    skip = ((a0 / "usr" / "organizations").resolve(),)
+    assert project_roots(touched(str(a0 / "usr" / "workdir" / "tool.py")), skip) == [(a0 / "usr" / "workdir").resolve()]
+    assert project_roots(touched(str(repo / "shop" / "orders" / "cart.py")), skip) == [repo.resolve()]
+    assert project_roots(touched("/etc/hosts", "/proc/self/status", "/tmp"), skip) == []

@@ -24,6 +24,7 @@ anything else                  not changed: a wrong type, a missing field, an
 from __future__ import annotations
 
 import copy
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,7 +56,7 @@ def tolerate(data: dict[str, Any], schema: type[BaseModel]) -> Tolerated:
     json_schema = schema.model_json_schema()
     for _ in range(MAX_ROUNDS):
         try:
-            return Tolerated(schema.model_validate(data), notes)
+            return Tolerated(schema.model_validate_json(json.dumps(data)), notes)  # JSON rules, as the answer came
         except ValidationError as exc:
             errors = exc.errors()
         fixed = [note for error in errors if (note := _fix(data, error, json_schema)) is not None]
@@ -63,7 +64,7 @@ def tolerate(data: dict[str, Any], schema: type[BaseModel]) -> Tolerated:
             return Tolerated(None, notes, [f"{where(tuple(e.get('loc', ())))}: {e.get('msg')}" for e in errors])
         notes += fixed
     try:
-        return Tolerated(schema.model_validate(data), notes)
+        return Tolerated(schema.model_validate_json(json.dumps(data)), notes)
     except ValidationError as exc:
         return Tolerated(None, notes, [f"{where(tuple(e.get('loc', ())))}: {e.get('msg')}" for e in exc.errors()])
 

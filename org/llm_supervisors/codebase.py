@@ -36,6 +36,8 @@ FIRST = ("README.md", "README.rst", "README.txt", "README", "pyproject.toml", "p
          "setup.cfg", "pom.xml", "build.gradle")
 #: Paths listed in the layout, and directory entries looked at in all (a huge tree is not walked whole).
 MAX_LISTED, MAX_VISITED = 200, 20_000
+#: Top-level folders whose trees are the system's, not a project's.
+SYSTEM_TOP = frozenset({"proc", "sys", "dev", "etc", "usr", "bin", "sbin", "lib", "lib64", "boot", "run"})
 #: How far up from a touched file a project marker is looked for.
 MAX_UP = 6
 MAX_ROOTS = 2
@@ -62,17 +64,32 @@ def project_roots(digests: list[TaskDigest], skip_under: tuple[Path, ...] = ()) 
                     continue
             except OSError:
                 continue
-            roots.setdefault(_root_of(start), None)
+            root = _root_of(start, skip_under)
+            if root is not None:
+                roots.setdefault(root, None)
             if len(roots) >= MAX_ROOTS:
                 return list(roots)
     return list(roots)
 
 
-def _root_of(folder: Path) -> Path:
+def _root_of(folder: Path, skip_under: tuple[Path, ...]) -> Path | None:
+    """The nearest folder up with a project marker, else ``folder``; never one that holds the pack's own
+    files (that is Agent-Zero's tree, not the project) nor a system folder."""
     for candidate in [folder, *folder.parents][:MAX_UP]:
+        if _holds(candidate, skip_under):
+            break
         if any((candidate / marker).exists() for marker in MARKERS):
-            return candidate
-    return folder
+            return candidate if _project_like(candidate) else None
+    return folder if _project_like(folder) and not _holds(folder, skip_under) else None
+
+
+def _holds(folder: Path, bases: tuple[Path, ...]) -> bool:
+    return any(folder == base or folder in base.parents for base in bases)
+
+
+def _project_like(folder: Path) -> bool:
+    """Not the file system's root, a top-level folder (``/tmp``, ``/etc``) or a system tree."""
+    return len(folder.parts) > 2 and folder.parts[1] not in SYSTEM_TOP
 
 
 def _under(path: Path, bases: tuple[Path, ...]) -> bool:
