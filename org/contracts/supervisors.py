@@ -133,7 +133,7 @@ class Urgency(Contract):
 class KnowledgeSettings(Contract):
     root: str | None = Field(None, min_length=1, description="The knowledge store's folder; relative to the organizations folder. Default: knowledge.")
     injection_token_budget: int = Field(2000, ge=100, le=50_000, description="Most tokens the PROJECT KNOWLEDGE section may take.")
-    establish_after_tasks: int = Field(5, ge=1, le=1000, description="Clean tasks after which a provisional document becomes established.")
+    establish_after_tasks: int = Field(5, ge=1, le=1000, description="Clean tasks that were shown a provisional document, after which it becomes established.")
     recent_lessons: int = Field(5, ge=0, le=100)
 
 
