@@ -14,7 +14,9 @@ text, or a list of content parts), :class:`Status` (an HTTP error such as 429 wi
 ``Retry-After``, 500, 502, 503), :class:`ProviderError` (HTTP 200 whose body is an error,
 as OpenRouter sends when the provider behind it fails), :class:`Slow` (wait, before the
 answer or in the middle of its body) and :class:`Drop` (close the connection without
-answering). With the queue empty it answers 500, so an unexpected extra call shows.
+answering); :class:`For` gives a behaviour to the request whose body names something (a
+schema's title), for callers that ask at the same time. With the queue empty it answers
+500, so an unexpected extra call shows.
 
 ``connection`` picks how it treats connections: ``"keep-alive"`` (HTTP/1.1, the
 default), ``"close"`` (HTTP/1.1 with ``Connection: close`` after every answer) or
