@@ -7,7 +7,15 @@ from .role import Doctrine, PacePlan, RoleProfile
 from .salute import SaluteReport
 from .steering import SteeringTemplates
 from .steering_message import SteeringMessage
-from .supervisor_outputs import CodeStyleOutput, DesignOutput, InternaliserOutput, SupervisorRun, SupervisorsState, TaskDigest
+from .supervisor_outputs import (
+    CodeStyleOutput,
+    DesignOutput,
+    InternaliserOutput,
+    SupervisorAnswers,
+    SupervisorRun,
+    SupervisorsState,
+    TaskDigest,
+)
 from .supervisors import SupervisorsConfig
 from .trace import TraceHeader, TraceTurn
 
@@ -32,6 +40,7 @@ SCHEMAS = {
     "design_output": DesignOutput,
     "internaliser_output": InternaliserOutput,
     "supervisor_run": SupervisorRun,
+    "supervisor_answers": SupervisorAnswers,
     "supervisors_state": SupervisorsState,
     "task_digest": TaskDigest,
 }
@@ -55,6 +64,7 @@ __all__ = [
     "SaluteReport",
     "SteeringMessage",
     "SteeringTemplates",
+    "SupervisorAnswers",
     "SupervisorRun",
     "SupervisorsState",
     "SupervisorsConfig",
