@@ -10,8 +10,7 @@ Lowest first (docs/doctrine.md#inheritance-and-overrides):
 5. for a chat in an Agent-Zero project, ``projects/<project>/overrides.yaml``, the same way.
 
 Merge rules, the same at every step: mappings merge key by key; lists and scalars replace;
-``null`` removes the inherited entry, so the layers below it (in the end the pack's default)
-decide again.
+``null`` removes the entry given below, so the pack's default applies to it again.
 """
 
 from __future__ import annotations
@@ -188,7 +187,12 @@ def resolve_role(layout: OrganizationLayout, role_id: str, org_path: Path | None
     if project is not None:
         layers.extend(overrides_layers(project_overrides(layout, project), role_id))
     data, origins = merge(layers)
-    data["role_id"] = chain[-1].data.get("role_id")  # a role's id is its own, never inherited
+    own = chain[-1].data.get("role_id")  # a role's id is its own, never inherited
+    if own is None:
+        data.pop("role_id", None)
+        origins.pop(("role_id",), None)
+    else:
+        data["role_id"] = own
 
     def locate(path: tuple) -> tuple[str, int | None]:
         layer = origin_of(origins, path) or chain[-1]

@@ -95,6 +95,14 @@ class SteeringBook:
                 continue
             self._templates[str(key)] = " ".join(value.split())
 
+    def templates(self) -> dict[str, str]:
+        """Every text in use: the defaults with the user's overrides applied."""
+        self._refresh()
+        return dict(self._templates)
+
+    def default(self, key: str) -> str | None:
+        return self._defaults.get(key)
+
     def advice(self, error_type: Any) -> str:
         """The advice for an error type, quoted as $advice."""
         return self._templates.get(f"{ADVICE}{error_type}") or self._templates[f"{ADVICE}none"]
