@@ -92,27 +92,25 @@ def explain(root: Path, role_id: str, project: str | None = None) -> Explanation
             layer = resolved.origins.get(path)  # set by a file exactly there, else the pack's default
             values.append((_field(path), value, layer.where(path) if layer else cascade.PACK_DEFAULT))
     layers = [cascade.PACK_DEFAULT] + [layer.source + (f" ({_field(layer.at)})" if layer.at else "") for layer in resolved.layers]
-    shown = Explanation(role_id, org_id, project, layers, values, steering_sources(layout))
+    shown = Explanation(role_id, org_id, project, layers, values, steering_sources(layout, project))
     return shown.relative_to(root)
 
 
-def steering_sources(layout: OrganizationLayout) -> list[tuple[str, str, str]]:
-    """Every steering text the supervisor uses, and whether it is the pack's or the user's (file:line)."""
-    book = SteeringBook(layout.steering_file)
-    texts = book.templates()
-    lines: dict[tuple, int] = {}
-    if layout.steering_file.is_file():
+def steering_sources(layout: OrganizationLayout, project: str | None = None) -> list[tuple[str, str, str]]:
+    """Every steering text the supervisor uses, and where it comes from: the pack, or the
+    organization's or the project's ``steering.yaml`` (file:line), the last one that sets it."""
+    files = [p for p in (layout.steering_file, cascade.project_steering(layout, project)) if p is not None]
+    texts = SteeringBook(*files).templates()
+    set_in: dict[str, str] = {}
+    for path in files:
         try:
-            _, lines = loading.parse(layout.steering_file)
+            data, lines = loading.parse(path) if path.is_file() else ({}, {})
         except DocumentError:
-            lines = {}
-    out = []
-    for key, text in texts.items():
-        user = text != book.default(key)
-        where = f"{layout.steering_file}:{lines.get((key,))}" if user and lines.get((key,)) else (
-            str(layout.steering_file) if user else cascade.PACK_DEFAULT)
-        out.append((key, text, where))
-    return out
+            continue
+        for key, value in (data or {}).items() if isinstance(data, dict) else ():
+            if isinstance(value, str) and texts.get(str(key)) == " ".join(value.split()):
+                set_in[str(key)] = f"{path}:{lines.get((key,))}" if lines.get((key,)) else str(path)
+    return [(key, text, set_in.get(key, cascade.PACK_DEFAULT)) for key, text in texts.items()]
 
 
 def main(root: Path, role_id: str, project: str | None, as_json: bool) -> int:

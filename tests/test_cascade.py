@@ -245,3 +245,20 @@ def test_explain_of_a_broken_role_says_where_and_fails(orgs):
     result = a0org("explain", "a", "--org-dir", str(orgs))
     assert result.returncode == 1 and result.stdout == ""
     assert "extends: the chain a -> a goes round in a circle" in result.stderr
+
+
+def test_a_projects_steering_texts_go_over_the_organizations(make_session, org_home):
+    (org_home / "steering.yaml").write_text('loop_repeat: "[SUPERVISOR] Organization wording: $times times."\n')
+    project = org_home / "projects" / "shop" / "steering.yaml"
+    project.parent.mkdir(parents=True)
+    project.write_text('loop_repeat: "[SUPERVISOR] Shop wording: $times times."\n')
+    in_project = make_session(doctrine={"radio_check_interval_turns": 1})
+    in_project.agent.context.data["project"] = "shop"
+    in_project.run(*[fail("code_execution_tool") for _ in range(3)])
+    elsewhere = make_session(doctrine={"radio_check_interval_turns": 1})
+    elsewhere.run(*[fail("code_execution_tool") for _ in range(3)])
+    assert [t for _, a, t in in_project.steering() if a == "loop"] == ["[SUPERVISOR] Shop wording: 3 times."]
+    assert [t for _, a, t in elsewhere.steering() if a == "loop"] == ["[SUPERVISOR] Organization wording: 3 times."]
+
+    shown = json.loads(a0org("explain", "codegen", "--org-dir", str(org_home), "--project", "shop", "--json").stdout)
+    assert {"key": "loop_repeat", "text": "[SUPERVISOR] Shop wording: $times times.", "from": "projects/shop/steering.yaml:1"} in shown["steering"]
