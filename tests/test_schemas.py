@@ -27,6 +27,7 @@ from org.contracts import (
     RoleProfile,
     SaluteReport,
     SteeringMessage,
+    SupervisionEvent,
     TraceHeader,
     TraceTurn,
 )
@@ -151,6 +152,8 @@ def _instances() -> dict[str, object]:
         "role_profile": role,
         "organization": organization,
         "active_organization": ActiveOrganization(org_id="software_dev", activated_at=now, activated_by="test"),
+        "supervision_event": SupervisionEvent(time=now, type="steering", chat="c1", project="shop", role="codegen", turn=3,
+                                              anomaly="loop", text="[SUPERVISOR] Loop."),
         "organization_overrides": OrganizationOverrides(every_role={"doctrine": {"cooldown_turns": 4}},
                                                         roles={"codegen": {"doctrine": {"loop": {"repeat_threshold": 5}}}}),
         "salute_report": report,

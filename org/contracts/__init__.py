@@ -1,5 +1,6 @@
 """One pydantic model per contract. ``schemas/`` is generated from :data:`SCHEMAS`."""
 
+from .event import SupervisionEvent
 from .finding import Finding
 from .knowledge import Directive, DirectiveQueueFile, KnowledgeDocument, ReviewItem
 from .organization import ActiveOrganization, Organization, OrganizationOverrides
@@ -29,6 +30,7 @@ SCHEMAS = {
     "trace_header": TraceHeader,
     "trace_turn": TraceTurn,
     "finding": Finding,
+    "supervision_event": SupervisionEvent,
     "steering": SteeringTemplates,
     "steering_message": SteeringMessage,
     "knowledge_document": KnowledgeDocument,
@@ -47,6 +49,7 @@ SCHEMAS = {
 
 __all__ = [
     "SCHEMAS",
+    "SupervisionEvent",
     "ActiveOrganization",
     "CodeStyleOutput",
     "DesignOutput",
