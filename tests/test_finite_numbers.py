@@ -23,7 +23,6 @@ from volume_units import ROLE, doctrine, messages, publish, report_for, scenario
 import org.contracts
 from org.contracts.common import Contract
 from org.contracts.role import HeartbeatDoctrine
-from org.contracts.salute import SaluteReport
 from org.kernel.files import FileRefused
 from org.macrocosm.state import UnitState, load_unit_state, read_unit_state, save_unit_state, unit_state
 from org.macrocosm.volume import VolumeLayout, read_report
