@@ -93,17 +93,29 @@ def read_capped(path: Path | str, limit: int) -> bytes:
         if exc.errno == errno.ELOOP:
             raise FileRefused(path, "is a symbolic link; refused") from None
         raise
-    with os.fdopen(fd, "rb") as handle:
-        st = os.fstat(handle.fileno())
+    try:
+        st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise FileRefused(path, "not a regular file")
         size = st.st_size
         if size > limit:
             raise FileRefused(path, f"{size} bytes, over the {limit}-byte limit")
-        data = handle.read(limit + 1)
-    if len(data) > limit:
+        # read what is there and one byte more, until the end: a buffer of the limit's size
+        # (256 KB for a report) costs more than reading a few kilobytes
+        chunks, total = [], 0
+        want = size + 1
+        while total <= limit:
+            chunk = os.read(fd, min(want, limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            want = 65536
+    finally:
+        os.close(fd)
+    if total > limit:
         raise FileRefused(path, f"grew past the {limit}-byte limit while being read")
-    return data
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def parse_json_object(path: Path, data: bytes) -> dict[str, Any]:
