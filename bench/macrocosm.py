@@ -42,8 +42,8 @@ from org.kernel import loading  # noqa: E402
 from org.kernel.files import atomic_write_text  # noqa: E402
 from org.kernel.log import forget_logged, logger  # noqa: E402
 from org.kernel.outcomes import ToolOutcome  # noqa: E402
+from org.macrocosm.publishing import report_text  # noqa: E402
 from org.macrocosm.signing import ENV_KEY, ENV_KEY_FILE  # noqa: E402
-from org.macrocosm.unit import report_text  # noqa: E402
 from org.macrocosm.volume import ENV_UNIT, ENV_VOLUME, VolumeLayout  # noqa: E402
 from org.macrocosm.xo import XO  # noqa: E402
 from org.resources import extensions_dir, roles_dir  # noqa: E402

@@ -18,7 +18,7 @@ from volume_units import ROLE, report_for, scenario_snapshot
 
 from org.contracts import SaluteReport
 from org.kernel.outcomes import ToolOutcome
-from org.macrocosm.unit import report_text
+from org.macrocosm.publishing import report_text
 from org.macrocosm.volume import read_report
 from org.macrocosm.xo import XO
 from org.supervisor.signals import signals_from_snapshot

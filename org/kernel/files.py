@@ -2,6 +2,7 @@
 
 * :func:`atomic_write_text`, :func:`atomic_write_bytes`: a reader sees the old file or the new
   one, never half of either.
+* :func:`remove_stale_temp_files`: what a writer killed mid-write left behind.
 * :func:`read_capped`: a regular file's bytes, never through a symbolic link, never a FIFO,
   never more than a limit.
 * :func:`json_object`, :func:`validated`, :func:`first_error`: bytes to a validated model,
@@ -16,9 +17,11 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import stat
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -70,6 +73,38 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int | None = None) -> None
         except OSError:
             pass
         raise
+
+
+#: The name :func:`atomic_write_bytes` gives its temporary file: ``.<target>.<8 random>.tmp``
+#: (``tempfile.mkstemp``'s random part is 8 lower-case letters, digits or ``_``).
+TEMP_NAME_RE = re.compile(r"\.(?P<target>.+)\.[a-z0-9_]{8}\.tmp")
+#: A temporary file older than this belongs to no live writer: a write takes milliseconds.
+STALE_TEMP_SECONDS = 600.0
+
+
+def remove_stale_temp_files(folder: Path, target: re.Pattern[str], older_than: float = STALE_TEMP_SECONDS) -> list[Path]:
+    """Remove the temporary files a killed writer left in ``folder``: only names
+    :func:`atomic_write_bytes` gives (for a file whose name ``target`` fully matches), only
+    regular files, and only those not changed for ``older_than`` seconds. The paths removed."""
+    removed: list[Path] = []
+    try:
+        entries = os.scandir(folder)
+    except OSError:
+        return removed
+    limit = time.time() - older_than
+    with entries:
+        for entry in entries:
+            match = TEMP_NAME_RE.fullmatch(entry.name)
+            if match is None or target.fullmatch(match.group("target")) is None:
+                continue
+            try:
+                st = entry.stat(follow_symlinks=False)
+                if stat.S_ISREG(st.st_mode) and st.st_mtime < limit:
+                    os.unlink(entry.path)
+                    removed.append(Path(entry.path))
+            except OSError:
+                continue  # gone meanwhile, or not ours to remove
+    return removed
 
 
 def new_file_mode() -> int:

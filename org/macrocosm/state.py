@@ -6,12 +6,13 @@ write is enough; the views read them beside it.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable
 
 from pydantic import Field, ValidationError
 
 from org.contracts import SteeringMessage
-from org.contracts.common import AnomalyType, Contract, Freshness, Health, Identifier, NudgeSeverity, SchemaVersion
+from org.contracts.common import IDENTIFIER_PATTERN, AnomalyType, Contract, Freshness, Health, Identifier, NudgeSeverity, SchemaVersion
 from org.contracts.role import EscalationDoctrine, HeartbeatDoctrine
 from org.kernel.files import FileRefused, atomic_write_text, first_error, json_object, read_capped
 from org.kernel.log import warn_once
@@ -24,6 +25,8 @@ from .volume import VolumeLayout
 MAX_STATE_BYTES = 1_000_000
 #: Steering kept in a unit's state for the views; older ones are only in the unit's folders.
 RECENT_KEPT = 8
+#: The name of a unit's state file: ``<unit id>.json``.
+STATE_NAME_RE = re.compile(IDENTIFIER_PATTERN.strip("^$") + r"\.json")
 
 
 def freshness(age_seconds: float, heartbeat_doctrine: HeartbeatDoctrine) -> Freshness:

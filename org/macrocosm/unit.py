@@ -2,7 +2,8 @@
 
 A unit is one Agent-Zero container linked to a shared volume by ``$A0ORG_VOLUME``
 (``$A0ORG_UNIT`` names it; the host name by default). Each turn its agent 0 writes
-``units/<unit>/salute.json``; before each prompt it drains ``units/<unit>/inbox/``:
+``units/<unit>/salute.json`` (redacted, see :mod:`.publishing`); before each prompt it drains
+``units/<unit>/inbox/``:
 
 * messages are applied in sequence order, each at most once (by id): injected with
   ``hist_add_warning`` as ``<text> (XO <sender>, <severity>)``, logged in the UI,
@@ -24,7 +25,6 @@ directory listing.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import socket
@@ -32,24 +32,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
-from org.contracts import RoleProfile, SaluteReport
+from org.contracts import RoleProfile
 from org.contracts.common import is_identifier
 from org.contracts.steering_message import MAX_MESSAGE_BYTES, SteeringMessage
 from org.kernel.agent_zero import add_warning, read_attr, ui_log
 from org.kernel.dispatcher import unit_report
-from org.kernel.files import FileRefused, atomic_write_text, first_error, json_object, read_capped, validated
+from org.kernel.files import FileRefused, atomic_write_text, json_object, read_capped, validated
 from org.kernel.layers import AgentReadings
 from org.kernel.log import logger, warn_once
 from org.kernel.paths import UnsafePathError
-from org.kernel.redact import redact
-from org.kernel.salute import MAX_REPORT_BYTES
 from org.kernel.values import count_or
 from org.supervisor.microcosm import Publisher
 from org.supervisor.signals import signals_from_snapshot
 from org.supervisor.snapshot import Snapshot
 
+from .publishing import publish
 from .signing import ENV_KEY, ENV_KEY_FILE, OrganizationKeyError, load_key, verify
 from .volume import (
     ENV_UNIT,
@@ -159,7 +156,7 @@ def publish_turn(agent: Any, link: UnitLink, role: RoleProfile, snapshot: Snapsh
     if report is not None:
         if report.reason == "task_end":
             note_task_end(agent.data, snapshot.turn)
-        publish(link, report)
+        publish(link.layout, link.unit, report)
 
 
 def current_publisher() -> Publisher | None:
@@ -174,77 +171,6 @@ def current_publisher() -> Publisher | None:
                   "the agent's own supervisor steers until it is there", key=f"volume missing {link.layout.root}")
         return None
     return lambda agent, role, snapshot, readings: publish_turn(agent, link, role, snapshot, readings)
-
-
-def _redacted(value: Any, seen: dict[str, str]) -> Any:
-    """``value`` (a JSON value) with :func:`redact` applied to every text in it."""
-    if isinstance(value, str):
-        found = seen.get(value)
-        if found is None:
-            found = seen[value] = redact(value)
-        return found
-    if isinstance(value, dict):
-        return {key: _redacted(item, seen) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_redacted(item, seen) for item in value]
-    return value
-
-
-def _cut(value: dict[str, Any], where: tuple, length: int) -> bool:
-    """Shorten the text at ``where`` to ``length`` characters; False when there is none."""
-    *path, last = where
-    for step in path:
-        try:
-            value = value[step]
-        except (KeyError, IndexError, TypeError):
-            return False
-    if not isinstance(value, (dict, list)) or not isinstance(value[last], str):
-        return False
-    value[last] = value[last][:length]
-    return True
-
-
-def report_text(report: SaluteReport) -> str:
-    """The report as a unit publishes it: every text redacted (a tool's output, a command or
-    an error line may quote a secret, and the volume is shared), and the fields that hold
-    their default left out, which a reader fills in again."""
-    value = {"schema_version": report.schema_version, **report.model_dump(mode="json", exclude_defaults=True)}
-    value = _redacted(value, {})
-    for _ in range(8):
-        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-        try:
-            SaluteReport.model_validate_json(text)
-            return text + "\n"
-        except ValidationError as exc:
-            # a redaction mark can make a bounded text longer than its limit: cut it to the limit
-            errors = [e for e in exc.errors() if e.get("type") == "string_too_long"]
-            if not errors or not all(_cut(value, tuple(e["loc"]), int(e["ctx"]["max_length"])) for e in errors):
-                raise
-    raise ValueError("the redacted SALUTE report does not validate")
-
-
-def publish(link: UnitLink, report: SaluteReport) -> Path | None:
-    """Write ``units/<unit>/salute.json`` atomically (see :func:`report_text`); the path, or
-    None when it could not be (logged)."""
-    path = link.report
-    try:
-        text = report_text(report)
-    except ValueError as exc:
-        warn_once(f"{path}: the SALUTE report cannot be published ({first_error(exc)})", key=f"publish text {path}")
-        return None
-    if len(text.encode("utf-8")) > MAX_REPORT_BYTES:
-        warn_once(f"{path}: the SALUTE report would be over the {MAX_REPORT_BYTES}-byte limit readers accept; not published")
-        return None
-    if not link.layout.root.is_dir():
-        warn_once(f"{link.layout.root}: the shared volume folder does not exist (not mounted?); SALUTE report not published")
-        return None
-    try:
-        link.layout.ensure_inside(path.parent)
-        atomic_write_text(path, text)
-    except (OSError, UnsafePathError) as exc:
-        warn_once(f"{path}: cannot publish the SALUTE report: {getattr(exc, 'strerror', None) or exc}", key=f"publish {path}")
-        return None
-    return path
 
 
 # --------------------------------------------------------------------------- the inbox
