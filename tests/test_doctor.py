@@ -21,8 +21,8 @@ from pack_commands import install
 ORGS = Path("usr/organizations")
 
 
-def doctor(tree: Path, pack: Path | None, *args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+def doctor(tree: Path, pack: Path | None, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    env = dict(env or os.environ, PYTHONPATH=str(REPO))
     command = [sys.executable, "-m", "org.doctor", "--a0-root", str(tree), *args]
     if pack is not None:
         command += ["--pack-dir", str(pack)]
@@ -300,3 +300,43 @@ def test_a_role_the_kernel_would_skip_is_a_problem(tmp_path):
     active = next(c for c in checks(report, "organization") if c["subject"].endswith("active.json"))
     assert code == 1 and active["level"] == "problem", active
     assert "role_id: is 'bug_fix' but the file is named for 'bugfix'" in active["message"]
+
+
+@pytest.mark.parametrize("volume_state,level,words", [
+    ("unset", "ok", "not set: each agent is steered by its own supervisor"),
+    ("missing", "warning", "does not exist (not mounted?); this agent's own supervisor steers"),
+    ("no XO", "warning", "No XO is running on"),
+    ("XO running", "ok", "the XO steers this agent"),
+])
+def test_doctor_says_who_steers(tmp_path, pack, volume_state, level, words):
+    from org.macrocosm.daemon import Heartbeat
+    from org.macrocosm.volume import VolumeLayout
+
+    tree = make_a0_tree(tmp_path / "a0", "D")
+    install(pack, tree)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("A0ORG_")}
+    volume = tmp_path / "volume"
+    if volume_state != "unset":
+        env.update(A0ORG_VOLUME=str(volume), A0ORG_UNIT="unit-1")
+    if volume_state in ("no XO", "XO running"):
+        (volume / "xo").mkdir(parents=True)
+    if volume_state == "XO running":
+        Heartbeat(VolumeLayout(volume)).beat()
+    result = doctor(tree, pack, "--json", env=env)
+    [check] = checks(json.loads(result.stdout), "link")
+    assert check["level"] == level and words in check["message"], check
+
+
+def test_doctor_with_a_python_that_lacks_agent_zeros_packages_reports_instead_of_crashing(tmp_path, pack):
+    """Run with the wrong Python, Agent-Zero's own modules fail to import; v0.9.8's `python`
+    folder is a namespace package, whose path cannot be computed once its parent is dropped."""
+    tree = make_a0_tree(tmp_path / "a0", "C")
+    (tree / "python" / "__init__.py").unlink()  # as in v0.9.8.2: no __init__.py
+    extension = tree / "python" / "helpers" / "extension.py"
+    extension.write_text("import a_package_only_agent_zeros_python_has\n" + extension.read_text())
+    install(pack, tree)
+    result = doctor(tree, pack)
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode == 1
+    assert "PROBLEM  Extension base class: cannot import python.helpers.extension" in result.stdout
+    assert "No module named 'a_package_only_agent_zeros_python_has'" in result.stdout

@@ -29,7 +29,7 @@ METRIC_HELP: dict[str, str] = {
     "distinct_failing_tools": "how many different tools failed in the current failure streak",
     "turns_without_progress": "turns since the plan (HTN) or the pack's own progress signal last advanced",
     "progress_budget_used": "turns_without_progress divided by doctrine.max_turns_without_progress",
-    "context_fill": "share of the model's context window the last prompt used, 0.0 to 1.0",
+    "context_fill": "share of the model's context window the last prompt used: 1.0 is full, more when the prompt was larger than the window",
 }
 
 

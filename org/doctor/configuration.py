@@ -32,7 +32,7 @@ def check_organizations(tree: Tree) -> list[Check]:
     pending = sorted(str(p.relative_to(orgs)) for p in orgs.rglob("*.new"))
     if pending:
         checks.append(Check("organization", INFO, str(orgs),
-                            f"the pack's newer versions wait beside your edited files: {', '.join(pending)}",
+                            f"the pack changed files you edited; its versions wait beside yours: {', '.join(pending)}",
                             "merge what you want from each .new file into yours, then delete the .new file"))
     reports = orgs / "reports"
     if not (reports / "archive").is_dir() or not os.access(reports, os.W_OK):

@@ -31,7 +31,7 @@ from org.kernel.log import logger
 from org.kernel.paths import UnsafePathError
 
 from .signing import OrganizationKeyError, load_key
-from .volume import REPORT_NAME, VolumeLayout
+from .volume import REPORT_NAME, XO_BEAT_SECONDS, VolumeLayout
 from .xo import XO, SweepResult
 
 #: Exit code when the XO cannot start (another XO holds the volume, bad key, no volume).
@@ -60,6 +60,32 @@ class DaemonOptions:
 
 class XOAlreadyRunning(Exception):
     """Another XO holds the volume's lock."""
+
+
+class Heartbeat:
+    """``xo/heartbeat``, renewed while the XO runs and removed when it stops: without it a
+    unit's own supervisor steers its agent rather than leave it to an XO that is not there."""
+
+    def __init__(self, layout: VolumeLayout):
+        self.path = layout.xo_heartbeat
+        self._last: float | None = None
+
+    def beat(self) -> None:
+        now = time.monotonic()
+        if self._last is not None and now - self._last < XO_BEAT_SECONDS:
+            return
+        self._last = now
+        try:
+            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644))
+            os.utime(self.path, follow_symlinks=False)
+        except OSError as exc:
+            logger.warning("cannot renew %s (%s); units will steer themselves", self.path, exc.strerror or exc)
+
+    def stop(self) -> None:
+        try:
+            os.unlink(self.path)
+        except OSError:
+            pass
 
 
 class XOLock:
@@ -202,8 +228,10 @@ class Daemon:
         self.xo = XO(layout, options.role, options.key, clock=options.clock)
         self.events = ReportEvents(layout.units_dir)
         self.watcher: Watcher | None = None
+        self.heartbeat = Heartbeat(layout)
 
     def sweep(self, units: set[str] | None = None) -> SweepResult:
+        self.heartbeat.beat()
         try:
             return self.xo.sweep(units)
         except Exception as exc:  # the XO keeps going; one line says why a sweep failed
@@ -291,7 +319,9 @@ class Daemon:
     def _polling_loop(self) -> None:
         while not self.stop_event.is_set():
             self.sweep()
-            self.stop_event.wait(self.options.poll_interval)
+            until = time.monotonic() + self.options.poll_interval
+            while not self.stop_event.wait(max(0.0, min(XO_BEAT_SECONDS, until - time.monotonic()))) and time.monotonic() < until:
+                self.heartbeat.beat()  # a long poll interval must not look like a stopped XO
 
 
 def run(layout: VolumeLayout, options: DaemonOptions, stop_event: threading.Event) -> int:
@@ -303,6 +333,7 @@ def run(layout: VolumeLayout, options: DaemonOptions, stop_event: threading.Even
         try:
             return daemon.run()
         finally:
+            daemon.heartbeat.stop()
             daemon.stop_native()
             daemon.xo.flush()
             logger.info("XO %s stopped", daemon.xo.sender_role)

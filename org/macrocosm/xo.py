@@ -199,7 +199,7 @@ class XO:
         if not stat.S_ISREG(st.st_mode):
             return self._skip(unit, name, stamp, "not a regular file", result)
         try:
-            report = read_report(name)
+            report = read_report(name, unit)
         except FileNotFoundError:
             self._stamps.pop(unit, None)
             return
@@ -207,8 +207,6 @@ class XO:
             return self._skip(unit, name, stamp, exc.reason, result)
         except OSError as exc:
             return self._skip(unit, name, stamp, f"cannot be read ({exc.strerror or type(exc).__name__})", result)
-        if report.unit.unit_id is not None and report.unit.unit_id != unit:
-            return self._skip(unit, name, stamp, f"unit.unit_id: '{report.unit.unit_id}' is not the unit of this folder ('{unit}')", result)
         result.parsed += 1
         state = self._state(unit)
         state.report_stamp = list(stamp)
@@ -239,7 +237,12 @@ class XO:
 
     def _heartbeat(self, unit: str, state: UnitState, now: float, result: SweepResult) -> None:
         """Called for a unit whose last report is older than ``stale_after_seconds``."""
-        self._act(unit, state, judge_silence(state, now, self.steering.render), now, result)
+        self._act(unit, state, judge_silence(state, now, self.steering.render, lambda: self._waiting(unit, state)), now, result)
+
+    def _waiting(self, unit: str, state: UnitState) -> bool:
+        """The last steering sent to the unit still lies in its inbox: the agent has not seen it."""
+        last = state.recent[-1] if state.recent else None
+        return last is not None and os.path.lexists(self.layout.message_file(unit, last.seq, last.id))
 
     def _act(self, unit: str, state: UnitState, verdict: Verdict, now: float, result: SweepResult) -> None:
         if verdict.changed:

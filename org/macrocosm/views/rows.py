@@ -53,9 +53,9 @@ def attempt(read: Callable[[Path], Any], path: Path, missing: str) -> tuple[Any,
         return None, f"cannot read: {exc.strerror or type(exc).__name__}"
 
 
-def load_report(path: Path) -> tuple[SaluteReport | None, str | None]:
-    """(report, None), or (None, why it cannot be used); a missing report is ``no report yet``."""
-    return attempt(read_report, path, "no report yet")
+def load_report(path: Path, unit: str | None = None) -> tuple[SaluteReport | None, str | None]:
+    """(report, None), or (None, why it cannot be used, as the XO sees it); a missing report is ``no report yet``."""
+    return attempt(lambda p: read_report(p, unit), path, "no report yet")
 
 
 @dataclass
@@ -183,8 +183,8 @@ class ReportSummary:
     heartbeat: HeartbeatDoctrine
 
 
-def summarize(path: Path) -> tuple[ReportSummary | None, str | None]:
-    report, error = load_report(path)
+def summarize(path: Path, unit: str) -> tuple[ReportSummary | None, str | None]:
+    report, error = load_report(path, unit)
     if report is None:
         return None, error
     fill = context_fill_of(report)
@@ -207,7 +207,7 @@ def _xo_view(layout: VolumeLayout, unit: str, path: str, cache: FileCache | None
 def unit_row(layout: VolumeLayout, unit: str, now: float, cache: FileCache | None = None, places: _Places | None = None) -> dict[str, Any]:
     places = places or _Places(layout)
     report_path = places.report(checked_id(unit, "unit id"))
-    summary, error = _read(report_path, lambda: summarize(Path(report_path)), cache)
+    summary, error = _read(report_path, lambda: summarize(Path(report_path), unit), cache)
     nudges, paused = _xo_view(layout, unit, places.state(unit), cache)
     row: dict[str, Any] = dict.fromkeys(STATUS_KEYS)
     row.update(unit=unit, health="unknown", pending=pending_steering(places.inbox(unit)), nudges=nudges, paused=paused, error=error)
@@ -298,26 +298,72 @@ _COLUMNS: tuple[tuple[str, Callable[[dict[str, Any]], str]], ...] = (
 )
 
 
-def format_table(rows: list[dict[str, Any]]) -> list[str]:
-    """The rows as aligned text lines, a header first."""
-    cells = [[name for name, _ in _COLUMNS]] + [[printable(cell(row)) for _, cell in _COLUMNS] for row in rows]
-    widths = [max(len(line[i]) for line in cells) for i in range(len(_COLUMNS))]
-    return ["  ".join(text.ljust(width) for text, width in zip(line, widths)).rstrip() for line in cells]
+#: Dropped first, in this order, when the terminal is too narrow for every column; UNIT,
+#: HEALTH and NOTE stay (what is wrong with which unit).
+_DROPPED_FIRST = ("TURN", "ROLE", "PACE", "FILL", "AGE", "NUDGES", "PENDING", "STATE", "FRESHNESS")
+#: Room NOTE keeps on a narrow terminal before more columns are dropped for it.
+_NOTE_ROOM = 16
+#: The sign at the end of a line cut to the terminal's width.
+CUT = "…"
+
+
+def format_table(rows: list[dict[str, Any]], width: int | None = None) -> tuple[list[str], list[str]]:
+    """The rows as aligned text lines, a header first, and the names of the columns left out
+    so that the table fits ``width`` characters (none without ``width``)."""
+    names = [name for name, _ in _COLUMNS]
+    cells = [names] + [[printable(cell(row)) for _, cell in _COLUMNS] for row in rows]
+    widths = {name: max(len(line[i]) for line in cells) for i, name in enumerate(names)}
+    hidden: list[str] = []
+    if width is not None:
+        def needed() -> int:
+            kept = [n for n in names if n not in hidden]
+            return sum(min(widths[n], _NOTE_ROOM) if n == "NOTE" else widths[n] for n in kept) + 2 * (len(kept) - 1)
+        for name in _DROPPED_FIRST:
+            if needed() <= width:
+                break
+            hidden.append(name)
+    shown = [i for i, name in enumerate(names) if name not in hidden]
+    lines = ["  ".join(line[i].ljust(widths[names[i]]) for i in shown).rstrip() for line in cells]
+    return lines, hidden
+
+
+def urgency(row: dict[str, Any]) -> int:
+    """How soon a person should look at a unit: 0 first (unusable or lost), 5 last (nominal)."""
+    if row["error"] or row["freshness"] == "very_stale":
+        return 0
+    if row["paused"] or row["health"] in ("critical", "unknown"):
+        return 1
+    if row["freshness"] == "stale":
+        return 2
+    if row["health"] == "degraded" or row["nudges"]:
+        return 3
+    return 4 if row["pending"] else 5
 
 
 def _summary(layout: VolumeLayout, rows: list[dict[str, Any]], now: float) -> str:
+    """The counts first: on a narrow terminal the volume's path is what gets cut."""
     stamp = datetime.fromtimestamp(now, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
     silent = sum(1 for r in rows if r["freshness"] in ("stale", "very_stale"))
     pending = sum(r["pending"] for r in rows)
-    return f"{printable(str(layout.root))}  {stamp}  units: {len(rows)}  stale: {silent}  pending steering: {pending}"
+    return f"units: {len(rows)}  stale: {silent}  pending steering: {pending}  {stamp}  {printable(str(layout.root))}"
 
 
-def status_lines(layout: VolumeLayout, now: float, cache: FileCache | None = None, max_rows: int | None = None) -> list[str]:
-    """The summary line and the table; with ``max_rows``, only the rows a screen can show are formatted."""
+def status_lines(layout: VolumeLayout, now: float, cache: FileCache | None = None, max_rows: int | None = None,
+                 width: int | None = None, problems_first: bool = False) -> list[str]:
+    """The summary line and the table, by unit id or ``problems_first``. With ``max_rows`` only
+    the rows a screen can show; with ``width`` the columns that fit, and a line naming the others."""
     rows = status_rows(layout, now, cache)
+    if problems_first:
+        rows.sort(key=urgency)  # stable: by unit id within each level
     lines = [_summary(layout, rows, now), ""]
     shown = rows if max_rows is None else rows[:max_rows]
-    lines.extend(format_table(shown) if rows else ["(no units on this volume yet)"])
+    if not rows:
+        lines.append("(no units on this volume yet)")
+    else:
+        table, hidden = format_table(shown, width)
+        if hidden:
+            lines[1] = f"hidden on this narrow terminal: {', '.join(hidden)}"
+        lines.extend(table)
     if len(shown) < len(rows):
         lines.append(f"... {len(rows) - len(shown)} more units")
     return lines
