@@ -124,3 +124,13 @@ def test_a_fresh_temporary_file_belongs_to_a_live_writer(tmp_path):
     assert link.is_symlink()  # only regular files are removed
     atomic_write_text(tmp_path / "salute.json", "{}")
     assert sorted(p.name for p in tmp_path.iterdir()) == [".salute.json.linkxxxx.tmp", "salute.json"]
+
+    # a folder that is a symbolic link is not followed: nothing is removed elsewhere
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    kept = elsewhere / ".salute.json.abcdefgh.tmp"
+    kept.write_text("{")
+    old(kept)
+    (tmp_path / "linked").symlink_to(elsewhere)
+    assert remove_stale_temp_files(tmp_path / "linked", target) == [] and kept.exists()
+    assert remove_stale_temp_files(elsewhere, target) == [kept]

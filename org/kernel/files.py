@@ -85,25 +85,31 @@ STALE_TEMP_SECONDS = 600.0
 def remove_stale_temp_files(folder: Path, target: re.Pattern[str], older_than: float = STALE_TEMP_SECONDS) -> list[Path]:
     """Remove the temporary files a killed writer left in ``folder``: only names
     :func:`atomic_write_bytes` gives (for a file whose name ``target`` fully matches), only
-    regular files, and only those not changed for ``older_than`` seconds. The paths removed."""
+    regular files, and only those not changed for ``older_than`` seconds. The paths removed.
+
+    ``folder`` itself is not followed if it is a symbolic link: nothing is removed elsewhere.
+    """
     removed: list[Path] = []
     try:
-        entries = os.scandir(folder)
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
-        return removed
+        return removed  # missing, not a folder, or a link
     limit = time.time() - older_than
-    with entries:
-        for entry in entries:
-            match = TEMP_NAME_RE.fullmatch(entry.name)
-            if match is None or target.fullmatch(match.group("target")) is None:
-                continue
+    try:
+        with os.scandir(fd) as entries:
+            names = [e.name for e in entries if (m := TEMP_NAME_RE.fullmatch(e.name)) and target.fullmatch(m.group("target"))]
+        for name in names:
             try:
-                st = entry.stat(follow_symlinks=False)
+                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
                 if stat.S_ISREG(st.st_mode) and st.st_mtime < limit:
-                    os.unlink(entry.path)
-                    removed.append(Path(entry.path))
+                    os.unlink(name, dir_fd=fd)
+                    removed.append(Path(folder) / name)
             except OSError:
                 continue  # gone meanwhile, or not ours to remove
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
     return removed
 
 

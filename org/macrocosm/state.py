@@ -145,7 +145,7 @@ def _drop(value: dict[str, Any], where: tuple) -> str:
     """Remove what ``where`` points at (one list entry, or a whole field); says what went."""
     field = str(where[0])
     if field in _BY_ENTRY and len(where) > 1 and isinstance(where[1], int) and isinstance(value.get(field), list):
-        entries = value[field]
+        entries = value[field] = list(value[field])  # the caller's list stays as it was
         if where[1] < len(entries):
             entries[where[1]] = None  # marked now, removed after: the other indexes stay right
         return f"{field} entry {where[1]} dropped"

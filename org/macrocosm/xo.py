@@ -25,7 +25,7 @@ from org.contracts.common import is_identifier
 from org.contracts.salute import SaluteReport
 from org.kernel.files import FileRefused, remove_stale_temp_files
 from org.kernel.log import logger, warn_once
-from org.kernel.paths import checked_id
+from org.kernel.paths import UnsafePathError, checked_id
 from org.supervisor.steering import SteeringBook
 
 from .outbox import Outbox
@@ -108,7 +108,10 @@ class XO:
         steering in each inbox. Only names it writes, and only old ones (see the primitive)."""
         removed = remove_stale_temp_files(self.layout.xo_units_dir, STATE_NAME_RE)
         for unit in self.layout.unit_ids()[0]:
-            removed += remove_stale_temp_files(self.layout.inbox(unit), MESSAGE_NAME_RE)
+            try:
+                removed += remove_stale_temp_files(self.layout.inbox(unit), MESSAGE_NAME_RE)
+            except UnsafePathError:
+                continue
         if removed:
             logger.info("removed %d temporary file(s) an interrupted write left (e.g. %s)", len(removed), removed[0])
 
