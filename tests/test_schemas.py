@@ -165,6 +165,7 @@ def _supervisor_instances(now: datetime) -> dict[str, object]:
         CodeStyleOutput,
         DesignOutput,
         InternaliserOutput,
+        SupervisorAnswers,
         SupervisorRun,
         SupervisorsState,
         TaskDigest,
@@ -185,7 +186,10 @@ def _supervisor_instances(now: datetime) -> dict[str, object]:
         "supervisor_run": SupervisorRun(run_id="0123456789ab", supervisor="code_style", trigger="periodic", reasons=["periodic"],
                                         started=now, duration_seconds=1.5, model="m", prompt_tokens=10, completion_tokens=5,
                                         cost_usd=0.001, attempts=1, outcome="applied", findings=1,
-                                        directives=["cleanup/low: x"], documents=["conventions/errors.md"], interval_tasks=10),
+                                        directives=["cleanup/low: x"], documents=["conventions/errors.md"], interval_tasks=10,
+                                        response_format="json_object", repairs=1, answer_notes=["JSON taken from a fenced block"]),
+        "supervisor_answers": SupervisorAnswers(run_id="0123456789ab", supervisor="code_style", started=now,
+                                                answers=["Sure: {", '{"summary": "s"}']),
         "supervisors_state": SupervisorsState.model_validate({"tasks_completed": 3, "urgency": 0.5, "supervisors": {
             "design": {"tasks_since_run": 2, "pending": ["abort"], "last_run": now.isoformat()}}}),
         "task_digest": TaskDigest.model_validate({
