@@ -52,6 +52,13 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_explain(args: argparse.Namespace) -> int:
+    from org.explain import main as explain
+    from org.kernel.paths import organizations_dir
+
+    return explain(Path(args.org_dir) if args.org_dir else organizations_dir(), args.role, args.project, args.json)
+
+
 def _cmd_doctor(args: argparse.Namespace) -> int:
     from org.doctor import cli as doctor
 
@@ -84,6 +91,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--era", choices=["C", "D"], default="D")
     p.add_argument("--org-dir", help="keep the organization folder (and its SALUTE reports) here")
     p.set_defaults(func=_cmd_replay)
+
+    p = sub.add_parser("explain", help="show a role as it runs: every value of its doctrine and plan, and every steering text, "
+                                       "with the file and line it came from")
+    p.add_argument("role", help="the role id")
+    p.add_argument("--org-dir", help="the organizations folder (default: $A0ORG_HOME, else <Agent-Zero>/usr/organizations)")
+    p.add_argument("--project", help="as for a chat in this Agent-Zero project (with its overrides.yaml)")
+    p.add_argument("--json", action="store_true", help="print it as JSON")
+    p.set_defaults(func=_cmd_explain)
 
     from org.doctor import cli as doctor
 

@@ -9,9 +9,11 @@ Lowest first (docs/doctrine.md#inheritance-and-overrides):
 4. the user's ``overrides.yaml`` in the organizations folder: ``every_role``, then ``roles.<role_id>``;
 5. for a chat in an Agent-Zero project, ``projects/<project>/overrides.yaml``, the same way.
 
+Steering texts cascade the same way: the pack's, the organization's ``steering.yaml``, a
+project's ``projects/<project>/steering.yaml`` (org/supervisor/steering.py reads them).
+
 Merge rules, the same at every step: mappings merge key by key; lists and scalars replace;
-``null`` removes the inherited entry, so the layers below it (in the end the pack's default)
-decide again.
+``null`` removes the entry given below, so the pack's default applies to it again.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from .paths import OrganizationLayout, UnsafePathError, checked_id, safe_child
 
 PACK_DEFAULT = "pack default"
 OVERRIDES_NAME = "overrides.yaml"
+STEERING_NAME = "steering.yaml"
 PROJECTS_FOLDER = "projects"
 #: Longer chains are refused: a doctrine is read every turn, and nobody needs ten levels.
 MAX_CHAIN = 8
@@ -157,6 +160,16 @@ def project_overrides(layout: OrganizationLayout, project: str) -> Path:
     return safe_child(layout.root, PROJECTS_FOLDER, project, OVERRIDES_NAME)
 
 
+def project_steering(layout: OrganizationLayout, project: str | None) -> Path | None:
+    """``projects/<project>/steering.yaml``: a project's own wording, over the organization's."""
+    if project is None:
+        return None
+    try:
+        return safe_child(layout.root, PROJECTS_FOLDER, project, STEERING_NAME)
+    except UnsafePathError:
+        return None
+
+
 def organization_layer(org_path: Path) -> Layer | None:
     data, lines = _document(org_path)
     defaults = data.get("role_defaults")
@@ -188,7 +201,12 @@ def resolve_role(layout: OrganizationLayout, role_id: str, org_path: Path | None
     if project is not None:
         layers.extend(overrides_layers(project_overrides(layout, project), role_id))
     data, origins = merge(layers)
-    data["role_id"] = chain[-1].data.get("role_id")  # a role's id is its own, never inherited
+    own = chain[-1].data.get("role_id")  # a role's id is its own, never inherited
+    if own is None:
+        data.pop("role_id", None)
+        origins.pop(("role_id",), None)
+    else:
+        data["role_id"] = own
 
     def locate(path: tuple) -> tuple[str, int | None]:
         layer = origin_of(origins, path) or chain[-1]

@@ -109,11 +109,7 @@ class OrganizationStore:
 
         overrides = layout.root / cascade.OVERRIDES_NAME
         self._file_stamps[overrides] = _stamp(overrides)
-        roles: dict[str, RoleProfile] = {}
-        for role_id in organization.role_ids():
-            role = self._resolve(layout, role_id, org_path, None)
-            if role is not None:
-                roles[role_id] = role
+        roles = self._resolve_all(layout, organization.role_ids(), org_path, None)
         if organization.default_role not in roles:
             warn_once(
                 f"{org_path}: default_role: role '{organization.default_role}' "
@@ -124,20 +120,29 @@ class OrganizationStore:
             forget_logged_about(str(path))
         return LoadedOrganization(organization=organization, roles=roles, layout=layout, org_path=org_path)
 
-    def _resolve(self, layout: OrganizationLayout, role_id: str, org_path: Path, project: str | None) -> RoleProfile | None:
-        """A role through its cascade; None (logged once) when it cannot be used. Every file
-        of its cascade is watched for edits."""
-        role_path = layout.role_file(role_id)
-        self._file_stamps.setdefault(role_path, _stamp(role_path))
-        try:
-            resolved = cascade.resolve_role(layout, role_id, org_path, project)
-        except loading.DocumentError as exc:
-            for problem in exc.problems:
-                warn_once(f"{problem}; role '{role_id}' is skipped until this is fixed")
-            return None
-        for path in resolved.files:
-            self._file_stamps.setdefault(path, _stamp(path))
-        return resolved.role
+    def _resolve_all(self, layout: OrganizationLayout, role_ids: list[str], org_path: Path | None,
+                     project: str | None) -> dict[str, RoleProfile]:
+        """The roles through their cascades, those that cannot be used left out. Each problem is
+        logged once, with every role it keeps out (a mistake in a role others extend keeps
+        them all out), and every file of a cascade is watched for edits."""
+        roles: dict[str, RoleProfile] = {}
+        skipped: dict[str, list[str]] = {}
+        for role_id in role_ids:
+            role_path = layout.role_file(role_id)
+            self._file_stamps.setdefault(role_path, _stamp(role_path))
+            try:
+                resolved = cascade.resolve_role(layout, role_id, org_path, project)
+            except loading.DocumentError as exc:
+                for problem in exc.problems:
+                    skipped.setdefault(str(problem), []).append(role_id)
+                continue
+            for path in resolved.files:
+                self._file_stamps.setdefault(path, _stamp(path))
+            roles[role_id] = resolved.role
+        for problem, ids in skipped.items():
+            who = f"role '{ids[0]}' is" if len(ids) == 1 else f"roles {', '.join(repr(i) for i in ids)} are"
+            warn_once(f"{problem}; {who} skipped until this is fixed")
+        return roles
 
     def roles_for(self, loaded: LoadedOrganization, project: str | None) -> dict[str, RoleProfile]:
         """The roles of a chat in ``project``: with that project's ``overrides.yaml``, if it has one."""
@@ -153,8 +158,7 @@ class OrganizationStore:
             if not path.is_file():
                 loaded.projects[project] = loaded.roles
             else:
-                resolved = {rid: self._resolve(loaded.layout, rid, loaded.org_path, project) for rid in loaded.roles}
-                loaded.projects[project] = {rid: role for rid, role in resolved.items() if role is not None}
+                loaded.projects[project] = self._resolve_all(loaded.layout, list(loaded.roles), loaded.org_path, project)
         return loaded.projects[project]
 
 

@@ -17,7 +17,9 @@ from typing import Any, Callable
 from org.contracts import Finding, RoleProfile
 from org.contracts.common import PACE_LEVELS
 from org.kernel import salute
+from org.kernel.agent_scope import chat_project
 from org.kernel.agent_zero import add_warning, agent_number, is_paused, pause_chat, replace_tool_run, ui_log
+from org.kernel.cascade import project_steering
 from org.kernel.dispatcher import PACE_ATTR, ROLE_ATTR
 from org.kernel.files import first_error
 from org.kernel.layers import AgentReadings, read_agent
@@ -140,16 +142,21 @@ class MicrocosmSupervisor:
                  publisher_provider: Callable[[], Publisher | None] | None = None):
         self._layout_provider = layout_provider
         self._steering = steering
+        self._books: dict[tuple[Any, ...], SteeringBook] = {}
         self._publisher_provider = publisher_provider or (lambda: None)
 
-    def steering(self, layout: OrganizationLayout) -> SteeringBook:
-        if self._steering is None or self._steering.override_path != layout.steering_file:
-            self._steering = SteeringBook(layout.steering_file)
-        return self._steering
+    def steering(self, layout: OrganizationLayout, agent: Any) -> SteeringBook:
+        """The organization's texts, with those of the chat's project over them (one book per pair of files)."""
+        if self._steering is not None:
+            return self._steering
+        paths = (layout.steering_file, project_steering(layout, chat_project(agent)))
+        if paths not in self._books:
+            self._books[paths] = SteeringBook(*paths)
+        return self._books[paths]
 
     async def _steer(self, agent: Any, finding: Finding, state: SupervisorState, layout: OrganizationLayout) -> bool:
         """Inject one steering; only one that reached the agent starts its cooldown."""
-        finding.text = self.steering(layout).render(finding, repeated=state.repeated(finding.anomaly))
+        finding.text = self.steering(layout, agent).render(finding, repeated=state.repeated(finding.anomaly))
         try:
             await add_warning(agent, finding.text)
         except Exception as exc:
@@ -217,7 +224,7 @@ class MicrocosmSupervisor:
 
     async def _pause(self, agent: Any, finding: Finding, nudges: int, state: SupervisorState, layout: OrganizationLayout) -> None:
         """Pause the chat as Agent-Zero's pause button does, saying why, once."""
-        text = self.steering(layout).render(Finding(anomaly=finding.anomaly, template="pause", turn=finding.turn,
+        text = self.steering(layout, agent).render(Finding(anomaly=finding.anomaly, template="pause", turn=finding.turn,
                                                     evidence={"nudges": times_in_words(nudges), "anomaly": finding.anomaly}))
         try:
             await add_warning(agent, text)
@@ -248,7 +255,7 @@ class MicrocosmSupervisor:
             finding = Finding(anomaly="loop", template="blocked", turn=state.turn, evidence={
                 "action": breaker.action, "times": breaker.times, "outcome": breaker.error_line or "the same error",
                 "error_type": breaker.error_type or ""})
-            text = self.steering(self._layout_provider()).render(finding)
+            text = self.steering(self._layout_provider(), agent).render(finding)
             if replace_tool_run(agent, text):
                 state.nudged("loop")
                 agent.data[BLOCKED_KEY] = (signature, breaker)
