@@ -2,9 +2,9 @@
 
 A unit is one Agent-Zero container linked to a shared volume by ``$A0ORG_VOLUME``
 (``$A0ORG_UNIT`` names it; the host name by default). Each turn its agent 0 writes
-``units/<unit>/salute.json``, and leaves the steering to the XO while one runs there
-(``xo/heartbeat`` is fresh), to its own supervisor otherwise. Before each prompt it
-drains ``units/<unit>/inbox/``:
+``units/<unit>/salute.json`` (redacted, see :mod:`.publishing`), and leaves the steering to
+the XO while one runs there (``xo/heartbeat`` is fresh), to its own supervisor otherwise.
+Before each prompt it drains ``units/<unit>/inbox/``:
 
 * messages are applied in sequence order, each at most once (by id): injected with
   ``hist_add_warning`` as ``<text> (XO <sender>, <severity>)``, logged in the UI,
@@ -35,7 +35,7 @@ from logging import INFO, WARNING
 from pathlib import Path
 from typing import Any
 
-from org.contracts import RoleProfile, SaluteReport
+from org.contracts import RoleProfile
 from org.contracts.common import is_identifier
 from org.contracts.steering_message import MAX_MESSAGE_BYTES, SteeringMessage
 from org.kernel.agent_zero import add_warning, read_attr, ui_log
@@ -44,12 +44,12 @@ from org.kernel.files import FileRefused, atomic_write_text, json_object, read_c
 from org.kernel.layers import AgentReadings
 from org.kernel.log import logger, warn_once
 from org.kernel.paths import UnsafePathError
-from org.kernel.salute import MAX_REPORT_BYTES
 from org.kernel.values import count_or
 from org.supervisor.microcosm import Publisher
 from org.supervisor.signals import signals_from_snapshot
 from org.supervisor.snapshot import Snapshot
 
+from .publishing import publish
 from .signing import ENV_KEY, ENV_KEY_FILE, OrganizationKeyError, load_key, verify
 from .volume import (
     ENV_UNIT,
@@ -202,7 +202,7 @@ def publish_turn(agent: Any, link: UnitLink, role: RoleProfile, snapshot: Snapsh
     if report is not None:
         if report.reason == "task_end":
             note_task_end(agent.data, snapshot.turn)
-        publish(link, report)
+        publish(link.layout, link.unit, report)
     return mode == XO_STEERS
 
 
@@ -212,25 +212,6 @@ def current_publisher() -> Publisher | None:
     if link is None:
         return None
     return lambda agent, role, snapshot, readings: publish_turn(agent, link, role, snapshot, readings)
-
-
-def publish(link: UnitLink, report: SaluteReport) -> Path | None:
-    """Write ``units/<unit>/salute.json`` atomically; the path, or None when it could not be (logged)."""
-    path = link.report
-    text = report.model_dump_json() + "\n"
-    if len(text.encode("utf-8")) > MAX_REPORT_BYTES:
-        warn_once(f"{path}: the SALUTE report would be over the {MAX_REPORT_BYTES}-byte limit readers accept; not published")
-        return None
-    if not link.layout.root.is_dir():
-        warn_once(f"{link.layout.root}: the shared volume folder does not exist (not mounted?); SALUTE report not published")
-        return None
-    try:
-        link.layout.ensure_inside(path.parent)
-        atomic_write_text(path, text)
-    except (OSError, UnsafePathError) as exc:
-        warn_once(f"{path}: cannot publish the SALUTE report: {getattr(exc, 'strerror', None) or exc}", key=f"publish {path}")
-        return None
-    return path
 
 
 # --------------------------------------------------------------------------- the inbox

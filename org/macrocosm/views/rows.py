@@ -5,6 +5,7 @@ changed), its status row computed the way the XO judges it, and the table of row
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -114,6 +115,33 @@ def context_fill_of(report: SaluteReport) -> float | None:
     return report.environment.context_fill_pct
 
 
+def epoch_seconds(moment: datetime) -> float:
+    """Seconds since the epoch; a time written without a zone is UTC, as the XO reads it."""
+    return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).timestamp()
+
+
+def utc_text(moment: datetime) -> str:
+    """``YYYY-MM-DDTHH:MM:SSZ``; a time whose UTC is outside the years 1 to 9999 (9999-12-31
+    at -05:00) is shown as written."""
+    aware = moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+    try:
+        return aware.astimezone(timezone.utc).replace(tzinfo=None).isoformat(timespec="seconds") + "Z"
+    except (OverflowError, ValueError):
+        return moment.isoformat(timespec="seconds")
+
+
+#: Characters a terminal acts on rather than shows (escape sequences, line breaks, direction overrides).
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """``text`` as one line a terminal shows as it is: each control character as ``\\xNN``
+    (a file name, a tool name or a steering text may hold any; a view must not act on them)."""
+    if _UNPRINTABLE.search(text) is None:
+        return text
+    return _UNPRINTABLE.sub(lambda m: f"\\x{ord(m.group(0)):02x}" if ord(m.group(0)) < 0x100 else f"\\u{ord(m.group(0)):04x}", text)
+
+
 def turn_of(report: SaluteReport) -> int:
     return report.signals.turn if report.signals is not None else report.time.turns_elapsed
 
@@ -163,7 +191,7 @@ def summarize(path: Path, unit: str) -> tuple[ReportSummary | None, str | None]:
     return ReportSummary(
         role=report.unit.role_id, state=report.status.state, pace=report.status.pace_level, health=report.status.health,
         context_fill=round(fill, 4) if fill is not None else None, turn=turn_of(report),
-        time=report.time.timestamp.timestamp(), heartbeat=heartbeat_of(report),
+        time=epoch_seconds(report.time.timestamp), heartbeat=heartbeat_of(report),
     ), None
 
 
@@ -283,7 +311,7 @@ def format_table(rows: list[dict[str, Any]], width: int | None = None) -> tuple[
     """The rows as aligned text lines, a header first, and the names of the columns left out
     so that the table fits ``width`` characters (none without ``width``)."""
     names = [name for name, _ in _COLUMNS]
-    cells = [names] + [[cell(row) for _, cell in _COLUMNS] for row in rows]
+    cells = [names] + [[printable(cell(row)) for _, cell in _COLUMNS] for row in rows]
     widths = {name: max(len(line[i]) for line in cells) for i, name in enumerate(names)}
     hidden: list[str] = []
     if width is not None:
@@ -317,7 +345,7 @@ def _summary(layout: VolumeLayout, rows: list[dict[str, Any]], now: float) -> st
     stamp = datetime.fromtimestamp(now, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
     silent = sum(1 for r in rows if r["freshness"] in ("stale", "very_stale"))
     pending = sum(r["pending"] for r in rows)
-    return f"units: {len(rows)}  stale: {silent}  pending steering: {pending}  {stamp}  {layout.root}"
+    return f"units: {len(rows)}  stale: {silent}  pending steering: {pending}  {stamp}  {printable(str(layout.root))}"
 
 
 def status_lines(layout: VolumeLayout, now: float, cache: FileCache | None = None, max_rows: int | None = None,
