@@ -417,7 +417,7 @@ async def bench_active(cfg: Config, scratch: Path) -> None:
          share_of_health_correction=r(path_fig["value"] / health_fig["value"], 2),
          what="OrganizationLayout.latest_report alone (a lexical safe_child check), the first step of the health correction")
 
-    book = hooks.supervisor.steering(layout)
+    book = hooks.supervisor.steering(layout, agent)
     finding = probe.steering[0] if probe.steering else None
     assert finding is not None
 
@@ -429,6 +429,20 @@ async def bench_active(cfg: Config, scratch: Path) -> None:
          repeats=render_fig["repeats"], iterations=render_fig["iterations"],
          share_of_hook_turn=r(render_fig["value"] / hook_fig["value"], 2),
          what="SteeringBook.render of the steering finding alone (template, values, override-file stat)")
+
+    from org.kernel import events
+
+    steered_turn = (("radio_check", {"role": "codegen", "turn": 3, "findings": ["loop"], "chat": "c1"}),
+                    ("steering", {"role": "codegen", "turn": 3, "anomaly": "loop", "template": "loop_repeat", "chat": "c1"}))
+
+    def write_events(i: int) -> None:
+        events.record(layout.root, *steered_turn)
+
+    events_fig = await measure_each(cfg, write_events, is_async=False)
+    emit("active_event_write_us", r(events_fig["value"]), "us", p95=r(events_fig["p95"]),
+         repeats=events_fig["repeats"], iterations=events_fig["iterations"],
+         share_of_hook_turn=r(events_fig["value"] / hook_fig["value"], 2),
+         what="the events of a steered turn (radio check and steering) written to the event log in one append")
 
     # (d) organization active, full but healthy histories: nothing found, nothing steers
     quiet = new_agent()

@@ -48,7 +48,7 @@ def _aware(moment: datetime) -> datetime:
 
 def event_line(event: SupervisionEvent) -> str:
     what = event.anomaly or ", ".join(event.findings) or ""
-    text = f"  {event.text}" if event.text else ""
+    text = f"  ({event.template})" if event.template else ""
     return (f"{_aware(event.time).strftime('%Y-%m-%d %H:%M:%S')}  {event.type:<11} {event.role or '-':<14} "
             f"turn {event.turn if event.turn is not None else '-':<4} {what}{text}")
 

@@ -28,13 +28,14 @@ def test_a_loop_steered_then_fixed_is_steering_followed_by_progress(make_session
     kinds = [(e.type, e.turn, e.anomaly or e.findings) for e in logged(org_home)]
     assert kinds[:3] == [("radio_check", 3, ["loop"]), ("steering", 3, "loop"), ("progress", 4, [])]
     [steering] = [e for e in logged(org_home) if e.type == "steering"]
-    assert steering.role == "codegen" and steering.text.startswith("[SUPERVISOR] Loop") and steering.chat
+    assert steering.role == "codegen" and steering.template == "loop_repeat" and steering.chat
     figures = stats(logged(org_home))
     assert figures["total"]["steered"] == 1 and figures["total"]["share_followed"] == 1.0
     assert figures["by_anomaly"]["loop"]["median_turns_to_progress"] == 1
 
 
 def test_no_secret_reaches_the_event_log(make_session, org_home):
+    """Steering quotes the agent's command; the event names the text's template instead."""
     session = make_session(doctrine={"radio_check_interval_turns": 1})
     failing = {"tool": "code_execution_tool", "args": {"code": f"curl -H 'Authorization: Bearer {STRIPE}' https://api.example.com"},
                "ok": False, "error_type": "network", "output": "curl: (7) Failed to connect"}
@@ -65,7 +66,7 @@ def test_an_unwritable_event_folder_never_stops_the_agent(make_session, org_home
 def test_the_log_rotates_and_keeps_the_newest(org_home, monkeypatch):
     monkeypatch.setattr(events, "MAX_BYTES", 2000)
     for turn in range(200):
-        events.record(org_home, "steering", role="codegen", turn=turn, anomaly="loop", text="[SUPERVISOR] Loop.")
+        events.record(org_home, ("steering", {"role": "codegen", "turn": turn, "anomaly": "loop", "template": "loop_repeat"}))
     files = sorted(p.name for p in (org_home / "events").glob("events*.jsonl"))
     assert files == ["events.1.jsonl", "events.2.jsonl", "events.3.jsonl", "events.4.jsonl", "events.jsonl"]
     assert all(p.stat().st_size <= 2000 for p in (org_home / "events").glob("events*.jsonl"))
@@ -74,10 +75,10 @@ def test_the_log_rotates_and_keeps_the_newest(org_home, monkeypatch):
 
 
 def test_lines_that_are_not_events_are_skipped(org_home):
-    events.record(org_home, "steering", role="codegen", turn=1, anomaly="loop")
+    events.record(org_home, ("steering", {"role": "codegen", "turn": 1, "anomaly": "loop"}))
     with open(events.log_path(org_home), "a") as handle:
         handle.write("{not json\n" + json.dumps({"type": "steering", "turn": "x"}) + "\n" + "x" * 30_000 + "\n")
-    events.record(org_home, "progress", role="codegen", turn=2)
+    events.record(org_home, ("progress", {"role": "codegen", "turn": 2}))
     assert [e.type for e in logged(org_home)] == ["steering", "progress"]
 
 

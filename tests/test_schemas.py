@@ -153,7 +153,7 @@ def _instances() -> dict[str, object]:
         "organization": organization,
         "active_organization": ActiveOrganization(org_id="software_dev", activated_at=now, activated_by="test"),
         "supervision_event": SupervisionEvent(time=now, type="steering", chat="c1", project="shop", role="codegen", turn=3,
-                                              anomaly="loop", text="[SUPERVISOR] Loop."),
+                                              anomaly="loop", template="loop_repeat"),
         "organization_overrides": OrganizationOverrides(every_role={"doctrine": {"cooldown_turns": 4}},
                                                         roles={"codegen": {"doctrine": {"loop": {"repeat_threshold": 5}}}}),
         "salute_report": report,

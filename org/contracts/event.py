@@ -11,13 +11,12 @@ from .common import AnomalyType, Contract, Identifier, SchemaVersion, Timestamp
 #: What happened. ``progress``: the agent made progress again after steering or a block.
 EventType = Literal["radio_check", "steering", "block", "pause", "resume", "progress"]
 EVENT_TYPES: tuple[str, ...] = EventType.__args__  # type: ignore[attr-defined]
-#: Text kept in an event (steering is at most three sentences).
-MAX_EVENT_TEXT = 2000
 
 
 class SupervisionEvent(Contract):
-    """What the supervisor did or saw, for ``a0org events`` and ``a0org stats``. Never a
-    secret: its text is redacted before it is written."""
+    """What the supervisor did or saw, for ``a0org events`` and ``a0org stats``. It names the
+    steering text (its template) rather than quoting it: the text quotes the agent's commands,
+    and is in the chat already."""
 
     schema_version: SchemaVersion = 1
     time: Timestamp
@@ -28,4 +27,4 @@ class SupervisionEvent(Contract):
     turn: int | None = Field(None, ge=0, description="The supervisor's turn count in that chat.")
     anomaly: AnomalyType | None = None
     findings: list[AnomalyType] = Field(default_factory=list, description="radio_check: what it found.")
-    text: str | None = Field(None, max_length=MAX_EVENT_TEXT)
+    template: str | None = Field(None, max_length=80, description="The steering text's key (org/supervisor/steering.yaml).")

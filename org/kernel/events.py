@@ -11,11 +11,9 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from org.contracts import SupervisionEvent
-from org.contracts.event import MAX_EVENT_TEXT
 
 from .files import exclusive, lock_file_for
 from .log import warn_once
-from .redact import redact
 
 FOLDER = "events"
 NAME = "events.jsonl"
@@ -34,35 +32,51 @@ def rotated(path: Path) -> list[Path]:
     return [path.with_name(f"events.{n}.jsonl") for n in range(KEEP, 0, -1)] + [path]
 
 
-def record(organizations: Path, kind: str, **fields: Any) -> None:
-    """Append one event (its text redacted). Problems are logged once, never raised."""
+def record(organizations: Path, *events: tuple[str, dict[str, Any]]) -> None:
+    """Append events ``(kind, fields)``, all in one write: one validated line each. Problems
+    are logged once, never raised."""
     try:
-        text = fields.get("text")
-        if isinstance(text, str):
-            fields["text"] = redact(text)[:MAX_EVENT_TEXT]
-        event = SupervisionEvent(time=datetime.now(timezone.utc), type=kind, **fields)
-        append(log_path(organizations), event.model_dump_json(exclude_defaults=True) + "\n")
-    except Exception as exc:  # the agent's turn goes on without its event
+        now = datetime.now(timezone.utc)
+        lines = "".join(SupervisionEvent(time=now, type=kind, **fields).model_dump_json(exclude_defaults=True) + "\n"
+                        for kind, fields in events)
+        append(log_path(organizations), lines)
+    except Exception as exc:  # the agent's turn goes on without its events
         warn_once(f"{log_path(organizations)}: cannot record a supervision event ({type(exc).__name__}: {exc})",
                   key=f"events {organizations}")
 
 
 def append(path: Path, line: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """One ``O_APPEND`` write per line, which writers in other processes cannot tear; the lock
+    is taken only to rotate, and the size is checked again under it."""
+    data = line.encode("utf-8")
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    except FileNotFoundError:  # the first event: the folder is made once
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        if os.fstat(fd).st_size + len(data) > MAX_BYTES:
+            os.close(fd)
+            fd = -1
+            _rotate(path, len(data))
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        os.write(fd, data)
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def _rotate(path: Path, incoming: int) -> None:
     with exclusive(lock_file_for(path)):
         try:
-            if path.stat().st_size + len(line) > MAX_BYTES:
-                files = rotated(path)
-                for older, newer in zip(files, files[1:]):
-                    if newer.exists():
-                        os.replace(newer, older)
+            if path.stat().st_size + incoming <= MAX_BYTES:
+                return  # another writer rotated it meanwhile
         except FileNotFoundError:
-            pass
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
-        try:
-            os.write(fd, line.encode("utf-8"))
-        finally:
-            os.close(fd)
+            return
+        files = rotated(path)
+        for older, newer in zip(files, files[1:]):
+            if newer.exists():
+                os.replace(newer, older)
 
 
 def read(organizations: Path) -> Iterator[SupervisionEvent]:

@@ -1,9 +1,9 @@
-"""What the in-process supervisor writes to the event log (org/kernel/events.py), and the
-one piece of memory that needs: whether the agent was steered since it last made progress."""
+"""What the in-process supervisor writes to the event log (org/kernel/events.py): the events of
+a turn are gathered and written together at its end, in one write."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from org.kernel import events
 from org.kernel.agent_scope import chat_project
@@ -12,19 +12,30 @@ from org.kernel.paths import OrganizationLayout
 
 #: ``agent.data`` (not saved with the chat): steered or blocked since the last progress.
 STEERED_KEY = "_org_steered_since_progress"
+#: ``agent.data`` (not saved): this turn's events, until :func:`write_turn`.
+PENDING_KEY = "_org_pending_events"
 
 
-def note(agent: Any, layout: OrganizationLayout, kind: str, role: str, turn: int, **fields: Any) -> None:
-    """One event of this chat; steering and blocks also wait for the progress that follows them."""
-    chat = read_attr(read_attr(agent, "context"), "id")
-    events.record(layout.root, kind, chat=str(chat)[:200] if chat is not None else None, project=chat_project(agent),
-                  role=role, turn=turn, **fields)
+def note(agent: Any, kind: str, role: str | None, turn: int, **fields: Any) -> None:
+    """One event of this chat, written at the turn's end; steering and blocks also wait for
+    the progress that follows them."""
+    agent.data.setdefault(PENDING_KEY, []).append((kind, {"role": role, "turn": turn, **fields}))
     if kind in ("steering", "block"):
         agent.data[STEERED_KEY] = True
 
 
-def note_progress(agent: Any, layout: OrganizationLayout, role: str, turn: int, turns_since_progress: int | None) -> None:
+def note_progress(agent: Any, role: str, turn: int, turns_since_progress: int | None) -> None:
     """The agent made progress again after steering or a block: the event that says steering helped."""
     if turns_since_progress == 0 and agent.data.get(STEERED_KEY):
         agent.data[STEERED_KEY] = False
-        note(agent, layout, "progress", role, turn)
+        note(agent, "progress", role, turn)
+
+
+def write_turn(agent: Any, layout: Callable[[], OrganizationLayout]) -> None:
+    """Write what :func:`note` gathered, if anything (the organizations folder is asked for only then)."""
+    pending = agent.data.pop(PENDING_KEY, None)
+    if not pending:
+        return
+    chat = read_attr(read_attr(agent, "context"), "id")
+    scope = {"chat": str(chat)[:200] if chat is not None else None, "project": chat_project(agent)}
+    events.record(layout().root, *((kind, {**scope, **fields}) for kind, fields in pending))

@@ -28,7 +28,7 @@ from org.kernel.outcomes import LEDGER_KEY, RESPONSE_TOOL, ToolLedger, ToolOutco
 from org.kernel.paths import OrganizationLayout
 
 from .escalation import emergency_ignored, pause_due, times_in_words
-from .events import note, note_progress
+from .events import note, note_progress, write_turn
 from .radio_check import RadioCheckResult, SupervisorState, is_check_turn, radio_check
 from .snapshot import Snapshot
 from .steering import SteeringBook
@@ -130,7 +130,7 @@ def _role_id(agent: Any) -> str | None:
     return role.get("role_id") if isinstance(role, dict) else None
 
 
-def still_paused(agent: Any, state: SupervisorState, layout: OrganizationLayout) -> bool:
+def still_paused(agent: Any, state: SupervisorState) -> bool:
     """Whether the chat the supervisor paused is still paused; once resumed, supervision starts over."""
     if state.paused_turn is None:
         return False
@@ -138,7 +138,7 @@ def still_paused(agent: Any, state: SupervisorState, layout: OrganizationLayout)
         return True
     state.start_over()
     ui_log(agent, type="info", heading=f"{STEERING_HEADING}resumed", content="The chat was resumed; supervision starts over.")
-    note(agent, layout, "resume", _role_id(agent), state.turn)
+    note(agent, "resume", _role_id(agent), state.turn)
     return False
 
 
@@ -172,7 +172,7 @@ class MicrocosmSupervisor:
             return False
         state.record(finding)
         ui_log(agent, type="warning", heading=f"{STEERING_HEADING}{finding.anomaly}", content=finding.text)
-        note(agent, layout, "steering", _role_id(agent), state.turn, anomaly=finding.anomaly, text=finding.text)
+        note(agent, "steering", _role_id(agent), state.turn, anomaly=finding.anomaly, template=finding.template)
         return True
 
     async def turn_end(self, agent: Any, loop_data: Any) -> RadioCheckResult | None:
@@ -193,16 +193,16 @@ class MicrocosmSupervisor:
                 snapshot = build_snapshot(agent, role, state.turn, native_repeat, readings)
                 if publisher(agent, role, snapshot, readings):
                     return None  # the XO runs the radio check on the report and steers
-            layout: OrganizationLayout = self._layout_provider()
-            if still_paused(agent, state, layout):
+            if still_paused(agent, state):
                 return None
+            layout: OrganizationLayout = self._layout_provider()
             if not is_check_turn(state.turn, role.doctrine.radio_check_interval_turns):
                 return None
             snapshot = snapshot or build_snapshot(agent, role, state.turn, native_repeat, read_agent(agent))
-            note_progress(agent, layout, role.role_id, state.turn, snapshot.turns_since_progress)
+            note_progress(agent, role.role_id, state.turn, snapshot.turns_since_progress)
             result = radio_check(snapshot, state)
             if result.findings:
-                note(agent, layout, "radio_check", role.role_id, state.turn, findings=[f.anomaly for f in result.findings])
+                note(agent, "radio_check", role.role_id, state.turn, findings=[f.anomaly for f in result.findings])
             await self._act(agent, snapshot, result, state, layout)
             if agent_number(agent) == 0 and (result.findings or state.health_corrected):
                 # corrected while anomalies are there, and once more when they clear (back down)
@@ -211,6 +211,7 @@ class MicrocosmSupervisor:
             return result
         finally:
             agent.data[STATE_KEY] = state.to_dict()
+            write_turn(agent, self._layout_provider)
 
     async def _act(self, agent: Any, snapshot: Snapshot, result: RadioCheckResult, state: SupervisorState,
                    layout: OrganizationLayout) -> None:
@@ -245,7 +246,7 @@ class MicrocosmSupervisor:
             warn_once("agent.context.paused cannot be set; the supervisor cannot pause this chat and keeps steering")
             return
         state.paused_turn = state.turn
-        note(agent, layout, "pause", _role_id(agent), state.turn, anomaly=finding.anomaly, text=text)
+        note(agent, "pause", _role_id(agent), state.turn, anomaly=finding.anomaly, template="pause")
         ui_log(agent, type="warning", heading=f"{STEERING_HEADING}paused",
                content=f"{text} The supervisor paused this chat; resume it when you have looked, and supervision starts over.",
                kvps={"anomaly": finding.anomaly})
@@ -260,23 +261,23 @@ class MicrocosmSupervisor:
         if role is None or not isinstance(ledger, ToolLedger):
             return False
         state = SupervisorState.from_dict(saved)
-        layout = self._layout_provider()
-        still_paused(agent, state, layout)
+        still_paused(agent, state)
         signature = canonical_signature(tool_name, tool_args)
         breaker = state.breakers.check(signature, ledger.turn, role.doctrine)
         if breaker is not None:
             finding = Finding(anomaly="loop", template="blocked", turn=state.turn, evidence={
                 "action": breaker.action, "times": breaker.times, "outcome": breaker.error_line or "the same error",
                 "error_type": breaker.error_type or ""})
-            text = self.steering(layout, agent).render(finding)
+            text = self.steering(self._layout_provider(), agent).render(finding)
             if replace_tool_run(agent, text):
                 state.nudged("loop")
                 agent.data[BLOCKED_KEY] = (signature, breaker)
                 ui_log(agent, type="warning", heading=f"{STEERING_HEADING}blocked", content=text)
-                note(agent, layout, "block", role.role_id, state.turn, anomaly="loop", text=text)
+                note(agent, "block", role.role_id, state.turn, anomaly="loop", template="blocked")
             else:
                 breaker = None
         agent.data[STATE_KEY] = state.to_dict()
+        write_turn(agent, self._layout_provider)
         return breaker is not None
 
     def tool_done(self, agent: Any, tool_name: str, tool_args: Any, output: str, verdict: Any) -> ToolOutcome:
