@@ -104,6 +104,7 @@ def run_demo(out: TextIO, reports_dir: Path | None = None, era: str = "D") -> Pa
     archived = len(list((folder / "reports" / "archive").glob("*.json")))
     out.write(f"\n{total} steering messages in {len(turns)} turns.\n")
     out.write(f"SALUTE reports written to {folder / 'reports'}: {', '.join(p.name for p in reports)} (+{archived} archived)\n")
+    out.write(f"What supervision did, and how often progress followed: a0org stats --org-dir {folder}  (each event: a0org events --org-dir {folder})\n")
     run_supervisors_demo(out, folder / "llm-supervisors", era)
     return folder
 
