@@ -21,8 +21,8 @@ from pack_commands import install
 ORGS = Path("usr/organizations")
 
 
-def doctor(tree: Path, pack: Path | None, *args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+def doctor(tree: Path, pack: Path | None, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    env = dict(env or os.environ, PYTHONPATH=str(REPO))
     command = [sys.executable, "-m", "org.doctor", "--a0-root", str(tree), *args]
     if pack is not None:
         command += ["--pack-dir", str(pack)]
@@ -285,3 +285,43 @@ def test_a0org_doctor_command_runs_the_same_checks(tmp_path, pack):
     report = json.loads(result.stdout)
     assert report["era"] == "D"
     assert all(hook_check(report, point)["details"]["path"] for point in POINTS)
+
+
+@pytest.mark.skipif(not real_doctrine_available(), reason="the repository ships no roles yet")
+def test_a_role_the_kernel_would_skip_is_a_problem(tmp_path):
+    """role_id: bug_fix in roles/bugfix.yaml: the kernel skips that role at run time, so
+    doctor must not call the organization's roles all valid."""
+    pack = make_pack(tmp_path / "pack", real_doctrine=True)
+    tree = make_a0_tree(tmp_path / "a0", "D")
+    install(pack, tree, "--activate", "software_dev")
+    role = tree / ORGS / "roles" / "bugfix.yaml"
+    role.write_text(role.read_text(encoding="utf-8").replace("role_id: bugfix", "role_id: bug_fix"), encoding="utf-8")
+    code, report = doctor_json(tree, pack)
+    active = next(c for c in checks(report, "organization") if c["subject"].endswith("active.json"))
+    assert code == 1 and active["level"] == "problem", active
+    assert "role_id: is 'bug_fix' but the file is named for 'bugfix'" in active["message"]
+
+
+@pytest.mark.parametrize("volume_state,level,words", [
+    ("unset", "ok", "not set: each agent is steered by its own supervisor"),
+    ("missing", "warning", "does not exist (not mounted?); this agent's own supervisor steers"),
+    ("no XO", "warning", "No XO is running on"),
+    ("XO running", "ok", "the XO steers this agent"),
+])
+def test_doctor_says_who_steers(tmp_path, pack, volume_state, level, words):
+    from org.macrocosm.daemon import Heartbeat
+    from org.macrocosm.volume import VolumeLayout
+
+    tree = make_a0_tree(tmp_path / "a0", "D")
+    install(pack, tree)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("A0ORG_")}
+    volume = tmp_path / "volume"
+    if volume_state != "unset":
+        env.update(A0ORG_VOLUME=str(volume), A0ORG_UNIT="unit-1")
+    if volume_state in ("no XO", "XO running"):
+        (volume / "xo").mkdir(parents=True)
+    if volume_state == "XO running":
+        Heartbeat(VolumeLayout(volume)).beat()
+    result = doctor(tree, pack, "--json", env=env)
+    [check] = checks(json.loads(result.stdout), "link")
+    assert check["level"] == level and words in check["message"], check

@@ -7,7 +7,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import sys
+import time
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
@@ -20,8 +22,9 @@ from org.contracts.steering_message import MAX_MESSAGE_BYTES, SteeringMessage
 from org.kernel.files import atomic_write_text
 from org.kernel.layers import read_agent
 from org.macrocosm import unit
+from org.macrocosm.daemon import Heartbeat
 from org.macrocosm.signing import ENV_KEY, ENV_KEY_FILE, signature
-from org.macrocosm.volume import ENV_UNIT, ENV_VOLUME, VolumeLayout, message_name, read_report
+from org.macrocosm.volume import ENV_UNIT, ENV_VOLUME, XO_SILENT_AFTER, VolumeLayout, message_name, read_report
 from org.standin.agent import StandInAgent
 from org.supervisor.microcosm import STATE_KEY, build_snapshot, role_profile
 from org.supervisor.signals import signals_from_snapshot
@@ -68,7 +71,10 @@ def volume(tmp_path, monkeypatch) -> VolumeLayout:
     monkeypatch.delenv(ENV_KEY, raising=False)
     monkeypatch.delenv(ENV_KEY_FILE, raising=False)
     monkeypatch.setattr(unit, "_current", None)
-    return VolumeLayout(root)
+    layout = VolumeLayout(root)
+    layout.xo_dir.mkdir()
+    Heartbeat(layout).beat()  # an XO runs on this volume
+    return layout
 
 
 @pytest.fixture
@@ -194,7 +200,7 @@ def test_subordinates_keep_their_own_supervisor_and_publish_nothing(make_session
 
 def test_a_missing_volume_folder_is_logged_once_and_not_created(make_session, volume, caplog):
     caplog.set_level("WARNING", logger=LOGGER)
-    volume.root.rmdir()
+    shutil.rmtree(volume.root)
     session = make_session()
     session.run(ok("a", 1), ok("b", 2))
     assert not volume.root.exists()
@@ -512,7 +518,7 @@ def test_unit_ids_that_would_escape_the_volume_are_refused(make_session, volume,
     assert unit.UnitLink.from_env() is None
     session = make_session()
     session.run(ok("a", 1), ok("b", 2))
-    assert list(volume.root.iterdir()) == []
+    assert not volume.units_dir.exists()
     assert not list(tmp_path.glob("**/salute.json"))
     lines = [r.getMessage() for r in caplog.records if "not a valid unit id" in r.getMessage()]
     assert len(lines) == 1 and "not linked" in lines[0]
@@ -610,6 +616,41 @@ def test_processed_messages_are_pruned_to_the_newest(volume, monkeypatch):
     kept = sorted(p.name for p in volume.processed(UNIT).iterdir())
     assert [int(name[:10]) for name in kept] == [3, 4, 5]
     assert len(agent.warnings()) == 5
+
+
+def mode_lines(session: Session) -> list[str]:
+    return [i.heading for i in session.agent.context.log.items if i.heading in ("Supervisor: XO", "Supervisor: own supervision")]
+
+
+@pytest.mark.parametrize("heartbeat", ["none", "stale", "a link"])
+def test_without_a_running_xo_the_agent_is_steered_by_its_own_supervisor(make_session, volume, heartbeat, tmp_path):
+    """A linked unit whose volume has no running XO (never started, stopped, killed long ago)
+    keeps publishing, and its own supervisor steers; the UI log says so once."""
+    volume.xo_heartbeat.unlink()
+    if heartbeat == "stale":
+        Heartbeat(volume).beat()
+        old = time.time() - XO_SILENT_AFTER - 1
+        os.utime(volume.xo_heartbeat, (old, old))
+    elif heartbeat == "a link":  # a unit cannot fake a running XO with a link to a fresh file
+        (tmp_path / "fresh").write_text("")
+        volume.xo_heartbeat.symlink_to(tmp_path / "fresh")
+    session = make_session(doctrine={"radio_check_interval_turns": 1})
+    session.run(*[fail("code_execution_tool") for _ in range(3)])
+    assert [a for _, a in session.anomalies()] == ["loop"]
+    assert read_report(volume.report(UNIT)).signals.turn == 3  # an XO that starts finds the report
+    assert mode_lines(session) == ["Supervisor: own supervision"]
+
+
+def test_the_ui_log_shows_each_change_of_who_steers(make_session, volume):
+    session = make_session(doctrine={"radio_check_interval_turns": 1})
+    session.run(ok("a", 1))
+    volume.xo_heartbeat.unlink()  # the XO stopped cleanly
+    session.run(ok("b", 2), ok("c", 3))
+    Heartbeat(volume).beat()  # an XO started
+    session.run(ok("d", 4))
+    assert mode_lines(session) == ["Supervisor: XO", "Supervisor: own supervision", "Supervisor: XO"]
+    texts = [i.content for i in session.agent.context.log.items if i.heading == "Supervisor: own supervision"]
+    assert "No XO is running on" in texts[0] and str(volume.root) in texts[0]
 
 
 def test_a_missing_volume_leaves_the_agent_to_its_own_supervisor(make_session, tmp_path, monkeypatch, caplog):

@@ -621,3 +621,41 @@ def test_modeline_check_can_fail(tmp_path):
     missing.write_text("role_id: y\n", encoding="utf-8")
     with pytest.raises(AssertionError):
         modeline_schema(missing)
+
+
+def test_a_role_whose_id_differs_from_its_file_name_is_refused_as_at_run_time(tmp_path):
+    """The kernel finds a role by its file name and skips one whose role_id differs:
+    validate reports that file at the role_id line instead of calling it valid."""
+    folder = copy_roles(tmp_path / "organizations")
+    bugfix = folder / "bugfix.yaml"
+    text = bugfix.read_text(encoding="utf-8").replace("role_id: bugfix", "role_id: bug_fix")
+    bugfix.write_text(text, encoding="utf-8")
+    done = a0org("validate", folder)
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        f"{bugfix}:{line_of(text, 'role_id:')}: role_id: is 'bug_fix' but the file is named for 'bugfix'; rename one of them so they agree"]
+
+
+def test_an_organization_whose_id_differs_from_its_file_name_is_refused(tmp_path):
+    path = tmp_path / "software.yaml"
+    path.write_text(ORG_SRC, encoding="utf-8")
+    assert [(p.field, p.line) for p in validate_file(path)] == [("org_id", line_of(ORG_SRC, "org_id:"))]
+
+
+@pytest.mark.parametrize("folder", ["organizations", "xo"])
+def test_steering_yaml_is_known_by_its_name_without_a_modeline(tmp_path, folder):
+    """A misspelt key in steering.yaml is reported as such, not as a file of unknown kind."""
+    path = tmp_path / folder / "steering.yaml"
+    path.parent.mkdir()
+    path.write_text('stal: "[SUPERVISOR] Progress has stopped."\n', encoding="utf-8")
+    problems = validate_file(path)
+    assert [(p.field, p.line) for p in problems] == [("stal", 1)], problems
+    assert "cannot tell" not in problems[0].reason
+
+
+def test_a_file_in_roles_is_a_role_even_with_its_id_misspelt(tmp_path):
+    path = tmp_path / "roles" / "codegen.yaml"
+    path.parent.mkdir()
+    path.write_text(ROLE_SRC.split("\n", 1)[1].replace("role_id:", "roleid:"), encoding="utf-8")
+    fields = {p.field for p in validate_file(path)}
+    assert {"role_id", "roleid"} <= fields, fields

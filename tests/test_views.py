@@ -136,6 +136,8 @@ def test_every_kind_of_bad_report_gets_a_row_saying_why(layout, tmp_path):
     layout.unit_dir("linked").mkdir()
     layout.report("linked").symlink_to(tmp_path / "elsewhere.json")
     layout.unit_dir("silent").mkdir()
+    layout.unit_dir("impostor").mkdir()  # the XO refuses a report that names another unit, so must the views
+    layout.report("impostor").write_text(report("good").model_dump_json())
     (layout.units_dir / "Not A Unit").mkdir()
     (layout.units_dir / "readme").write_text("not a unit")
     (layout.units_dir / "elsewhere").symlink_to(layout.unit_dir("good"))
@@ -151,10 +153,11 @@ def test_every_kind_of_bad_report_gets_a_row_saying_why(layout, tmp_path):
     assert "nested too deeply" in errors["nested"]
     assert "symbolic link" in errors["linked"]
     assert errors["silent"] == "no report yet"
+    assert errors["impostor"] == "unit.unit_id: 'good' is not the unit of this folder ('impostor')"
     assert "not a valid unit id" in errors["Not A Unit"]
     assert errors["readme"] == "not a folder; ignored"
     assert errors["elsewhere"].startswith("is a symbolic link; a unit folder must be a real folder")
-    for unit in bad | {"linked": 0, "silent": 0, "Not A Unit": 0, "readme": 0, "elsewhere": 0}:
+    for unit in bad | {"linked": 0, "silent": 0, "impostor": 0, "Not A Unit": 0, "readme": 0, "elsewhere": 0}:
         assert row_of(rows, unit)["health"] == "unknown"
         assert row_of(rows, unit)["freshness"] is None
 
@@ -277,6 +280,8 @@ def test_status_json_has_stable_keys(layout):
     publish(layout, "devops-1", age=500)
     layout.unit_dir("broken").mkdir()
     layout.report("broken").write_text("{")
+    layout.unit_dir("impostor").mkdir()
+    layout.report("impostor").write_text(report("codegen-1").model_dump_json())
     deliver(layout, steering("codegen-1", 1))
 
     result = a0org("status", "--volume", str(layout.root), "--json")
@@ -285,7 +290,7 @@ def test_status_json_has_stable_keys(layout):
     assert list(document) == ["schema_version", "volume", "generated_at", "units"]
     assert document["schema_version"] == 1 and document["volume"] == str(layout.root)
     units = {row["unit"]: row for row in document["units"]}
-    assert list(units) == ["broken", "codegen-1", "devops-1"]
+    assert list(units) == ["broken", "codegen-1", "devops-1", "impostor"]
     assert all(list(row) == list(STATUS_KEYS) for row in units.values())
     assert units["codegen-1"] | {"age_seconds": None} == {
         "unit": "codegen-1", "role": "codegen", "state": "active", "pace": "primary", "health": "nominal", "context_fill": 0.5,
@@ -293,6 +298,8 @@ def test_status_json_has_stable_keys(layout):
     }
     assert (units["devops-1"]["health"], units["devops-1"]["freshness"]) == ("unknown", "very_stale")
     assert units["broken"]["error"].startswith("not valid JSON")
+    assert (units["impostor"]["health"], units["impostor"]["freshness"], units["impostor"]["role"]) == ("unknown", None, None)
+    assert "is not the unit of this folder" in units["impostor"]["error"]
 
 
 def test_status_table_as_a_process(layout):

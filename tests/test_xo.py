@@ -24,6 +24,7 @@ from org.macrocosm.daemon import DaemonOptions, ReportEvents, XOAlreadyRunning, 
 from org.macrocosm.policy import check_due, silence
 from org.macrocosm.signing import verify
 from org.macrocosm.state import RECENT_KEPT, freshness, unit_state
+from org.macrocosm.views.rows import status_rows
 from org.macrocosm.volume import VolumeLayout, read_report
 from org.macrocosm.xo import XO, SweepResult
 from org.supervisor.escalation import nudge_severity
@@ -256,6 +257,7 @@ def test_a_silent_busy_unit_gets_heartbeat_nudges_on_the_ladder(volume, layout, 
     assert hint.text == "[SUPERVISOR] No status report from you for 1 minute. If a command is hanging, stop it and report where you are."
     clock.now += 30
     assert xo.sweep().sent == []  # the next nudge waits stale_after_seconds
+    acknowledge(volume, "unit-1")  # the agent took it from its inbox before its prompt, and stays silent
     clock.now += 31
     [again] = xo.sweep().sent
     assert (again.severity, again.text.startswith("[SUPERVISOR] Still no status report after 2 minutes")) == ("warning", True)
@@ -286,7 +288,26 @@ def test_heartbeat_nudges_lead_to_a_pause(volume, xo, clock):
     for _ in range(5):
         clock.now += 11
         ladder += [(m.kind, m.severity) for m in xo.sweep().sent]
+        acknowledge(volume, "unit-1")  # seen each time, and still silent
     assert ladder == [("steer", "hint"), ("steer", "warning"), ("pause", "critical")]
+
+
+def test_a_silent_unit_that_never_takes_its_nudge_gets_no_more(volume, layout, xo, clock):
+    """A nudge counts as unanswered only once seen: a unit that is gone gets one heartbeat
+    nudge, not a pile climbing to critical and a pause; once it takes that one, the next follows."""
+    d = doctrine(heartbeat={"stale_after_seconds": 10, "very_stale_after_seconds": 1000}, escalation={"pause_after_nudges": 2})
+    report(volume, "unit-1", "healthy", 4, clock, d)
+    xo.sweep()
+    sent = []
+    for _ in range(6):
+        clock.now += 11
+        sent += xo.sweep().sent
+    assert [(m.kind, m.severity) for m in sent] == [("steer", "hint")]
+    [row] = status_rows(layout, clock.now)
+    assert (row["nudges"], row["pending"], row["paused"]) == (1, 1, False)
+    acknowledge(volume, "unit-1")
+    clock.now += 11
+    assert [(m.kind, m.severity) for m in xo.sweep().sent] == [("steer", "warning")]
 
 
 @pytest.mark.parametrize("state", ["idle", "complete", "aborted"])
@@ -300,7 +321,6 @@ def test_a_quiet_unit_gets_no_heartbeat_nudge_but_is_still_very_stale(volume, la
 
 
 def test_a_unit_that_never_reported_is_not_healthy(volume, layout, xo, clock):
-    from org.macrocosm.views.rows import status_rows
 
     (layout.units_dir / "unit-1").mkdir(parents=True)
     assert xo.sweep().sent == []

@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from volume_units import message_files, messages, wait_for
 from org.contracts import SteeringMessage
 from org.macrocosm.signing import verify
 from org.macrocosm.state import unit_state
-from org.macrocosm.volume import VolumeLayout, message_name
+from org.macrocosm.volume import VolumeLayout, message_name, xo_running
 from org.supervisor.escalation import nudge_severity
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -131,6 +132,8 @@ def check_exactly_once(volume: Path, unit: str) -> list[dict]:
 
 def test_one_xo_per_volume_and_a_clean_stop(procs, volume):
     first, first_log = procs.xo(volume)
+    layout = VolumeLayout(volume)
+    assert xo_running(layout, time.time())  # units know an XO steers them
     second = procs.xo_to_the_end("--volume", str(volume))
     assert second.returncode == 2
     assert f"another XO is already running on this volume (pid {first.pid})" in second.stderr
@@ -138,6 +141,7 @@ def test_one_xo_per_volume_and_a_clean_stop(procs, volume):
 
     text = terminate(first, first_log)
     assert "XO stopping (SIGTERM)" in text and "XO engineering_xo stopped" in text
+    assert not layout.xo_heartbeat.exists() and not xo_running(layout, time.time())  # units steer themselves again
 
     once = procs.xo_to_the_end("--volume", str(volume), "--once")
     assert once.returncode == 0, once.stderr  # the lock went with the stopped XO

@@ -10,6 +10,7 @@ from typing import Sequence
 from org.doctor.configuration import check_llm_supervisors, check_organizations
 from org.doctor.hooks import check_clashes, check_hooks
 from org.doctor.library import check_library
+from org.doctor.link import check_supervision_mode
 from org.doctor.report import PROBLEM, Check, Report, render
 from org.install import InstallError
 from org.install.contents import Pack, find_pack_dir
@@ -34,6 +35,7 @@ def diagnose(a0_root: Path, pack_dir: Path | None = None) -> Report:
     report.add(*check_llm_supervisors(tree))
     report.add(*check_library())
     report.add(*check_organizations(tree))
+    report.add(*check_supervision_mode())
     return report
 
 

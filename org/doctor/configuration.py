@@ -81,13 +81,13 @@ def _validate_with_contracts(orgs: Path, active: Path) -> Check | None:
             return Check("organization", PROBLEM, str(active),
                          f"names organization '{pointer.org_id}', but {org_path} does not exist; the kernel stays off",
                          "install_all.sh --activate with an installed template")
-        organization = loading.load(Organization, org_path)
+        organization = loading.load(Organization, org_path, id_field="org_id")
     except loading.DocumentError as exc:
         return Check("organization", PROBLEM, str(active), f"{_problems(exc)}; the organization kernel stays off", fix)
     problems = []
     for role_id in organization.role_ids():
         try:
-            loading.load(RoleProfile, orgs / "roles" / f"{role_id}.yaml")
+            loading.load(RoleProfile, orgs / "roles" / f"{role_id}.yaml", id_field="role_id")
         except loading.DocumentError as exc:
             problems.append(_problems(exc))
     details = {"org_id": organization.org_id, "roles": organization.role_ids()}

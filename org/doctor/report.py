@@ -43,7 +43,7 @@ class Report:
 
 
 _TOPICS = {"tree": "Agent-Zero", "hook": "Hooks", "clash": "Name clashes", "library": "Library", "organization": "Organization",
-           "supervisors": "LLM supervisors"}
+           "supervisors": "LLM supervisors", "link": "Supervision"}
 
 
 def render(report: Report) -> str:

@@ -179,9 +179,21 @@ def validate(model: type[M], data: Any, path: Path | str, lines: dict[tuple, int
         raise DocumentError(problems) from None
 
 
-def load(model: type[M], path: Path) -> M:
+def load(model: type[M], path: Path, id_field: str | None = None) -> M:
+    """Parse and validate ``path``; with ``id_field``, that id must also be the file's name."""
     data, lines = parse(path)
-    return validate(model, data, path, lines)
+    document = validate(model, data, path, lines)
+    if id_field is not None:
+        check_named_for_file(getattr(document, id_field), id_field, path, lines)
+    return document
+
+
+def check_named_for_file(document_id: str, id_field: str, path: Path | str, lines: dict[tuple, int] | None = None) -> None:
+    """The kernel finds roles and organizations by file name: an id that differs is refused."""
+    stem = Path(path).stem
+    if document_id != stem:
+        raise DocumentError([Problem(str(path), (lines or {}).get((id_field,)), id_field,
+                                     f"is '{document_id}' but the file is named for '{stem}'; rename one of them so they agree")])
 
 
 def schema_named_in_modeline(text: str) -> str | None:

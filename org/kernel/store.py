@@ -91,10 +91,7 @@ class OrganizationStore:
             if not org_path.exists():
                 warn_once(f"{layout.active_file}: org_id: names '{active.org_id}', but {org_path} does not exist; the organization kernel stays off")
                 return None
-            organization = loading.load(Organization, org_path)
-            if organization.org_id != active.org_id:
-                warn_once(f"{org_path}: org_id: is '{organization.org_id}' but the file is named for '{active.org_id}'; the organization kernel stays off")
-                return None
+            organization = loading.load(Organization, org_path, id_field="org_id")
         except loading.DocumentError as exc:
             for problem in exc.problems:
                 warn_once(f"{problem}; the organization kernel stays off until this is fixed")
@@ -108,14 +105,10 @@ class OrganizationStore:
             role_path = layout.role_file(role_id)
             self._file_stamps[role_path] = _stamp(role_path)
             try:
-                roles[role_id] = loading.load(RoleProfile, role_path)
+                roles[role_id] = loading.load(RoleProfile, role_path, id_field="role_id")
             except loading.DocumentError as exc:
                 for problem in exc.problems:
                     warn_once(f"{problem}; role '{role_id}' is skipped until this is fixed")
-                continue
-            if roles[role_id].role_id != role_id:
-                warn_once(f"{role_path}: role_id: is '{roles[role_id].role_id}' but the file is named for '{role_id}'; role skipped")
-                del roles[role_id]
         if organization.default_role not in roles:
             warn_once(
                 f"{org_path}: default_role: role '{organization.default_role}' "

@@ -34,7 +34,7 @@ from org.kernel.paths import UnsafePathError
 
 from .keys import XOHome
 from .signing import OrganizationKeyError, legacy_key_problem
-from .volume import REPORT_NAME, VolumeLayout
+from .volume import REPORT_NAME, XO_BEAT_SECONDS, VolumeLayout
 from .xo import XO, SweepResult
 
 #: Exit code when the XO cannot start (another XO holds the volume, bad key, no volume).
@@ -67,6 +67,32 @@ class DaemonOptions:
 
 class XOAlreadyRunning(Exception):
     """Another XO holds the volume's lock."""
+
+
+class Heartbeat:
+    """``xo/heartbeat``, renewed while the XO runs and removed when it stops: without it a
+    unit's own supervisor steers its agent rather than leave it to an XO that is not there."""
+
+    def __init__(self, layout: VolumeLayout):
+        self.layout = layout
+        self.path = layout.xo_heartbeat
+        self._last: float | None = None
+
+    def beat(self) -> None:
+        now = time.monotonic()
+        if self._last is not None and now - self._last < XO_BEAT_SECONDS:
+            return
+        self._last = now
+        try:
+            self.layout.write_file(self.path, b"")  # a fresh modification time, confined to the volume
+        except (OSError, UnsafePathError) as exc:
+            logger.warning("cannot renew %s (%s); units will steer themselves", self.path, getattr(exc, "strerror", None) or exc)
+
+    def stop(self) -> None:
+        try:
+            self.layout.remove_file(self.path)
+        except (OSError, UnsafePathError):
+            pass
 
 
 class XOLock:
@@ -222,6 +248,7 @@ class Daemon:
         self.events = ReportEvents(layout.units_dir)
         self.watcher: Watcher | None = None
         self.lost: str | None = None
+        self.heartbeat = Heartbeat(layout)
 
     def sweep(self, units: set[str] | None = None) -> SweepResult:
         lost = self.layout.still_pinned()
@@ -231,6 +258,7 @@ class Daemon:
             self.lost = lost
             self.stop_event.set()
             return SweepResult()
+        self.heartbeat.beat()
         try:
             return self.xo.sweep(units)
         except Exception as exc:  # the XO keeps going; one line says why a sweep failed
@@ -318,7 +346,9 @@ class Daemon:
     def _polling_loop(self) -> None:
         while not self.stop_event.is_set():
             self.sweep()
-            self.stop_event.wait(self.options.poll_interval)
+            until = time.monotonic() + self.options.poll_interval
+            while not self.stop_event.wait(max(0.0, min(XO_BEAT_SECONDS, until - time.monotonic()))) and time.monotonic() < until:
+                self.heartbeat.beat()  # a long poll interval must not look like a stopped XO
 
 
 def run(layout: VolumeLayout, options: DaemonOptions, stop_event: threading.Event) -> int:
@@ -331,6 +361,7 @@ def run(layout: VolumeLayout, options: DaemonOptions, stop_event: threading.Even
             code = daemon.run()
             return EXIT_UNUSABLE if daemon.lost else code
         finally:
+            daemon.heartbeat.stop()
             daemon.stop_native()
             daemon.xo.flush()
             logger.info("XO %s stopped", daemon.xo.sender_role)

@@ -170,9 +170,13 @@ def _radio_check(state: UnitState, report: SaluteReport, signals: SaluteSignals,
         verdict.steering = _next_step(state, due, repeated, signals.turn, render)
 
 
-def judge_silence(state: UnitState, now: float, render: Render) -> Verdict:
+def judge_silence(state: UnitState, now: float, render: Render, last_waiting: Callable[[], bool]) -> Verdict:
     """For a unit whose last report is older than ``stale_after_seconds``: log a very stale
-    one once, and nudge a busy one, once per ``stale_after_seconds``."""
+    one once, and nudge a busy one, once per ``stale_after_seconds``.
+
+    Not while ``last_waiting()``: the last steering still lies in the unit's inbox, unseen,
+    and the ladder climbs only on nudges the agent has seen (a unit that is gone gets one
+    nudge, not a pile of them ending in a pause)."""
     verdict = Verdict()
     age = now - (state.report_time or now)
     if freshness(age, state.heartbeat) == "very_stale" and not state.very_stale_logged:
@@ -183,6 +187,8 @@ def judge_silence(state: UnitState, now: float, render: Render) -> Verdict:
     if state.report_state not in BUSY_STATES or state.paused_turn is not None or state.outbox:
         return verdict
     if state.heartbeat_at is not None and now - state.heartbeat_at < state.heartbeat.stale_after_seconds:
+        return verdict
+    if last_waiting():
         return verdict
     repeated = state.heartbeat_at is not None
     state.heartbeat_at = now

@@ -2,7 +2,9 @@
 
 A unit is one Agent-Zero container linked to a shared volume by ``$A0ORG_VOLUME``
 (``$A0ORG_UNIT`` names it; the host name by default). Each turn its agent 0 writes
-``units/<unit>/salute.json``; before each prompt it drains ``units/<unit>/inbox/``:
+``units/<unit>/salute.json``, and leaves the steering to the XO while one runs there
+(``xo/heartbeat`` is fresh), to its own supervisor otherwise. Before each prompt it
+drains ``units/<unit>/inbox/``:
 
 * messages are applied in sequence order, each at most once (by id): injected with
   ``hist_add_warning`` as ``<text> (XO <sender>, <severity>)``, logged in the UI,
@@ -27,9 +29,12 @@ from __future__ import annotations
 import os
 import re
 import socket
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from logging import INFO, WARNING
 
 from org.contracts import RoleProfile, SaluteReport
 from org.contracts.common import is_identifier
@@ -51,8 +56,10 @@ from .volume import (
     ENV_UNIT,
     ENV_VOLUME,
     MESSAGE_NAME_RE,
+    XO_SILENT_AFTER,
     VolumeLayout,
     message_seq,
+    xo_running,
 )
 
 #: Saved with the chat (no leading underscore): the ids already applied, oldest first.
@@ -148,26 +155,62 @@ def outdated(data: dict, message: SteeringMessage) -> bool:
     return message.report_turn is not None and isinstance(ended, int) and message.report_turn <= ended
 
 
-def publish_turn(agent: Any, link: UnitLink, role: RoleProfile, snapshot: Snapshot, readings: AgentReadings) -> None:
-    """Publish the unit's report for this turn, carrying the snapshot a radio check reads."""
+#: ``agent.data`` (not saved with the chat): the supervision mode last shown in the UI log.
+MODE_KEY = "_org_supervision_mode"
+XO_STEERS, OWN_SUPERVISOR, NO_VOLUME = "xo", "own", "no volume"
+
+
+def supervision_mode(link: UnitLink, now: float) -> str:
+    """Who steers a linked unit's agent: a running XO, or (no XO, no volume) its own supervisor."""
+    if not link.layout.root.is_dir():
+        return NO_VOLUME
+    return XO_STEERS if xo_running(link.layout, now) else OWN_SUPERVISOR
+
+
+def mode_in_words(link: UnitLink, mode: str) -> str:
+    volume, unit = link.layout.root, link.unit
+    if mode == XO_STEERS:
+        return f"Unit '{unit}' reports to the XO running on {volume}; the XO steers this agent."
+    if mode == NO_VOLUME:
+        return (f"The shared volume {volume} (${ENV_VOLUME}) does not exist (not mounted?); this agent's own "
+                "supervisor steers it until the volume is there.")
+    return (f"No XO is running on {volume} (no heartbeat for {XO_SILENT_AFTER:g} s); unit '{unit}' keeps publishing "
+            "its reports and this agent's own supervisor steers it until an XO runs.")
+
+
+def announce_mode(agent: Any, link: UnitLink, mode: str) -> None:
+    """One UI log line (and one log line) each time the mode changes, so the user sees who steers."""
+    if agent.data.get(MODE_KEY) == mode:
+        return
+    agent.data[MODE_KEY] = mode
+    words = mode_in_words(link, mode)
+    ui_log(agent, type="info", heading=f"Supervisor: {'XO' if mode == XO_STEERS else 'own supervision'}", content=words)
+    logger.log(WARNING if mode == NO_VOLUME else INFO, "%s", words)
+
+
+def publish_turn(agent: Any, link: UnitLink, role: RoleProfile, snapshot: Snapshot, readings: AgentReadings) -> bool:
+    """Publish the unit's report for this turn, carrying the snapshot a radio check reads.
+
+    True when a running XO steers the agent; False when its own supervisor must (the report
+    is published all the same when the volume is there, so an XO that starts has it).
+    """
+    mode = supervision_mode(link, time.time())
+    announce_mode(agent, link, mode)
+    if mode == NO_VOLUME:
+        return False
     signals = signals_from_snapshot(snapshot).model_copy(update={"steering_seq": taken_seq(agent.data)})
     report = unit_report(agent, role, link.unit, signals, readings)
     if report is not None:
         if report.reason == "task_end":
             note_task_end(agent.data, snapshot.turn)
         publish(link, report)
+    return mode == XO_STEERS
 
 
 def current_publisher() -> Publisher | None:
-    """What agent 0 does at a turn's end instead of its own radio check, while linked to a
-    volume that is there. A volume that is missing (not mounted, misspelt) links nothing: the
-    agent's own supervisor keeps steering rather than leave it unsupervised."""
+    """What agent 0 does at a turn's end while linked to a volume (see :func:`publish_turn`)."""
     link = current_link()
     if link is None:
-        return None
-    if not link.layout.root.is_dir():
-        warn_once(f"${ENV_VOLUME}={link.layout.root}: the shared volume folder does not exist (not mounted?); "
-                  "the agent's own supervisor steers until it is there", key=f"volume missing {link.layout.root}")
         return None
     return lambda agent, role, snapshot, readings: publish_turn(agent, link, role, snapshot, readings)
 

@@ -9,6 +9,7 @@
       units/<unit>/inbox/rejected/          steering the unit refused, with a .reason file
       xo/units/<unit>.json                  the XO's state for the unit (cooldowns, escalation, outbox)
       xo/xo.pid                             the running XO's process id (it locks the volume's folder itself)
+      xo/heartbeat                          renewed by the running XO: units steer themselves without it
 
 Every file is written atomically (temporary file in the same folder, fsync, rename), and
 every write is confined to the volume at the moment it happens: the folders on the way
@@ -31,9 +32,14 @@ from pathlib import Path
 
 from org.contracts import SaluteReport
 from org.contracts.common import is_identifier
-from org.kernel.files import json_object, read_capped, validated
+from org.kernel.files import FileRefused, json_object, read_capped, validated
 from org.kernel.paths import UnsafePathError, checked_id, safe_child
 from org.kernel.salute import MAX_REPORT_BYTES
+
+#: The running XO renews ``xo/heartbeat`` this often; a unit counts it gone once the file is older
+#: than ``XO_SILENT_AFTER`` (or missing: an XO that stops cleanly removes it).
+XO_BEAT_SECONDS = 5.0
+XO_SILENT_AFTER = 60.0
 
 ENV_VOLUME = "A0ORG_VOLUME"
 ENV_UNIT = "A0ORG_UNIT"
@@ -65,6 +71,10 @@ class VolumeLayout:
     @property
     def xo_pid(self) -> Path:
         return self.xo_dir / "xo.pid"
+
+    @property
+    def xo_heartbeat(self) -> Path:
+        return self.xo_dir / "heartbeat"
 
     @property
     def xo_units_dir(self) -> Path:
@@ -224,6 +234,20 @@ def write_at(dir_fd: int, name: str, data: bytes) -> None:
         raise
 
 
+def xo_silence(layout: VolumeLayout, now: float) -> float | None:
+    """Seconds since the running XO last renewed its heartbeat; None when there is none."""
+    try:
+        st = os.lstat(layout.xo_heartbeat)
+    except OSError:
+        return None
+    return max(0.0, now - st.st_mtime) if stat.S_ISREG(st.st_mode) else None
+
+
+def xo_running(layout: VolumeLayout, now: float) -> bool:
+    silence = xo_silence(layout, now)
+    return silence is not None and silence < XO_SILENT_AFTER
+
+
 def message_name(seq: int, message_id: str) -> str:
     return f"{seq:010d}-{message_id}{MESSAGE_SUFFIX}"
 
@@ -243,15 +267,19 @@ def unit_entry_problem(name: str, st: os.stat_result) -> str:
     return "not a folder; ignored"
 
 
-def read_report(path: Path | str, data: bytes | None = None) -> SaluteReport:
-    """A validated SALUTE report (from ``data`` when read already), or :class:`FileRefused` saying why not.
+def read_report(path: Path | str, unit: str | None = None, data: bytes | None = None) -> SaluteReport:
+    """A validated SALUTE report (of ``unit`` when given; from ``data`` when read already),
+    or :class:`FileRefused` saying why not.
 
     ``FileNotFoundError`` passes through: a unit that has not reported yet is not an error.
     """
     if data is None:
         data = read_capped(path, MAX_REPORT_BYTES)
     try:
-        return SaluteReport.model_validate_json(data)  # the common case, straight from the bytes
-    except ValueError:
-        pass  # read it again step by step, to say why it is refused
-    return validated(path, SaluteReport, json_object(path, data), "SALUTE report")
+        report = SaluteReport.model_validate_json(data)  # the common case, straight from the bytes
+    except ValueError:  # read it again step by step, to say why it is refused
+        report = validated(path, SaluteReport, json_object(path, data), "SALUTE report")
+    named = report.unit.unit_id
+    if unit is not None and named is not None and named != unit:
+        raise FileRefused(Path(path), f"unit.unit_id: '{named}' is not the unit of this folder ('{unit}')")
+    return report

@@ -183,7 +183,7 @@ class XO:
         if not stat.S_ISREG(st.st_mode):
             return self._skip(Path(name), stamp, "not a regular file", result)
         try:
-            report = read_report(name, self._authentic(unit, name))
+            report = read_report(name, unit, self._authentic(unit, name))
         except FileNotFoundError:
             self._stamps.pop(unit, None)
             return
@@ -191,8 +191,6 @@ class XO:
             return self._skip(Path(name), stamp, exc.reason, result)
         except OSError as exc:
             return self._skip(Path(name), stamp, f"cannot be read ({exc.strerror or type(exc).__name__})", result)
-        if report.unit.unit_id is not None and report.unit.unit_id != unit:
-            return self._skip(Path(name), stamp, f"unit.unit_id: '{report.unit.unit_id}' is not the unit of this folder ('{unit}')", result)
         state = self._state(unit)
         if self.home is not None and state.report_time is not None and report_seconds(report.time.timestamp) < state.report_time:
             return self._skip(Path(name), stamp, "older than the last report taken from this unit (a copy put back?); refused", result)
@@ -243,10 +241,15 @@ class XO:
 
     def _heartbeat(self, unit: str, state: UnitState, now: float, result: SweepResult) -> None:
         """Called for a unit whose last report is older than ``stale_after_seconds``."""
-        self._act(unit, state, judge_silence(state, now, self._render), now, result)
+        self._act(unit, state, judge_silence(state, now, self._render, lambda: self._waiting(unit, state)), now, result)
 
     def _render(self, finding: Any, repeated: bool) -> str:
         return self.steering.render(sanitised(finding), repeated)
+
+    def _waiting(self, unit: str, state: UnitState) -> bool:
+        """The last steering sent to the unit still lies in its inbox: the agent has not seen it."""
+        last = state.recent[-1] if state.recent else None
+        return last is not None and os.path.lexists(self.layout.message_file(unit, last.seq, last.id))
 
     def _act(self, unit: str, state: UnitState, verdict: Verdict, now: float, result: SweepResult) -> None:
         if verdict.changed:

@@ -5,9 +5,9 @@ radio check, injects the steering with ``hist_add_warning``, logs it to the
 Agent-Zero UI, and raises the SALUTE report's health when it sees worse than the
 dispatcher did.
 
-In a unit linked to a shared volume, agent 0 instead hands that snapshot to the unit's
-publisher (given by the caller, see :mod:`org.macrocosm.unit`) and leaves the radio check
-and the steering to the XO, so the agent is not nagged twice.
+In a unit linked to a shared volume, agent 0 also hands that snapshot to the unit's
+publisher (given by the caller, see :mod:`org.macrocosm.unit`); while an XO is running
+there, the radio check and the steering are left to it, so the agent is not nagged twice.
 """
 
 from __future__ import annotations
@@ -82,9 +82,10 @@ def native_repeat_fired(loop_data: Any) -> bool:
     return repeated or warned
 
 
-#: Takes agent 0's turn instead of the radio check when the unit is linked to an XO:
-#: called with the agent, its role, this turn's snapshot and the readings it was built from.
-Publisher = Callable[[Any, RoleProfile, Snapshot, AgentReadings], None]
+#: Publishes agent 0's turn when the unit is linked to a volume: called with the agent, its
+#: role, this turn's snapshot and the readings it was built from. True when a running XO
+#: steers the agent, so its own radio check stays quiet; False when the agent's own must.
+Publisher = Callable[[Any, RoleProfile, Snapshot, AgentReadings], bool]
 
 
 def build_snapshot(agent: Any, role: RoleProfile, turn: int, native_repeat: bool, readings: AgentReadings) -> Snapshot:
@@ -171,15 +172,17 @@ class MicrocosmSupervisor:
         state.turn += 1
         try:
             publisher = self._publisher_provider() if agent_number(agent) == 0 else None
+            snapshot = None
             if publisher is not None:
                 readings = read_agent(agent)
-                publisher(agent, role, build_snapshot(agent, role, state.turn, native_repeat, readings), readings)
-                return None  # the XO runs the radio check on the report and steers
+                snapshot = build_snapshot(agent, role, state.turn, native_repeat, readings)
+                if publisher(agent, role, snapshot, readings):
+                    return None  # the XO runs the radio check on the report and steers
             if still_paused(agent, state):
                 return None
             if not is_check_turn(state.turn, role.doctrine.radio_check_interval_turns):
                 return None
-            snapshot = build_snapshot(agent, role, state.turn, native_repeat, read_agent(agent))
+            snapshot = snapshot or build_snapshot(agent, role, state.turn, native_repeat, read_agent(agent))
             result = radio_check(snapshot, state)
             layout: OrganizationLayout = self._layout_provider()
             await self._act(agent, snapshot, result, state, layout)

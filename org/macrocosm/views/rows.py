@@ -52,9 +52,9 @@ def attempt(read: Callable[[Path], Any], path: Path, missing: str) -> tuple[Any,
         return None, f"cannot read: {exc.strerror or type(exc).__name__}"
 
 
-def load_report(path: Path) -> tuple[SaluteReport | None, str | None]:
-    """(report, None), or (None, why it cannot be used); a missing report is ``no report yet``."""
-    return attempt(read_report, path, "no report yet")
+def load_report(path: Path, unit: str | None = None) -> tuple[SaluteReport | None, str | None]:
+    """(report, None), or (None, why it cannot be used, as the XO sees it); a missing report is ``no report yet``."""
+    return attempt(lambda p: read_report(p, unit), path, "no report yet")
 
 
 @dataclass
@@ -155,8 +155,8 @@ class ReportSummary:
     heartbeat: HeartbeatDoctrine
 
 
-def summarize(path: Path) -> tuple[ReportSummary | None, str | None]:
-    report, error = load_report(path)
+def summarize(path: Path, unit: str) -> tuple[ReportSummary | None, str | None]:
+    report, error = load_report(path, unit)
     if report is None:
         return None, error
     fill = context_fill_of(report)
@@ -179,7 +179,7 @@ def _xo_view(layout: VolumeLayout, unit: str, path: str, cache: FileCache | None
 def unit_row(layout: VolumeLayout, unit: str, now: float, cache: FileCache | None = None, places: _Places | None = None) -> dict[str, Any]:
     places = places or _Places(layout)
     report_path = places.report(checked_id(unit, "unit id"))
-    summary, error = _read(report_path, lambda: summarize(Path(report_path)), cache)
+    summary, error = _read(report_path, lambda: summarize(Path(report_path), unit), cache)
     nudges, paused = _xo_view(layout, unit, places.state(unit), cache)
     row: dict[str, Any] = dict.fromkeys(STATUS_KEYS)
     row.update(unit=unit, health="unknown", pending=pending_steering(places.inbox(unit)), nudges=nudges, paused=paused, error=error)

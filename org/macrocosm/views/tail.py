@@ -121,7 +121,7 @@ class Tail:
         stamp = stamp_of(path)
         if stamp is None or stamp == self.report_stamp:
             return []
-        report, problem = load_report(path)
+        report, problem = load_report(path, self.unit)
         self.report_stamp = stamp
         if report is None:
             if problem == self.report_problem:
