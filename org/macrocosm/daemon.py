@@ -105,20 +105,23 @@ class XOLock:
 
     def __init__(self, layout: VolumeLayout):
         self.layout = layout
-        self._held = False
+        self._fd: int | None = None
 
     def acquire(self) -> "XOLock":
-        fd = self.layout.pin()
+        # a descriptor of its own, so that two locks in one process conflict as two processes do
+        fd = os.open(self.layout.root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
-            self.layout.unpin()
+            os.close(fd)
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
                 holder = self._holder()
                 who = f" (pid {holder})" if holder else ""
                 raise XOAlreadyRunning(f"another XO is already running on this volume{who}: {self.layout.root} is locked; only one XO may steer a volume") from None
             raise
-        self._held = True
+        self._fd = fd
+        if self.layout.root_fd is None:
+            self.layout.root_fd = fd  # every write walks from the folder locked
         try:
             self.layout.write_file(self.layout.xo_pid, f"{os.getpid()}\n".encode())
         except (OSError, UnsafePathError) as exc:
@@ -134,9 +137,11 @@ class XOLock:
         return text if text.isdigit() else ""
 
     def release(self) -> None:
-        if self._held:
-            self.layout.unpin()  # closing drops the flock
-            self._held = False
+        if self._fd is not None:
+            if self.layout.root_fd == self._fd:
+                self.layout.root_fd = None
+            os.close(self._fd)  # closing drops the flock
+            self._fd = None
 
     def __enter__(self) -> "XOLock":
         return self.acquire()
