@@ -23,10 +23,10 @@ from org.a0 import hooks
 from org.contracts.steering_message import MAX_MESSAGE_BYTES, SteeringMessage
 from org.kernel.files import atomic_write_text
 from org.kernel.layers import read_agent
-from org.macrocosm import unit
-from org.macrocosm.daemon import Heartbeat
 from org.macrocosm import inbox as inbox_module
 from org.macrocosm import link as link_module
+from org.macrocosm import unit
+from org.macrocosm.daemon import Heartbeat
 from org.macrocosm.link import ENV_STEERING_KEYS, ENV_UNIT_KEY, ENV_UNIT_STATE
 from org.macrocosm.signing import LEGACY_ENV_KEY as ENV_KEY
 from org.macrocosm.signing import LEGACY_ENV_KEY_FILE as ENV_KEY_FILE
