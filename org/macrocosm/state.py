@@ -166,6 +166,6 @@ def save_unit_state(layout: VolumeLayout, state: UnitState) -> bool:
     try:
         layout.write_file(path, (state.model_dump_json() + "\n").encode("utf-8"))
     except (OSError, UnsafePathError) as exc:
-        warn_once(f"{path}: cannot write the XO state ({exc.strerror or exc}); will try again", key=f"persist:{state.unit}")
+        warn_once(f"{path}: cannot write the XO state ({getattr(exc, 'strerror', None) or exc}); will try again", key=f"persist:{state.unit}")
         return False
     return True
