@@ -48,11 +48,12 @@ class RoleBook:
         return found
 
     def signals(self, signals: SaluteSignals) -> SaluteSignals:
-        """The report's signals with the XO's doctrine and PACE plan for that role."""
+        """The report's signals, changed in place to carry the XO's doctrine and PACE plan for
+        that role (the report was just parsed for this judgement; a copy would cost more)."""
         doctrine, plan = self.judged(signals.role_id)
-        if signals.doctrine is doctrine and signals.pace_plan is plan:
-            return signals
-        return signals.model_copy(update={"doctrine": doctrine, "pace_plan": plan})
+        signals.doctrine = doctrine
+        signals.pace_plan = plan
+        return signals
 
     def _load(self, role_id: str) -> Judged:
         if not is_identifier(role_id):

@@ -40,8 +40,10 @@ LEGACY_ENV_KEY = "A0ORG_KEY"
 LEGACY_ENV_KEY_FILE = "A0ORG_KEY_FILE"
 MAX_KEY_FILE_BYTES = 64_000
 KEY_ID_RE = re.compile(r"[0-9a-f]{16}")
-#: ``,"signature":"<64 hex>"}`` closing a sealed report.
-_SEAL_RE = re.compile(rb',"signature":"([0-9a-f]{64})"\}\s*\Z')
+#: ``,"signature":"<64 hex>"}`` closing a sealed report (a fixed length: sliced, not searched).
+_SEAL_HEAD = b',"signature":"'
+_SEAL_LEN = len(_SEAL_HEAD) + 64 + 2
+_HEX = re.compile(rb"[0-9a-f]{64}")
 
 
 class OrganizationKeyError(Exception):
@@ -217,11 +219,13 @@ def seal_report(body: str, key: bytes) -> str:
 
 def seal_problem(data: bytes, key: bytes) -> str | None:
     """Why a report's bytes are not sealed with this unit's key, or None when they are."""
-    match = _SEAL_RE.search(data)
-    if match is None:
+    data = data.rstrip()
+    tail = data[-_SEAL_LEN:]
+    given = tail[len(_SEAL_HEAD):-2]
+    if not (tail.startswith(_SEAL_HEAD) and tail.endswith(b'"}') and _HEX.fullmatch(given)):
         return "not sealed with a unit key (no trailing signature field); the XO takes only sealed reports"
-    body = data[: match.start()] + b"}"
+    body = data[:-_SEAL_LEN] + b"}"
     expected = hmac.new(key, body, hashlib.sha256).hexdigest().encode("ascii")
-    if not hmac.compare_digest(expected, match.group(1)):
+    if not hmac.compare_digest(expected, given):
         return "wrong seal (not written with this unit's key)"
     return None

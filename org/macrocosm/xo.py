@@ -236,7 +236,7 @@ class XO:
 
     def _judge(self, unit: str, state: UnitState, report: SaluteReport, now: float, result: SweepResult) -> None:
         if report.signals is not None:
-            report = report.model_copy(update={"signals": self.roles.signals(report.signals)})
+            self.roles.signals(report.signals)
         self._act(unit, state, judge_report(state, report, now, self._render), now, result)
 
     def _heartbeat(self, unit: str, state: UnitState, now: float, result: SweepResult) -> None:
