@@ -33,7 +33,7 @@ WAIT = 120.0
 
 
 #: Units the tests run; each has its report key registered with the XO.
-UNIT_NAMES = ("unit-1", "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", *(f"unit-{i:02d}" for i in range(64)))
+UNIT_NAMES = ("unit-1", "unit-a", "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", *(f"unit-{i:02d}" for i in range(64)))
 
 
 def xo_home(keys: Path) -> Path:
