@@ -16,8 +16,11 @@ pack_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 python=""
 args=()
+help=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
+        -h|--help)
+            help=1; args+=("$1"); shift ;;
         --python)
             [[ $# -ge 2 ]] || { echo "error: --python needs a path" >&2; exit 2; }
             python="$2"; shift 2 ;;
@@ -37,6 +40,8 @@ elif [[ -x /opt/venv-a0/bin/python ]]; then
     python=/opt/venv-a0/bin/python      # Agent-Zero's own venv since v0.9.6
 elif [[ -x /opt/venv/bin/python ]]; then
     python=/opt/venv/bin/python         # Agent-Zero v0.9.5 and older
+elif [[ -n "$help" ]] && command -v python3 >/dev/null 2>&1; then
+    python=python3                      # the help needs no Agent-Zero: any Python prints it
 else
     echo "error: Agent-Zero's Python was not found at /opt/venv-a0/bin/python or /opt/venv/bin/python;" \
          "run this inside the Agent-Zero container or pass --python PATH" >&2

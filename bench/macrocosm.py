@@ -44,6 +44,7 @@ from org.kernel.files import atomic_write_text  # noqa: E402
 from org.kernel.log import forget_logged, logger  # noqa: E402
 from org.kernel.outcomes import ToolOutcome  # noqa: E402
 from org.macrocosm import keys as macro_keys  # noqa: E402
+from org.macrocosm.publishing import report_text  # noqa: E402
 from org.macrocosm.signing import LEGACY_ENV_KEY as ENV_KEY  # noqa: E402
 from org.macrocosm.signing import LEGACY_ENV_KEY_FILE as ENV_KEY_FILE  # noqa: E402
 from org.macrocosm.signing import seal_report, unit_key_from  # noqa: E402
@@ -117,7 +118,7 @@ class Reports:
                 "environment": {"context_fill_pct": fill},
                 "signals": signals_from_snapshot(snapshot),
             })
-            self._templates[key] = report.model_dump(mode="json")
+            self._templates[key] = json.loads(report_text(report))  # as a unit publishes it
         return self._templates[key]
 
     def text(self, unit: str, turn: int, fill: float = 0.3) -> str:
@@ -174,9 +175,12 @@ def quiet_log() -> Iterator[None]:
 # --------------------------------------------------------------------------- 1. sweeps
 
 
-def timed_ms(action) -> tuple[float, Any]:
-    start = time.perf_counter_ns()
+def timed_ms(action, cpu: list[float] | None = None) -> tuple[float, Any]:
+    """Wall milliseconds of ``action()`` and its result; its CPU milliseconds appended to ``cpu``."""
+    start, start_cpu = time.perf_counter_ns(), time.process_time_ns()
     result = action()
+    if cpu is not None:
+        cpu.append((time.process_time_ns() - start_cpu) / 1e6)
     return (time.perf_counter_ns() - start) / 1e6, result
 
 
@@ -191,11 +195,12 @@ def bench_sweep(scratch: Path, reports: Reports, counts: tuple[int, ...], repeat
         with quiet_log():
             first_ms, _ = timed_ms(xo.sweep)
             full: list[float] = []
+            full_cpu: list[float] = []
             quiet: list[float] = []
             for _ in range(repeats):
                 turn += INTERVAL  # a check boundary crossed: every unit gets a radio check
                 reports.write_all(layout, units, turn)
-                ms, result = timed_ms(xo.sweep)
+                ms, result = timed_ms(xo.sweep, full_cpu)
                 assert result.checked == n, f"a full sweep must check every unit: {describe(result)}"
                 full.append(ms)
                 ms, _ = timed_ms(xo.sweep)
@@ -203,7 +208,8 @@ def bench_sweep(scratch: Path, reports: Reports, counts: tuple[int, ...], repeat
         target = with_target(statistics.median(full), SWEEP_TARGET_MS) if n == SWEEP_TARGET_UNITS else {}
         common = {"units": n, "repeats": repeats, "scratch_fs": fs}
         emit(f"xo_sweep_full_{n}{suffix}_ms", r(statistics.median(full), 2), "ms", **target, **common,
-             min=r(min(full), 2), max=r(max(full), 2), first_sweep_ms=r(first_ms, 2), result=describe(result),
+             min=r(min(full), 2), max=r(max(full), 2), cpu_ms=r(statistics.median(full_cpu), 2),
+             first_sweep_ms=r(first_ms, 2), result=describe(result),
              what="XO.sweep() when every unit's report is new (a radio check per unit)")
         emit(f"xo_sweep_quiet_{n}{suffix}_ms", r(statistics.median(quiet), 2), "ms", **common,
              min=r(min(quiet), 2), max=r(max(quiet), 2), per_unit_us=r(statistics.median(quiet) * 1000 / n, 2),

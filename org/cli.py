@@ -52,6 +52,30 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_explain(args: argparse.Namespace) -> int:
+    from org.explain import main as explain
+
+    return explain(_home(args), args.role, args.project, args.json)
+
+
+def _home(args: argparse.Namespace) -> Path:
+    from org.kernel.paths import organizations_dir
+
+    return Path(args.org_dir) if args.org_dir else organizations_dir()
+
+
+def _cmd_events(args: argparse.Namespace) -> int:
+    from org.stats import events_main
+
+    return events_main(_home(args), args.type, args.role, args.since, args.follow, args.json)
+
+
+def _cmd_stats(args: argparse.Namespace) -> int:
+    from org.stats import stats_main
+
+    return stats_main(_home(args), args.within, args.json)
+
+
 def _cmd_doctor(args: argparse.Namespace) -> int:
     from org.doctor import cli as doctor
 
@@ -84,6 +108,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--era", choices=["C", "D"], default="D")
     p.add_argument("--org-dir", help="keep the organization folder (and its SALUTE reports) here")
     p.set_defaults(func=_cmd_replay)
+
+    p = sub.add_parser("explain", help="show a role as it runs: every value of its doctrine and plan, and every steering text, "
+                                       "with the file and line it came from")
+    p.add_argument("role", help="the role id")
+    p.add_argument("--org-dir", help="the organizations folder (default: $A0ORG_HOME, else <Agent-Zero>/usr/organizations)")
+    p.add_argument("--project", help="as for a chat in this Agent-Zero project (with its overrides.yaml)")
+    p.add_argument("--json", action="store_true", help="print it as JSON")
+    p.set_defaults(func=_cmd_explain)
+
+    org_dir_help = "the organizations folder (default: $A0ORG_HOME, else <Agent-Zero>/usr/organizations)"
+    p = sub.add_parser("events", help="the supervision events: radio checks with findings, steering, blocks, pauses, resumes, progress")
+    p.add_argument("--org-dir", help=org_dir_help)
+    p.add_argument("--type", action="append", help="only this type (repeatable)")
+    p.add_argument("--role", help="only this role")
+    p.add_argument("--since", help="only since then: 30m, 2h, 1d or an ISO time")
+    p.add_argument("--follow", action="store_true", help="keep printing new events until Ctrl-C")
+    p.add_argument("--json", action="store_true", help="one JSON object per line")
+    p.set_defaults(func=_cmd_events)
+
+    p = sub.add_parser("stats", help="per role and anomaly: steering, blocks, pauses, and how often progress followed")
+    p.add_argument("--org-dir", help=org_dir_help)
+    p.add_argument("--within", type=int, default=5, help="progress within this many turns counts (default 5)")
+    p.add_argument("--json", action="store_true", help="print it as JSON")
+    p.set_defaults(func=_cmd_stats)
 
     from org.doctor import cli as doctor
 

@@ -20,10 +20,10 @@ from typing import Any, Iterator
 import yaml
 
 from org.contracts import Organization, RoleProfile, TraceHeader, TraceTurn
-from org.kernel import loading
+from org.kernel import cascade, loading
 from org.kernel.loading import DocumentError, Problem
 from org.kernel.log import forget_logged
-from org.kernel.paths import ENV_HOME
+from org.kernel.paths import ENV_HOME, OrganizationLayout
 from org.macrocosm.volume import ENV_VOLUME
 from org.resources import organizations_templates_dir, roles_dir
 from org.standin.session import StandInSession, TurnResult
@@ -59,6 +59,10 @@ def load_trace(path: Path) -> tuple[TraceHeader | None, list[TraceTurn]]:
             continue
         if isinstance(item, TraceHeader):
             header = item
+            try:
+                role_of(header)  # its role and doctrine overrides, checked here where the line is known
+            except DocumentError as exc:
+                problems.extend(Problem(str(path), number, p.field, p.reason) for p in exc.problems)
         else:
             turns.append(item)
     if problems:
@@ -73,6 +77,21 @@ def _deep_merge(base: dict, overrides: dict) -> dict:
     return merged
 
 
+def role_of(header: TraceHeader | None) -> dict[str, Any]:
+    """The pack's role the header names (the default role without one), its doctrine
+    overrides applied and validated: :class:`DocumentError` with fields like ``doctrine.cooldown_turns``."""
+    default = yaml.safe_load((organizations_templates_dir() / "software_dev.yaml").read_text(encoding="utf-8"))["default_role"]
+    role_id = header.role if header and header.role else default
+    if not (roles_dir() / f"{role_id}.yaml").is_file():
+        raise DocumentError([Problem("trace header", 1, "role", f"no role '{role_id}' among the pack's roles")])
+    role = cascade.resolve_role(OrganizationLayout(roles_dir()), role_id, roles_dir=roles_dir()).role.model_dump(
+        mode="json", exclude={"extends"})
+    if header and header.doctrine:
+        role["doctrine"] = _deep_merge(role.get("doctrine", {}), header.doctrine)
+        loading.validate(RoleProfile, role, "trace header")
+    return role
+
+
 def prepare_organization(home: Path, header: TraceHeader | None) -> str:
     """Write roles, an organization and ``active.json`` for the replay into ``home``.
 
@@ -83,14 +102,9 @@ def prepare_organization(home: Path, header: TraceHeader | None) -> str:
         shutil.copyfile(role_file, home / "roles" / role_file.name)
     organization = yaml.safe_load((organizations_templates_dir() / "software_dev.yaml").read_text(encoding="utf-8"))
     role_id = header.role if header and header.role else organization["default_role"]
-    role_path = home / "roles" / f"{role_id}.yaml"
-    if not role_path.exists():
-        raise DocumentError([Problem("trace header", 1, "role", f"no role '{role_id}' among the pack's roles")])
+    role = role_of(header)
     if header and header.doctrine:
-        role = yaml.safe_load(role_path.read_text(encoding="utf-8"))
-        role["doctrine"] = _deep_merge(role.get("doctrine", {}), header.doctrine)
-        loading.validate(RoleProfile, role, "trace header (doctrine overrides)")
-        role_path.write_text(yaml.safe_dump(role, sort_keys=False), encoding="utf-8")
+        (home / "roles" / f"{role_id}.yaml").write_text(yaml.safe_dump(role, sort_keys=False), encoding="utf-8")
     organization.update(org_id=REPLAY_ORG_ID, org_name="Replay", default_role=role_id)
     if role_id not in Organization.model_validate(organization).role_ids():
         organization["hierarchy"][role_id] = {"subordinates": []}

@@ -5,18 +5,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from org.contracts import Finding, RoleProfile
+from org.contracts import Finding
 from org.contracts.finding import SEVERITY_ORDER
 from org.contracts.role import Doctrine
+from org.kernel.cascade import resolve_role
+from org.kernel.paths import OrganizationLayout
 from org.supervisor.radio_check import SupervisorState, decide, is_check_turn, may_steer
 
 ANOMALIES = ["stall", "loop", "churn", "rerun", "context", "cascade", "pace"]
-SHIPPED = [RoleProfile.model_validate(yaml.safe_load(p.read_text(encoding="utf-8"))).doctrine
-           for p in sorted((Path(__file__).resolve().parents[1] / "roles").glob("*.yaml"))]
+ROLES = Path(__file__).resolve().parents[1] / "roles"
+#: each shipped role as the kernel makes it (bugfix extends codegen)
+SHIPPED = [resolve_role(OrganizationLayout(ROLES.parent), p.stem, roles_dir=ROLES).role.doctrine for p in sorted(ROLES.glob("*.yaml"))]
 
 
 def finding(anomaly: str, severity: str, turn: int) -> Finding:

@@ -325,3 +325,18 @@ def test_doctor_says_who_steers(tmp_path, pack, volume_state, level, words):
     result = doctor(tree, pack, "--json", env=env)
     [check] = checks(json.loads(result.stdout), "link")
     assert check["level"] == level and words in check["message"], check
+
+
+def test_doctor_with_a_python_that_lacks_agent_zeros_packages_reports_instead_of_crashing(tmp_path, pack):
+    """Run with the wrong Python, Agent-Zero's own modules fail to import; v0.9.8's `python`
+    folder is a namespace package, whose path cannot be computed once its parent is dropped."""
+    tree = make_a0_tree(tmp_path / "a0", "C")
+    (tree / "python" / "__init__.py").unlink()  # as in v0.9.8.2: no __init__.py
+    extension = tree / "python" / "helpers" / "extension.py"
+    extension.write_text("import a_package_only_agent_zeros_python_has\n" + extension.read_text())
+    install(pack, tree)
+    result = doctor(tree, pack)
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode == 1
+    assert "PROBLEM  Extension base class: cannot import python.helpers.extension" in result.stdout
+    assert "No module named 'a_package_only_agent_zeros_python_has'" in result.stdout

@@ -201,17 +201,33 @@ def test_check_only_exit_codes(tmp_path, pack):
     assert supervisor_only.returncode == 1
 
 
-def test_check_only_accepts_edited_roles_once_the_new_version_is_beside_them(tmp_path, pack):
+def test_an_edited_role_gets_a_new_file_only_for_a_pack_version_not_seen_before(tmp_path, pack):
+    """The pack's version goes beside an edited role once per version: not when the pack did
+    not change it, and not again after the user merged it and deleted the .new file."""
     tree = make_a0_tree(tmp_path / "a0", "D")
     install(pack, tree)
     role = tree / ORGS / "roles" / "lead.yaml"
+    new_file = role.with_name("lead.yaml.new")
     role.write_text(role.read_text() + "# my tuning\n")
     check = ("install_all.sh", "--a0-root", str(tree), "--no-library", "--check-only")
-    assert run_script(pack, *check).returncode == 1  # the .new file is not there yet
+    result = run_script(pack, *check)
+    assert result.returncode == 0, result.stdout  # the pack has nothing new for it
+    assert "the pack's version is the one you edited" in result.stdout
     install(pack, tree)
+    assert not new_file.exists()
+
+    (pack / "roles" / "lead.yaml").write_text((pack / "roles" / "lead.yaml").read_text() + "extra: 2\n")  # a newer pack
+    assert run_script(pack, *check).returncode == 1  # its version is not beside yours yet
+    install(pack, tree)
+    assert new_file.exists() and run_script(pack, *check).returncode == 0
+
+    role.write_text(role.read_text() + "extra: 2\n")  # merged what they wanted
+    new_file.unlink()
     result = run_script(pack, *check)
     assert result.returncode == 0, result.stdout
-    assert "edited by you" in result.stdout
+    assert "the pack's version is the one you merged" in result.stdout
+    install(pack, tree)
+    assert not new_file.exists()
 
 
 @pytest.mark.parametrize("state", ["fresh", "installed and edited"])
@@ -220,6 +236,7 @@ def test_dry_run_changes_nothing(tmp_path, pack, state):
     if state != "fresh":
         install(pack, tree)
         (tree / ORGS / "roles" / "lead.yaml").write_text("# mine\n")
+        (pack / "roles" / "lead.yaml").write_text((pack / "roles" / "lead.yaml").read_text() + "extra: 2\n")
         (pack / "extensions" / "message_loop_end" / HOOK_FILES["message_loop_end"]).write_text("# a newer hook\n")
         pycache = tree / "usr/extensions/python/message_loop_end/__pycache__"
         pycache.mkdir()
@@ -345,7 +362,9 @@ def test_uninstall_keeps_edited_roles_and_reports(tmp_path, pack):
     install(pack, tree, "--activate", "software_dev")
     orgs = tree / ORGS
     (orgs / "roles" / "lead.yaml").write_text("# my lead\n")
+    (pack / "roles" / "lead.yaml").write_text((pack / "roles" / "lead.yaml").read_text() + "extra: 2\n")
     install(pack, tree)  # writes lead.yaml.new
+    assert (orgs / "roles" / "lead.yaml.new").exists()
     report = orgs / "reports" / "archive" / "lead_20250101T000000Z.json"
     report.write_text("{}\n")
 
@@ -532,3 +551,30 @@ def test_installer_identifier_rule_is_the_contracts_rule():
     from org.install.manifest import ORG_ID_RE
 
     assert ORG_ID_RE.pattern == IDENTIFIER_PATTERN
+
+
+@pytest.mark.parametrize("era", ["D", "C"])
+def test_uninstall_removes_the_hook_folders_it_created_and_keeps_one_with_other_files(tmp_path, pack, era):
+    tree = make_a0_tree(tmp_path / "a0", era)
+    before = {p for p in tree.rglob("*") if p.is_dir()}
+    install(pack, tree)
+    mine = hook_path(tree, era, "message_loop_end").parent / "_90_my_extension.py"
+    mine.write_text("# the user's own extension\n")
+    result = run_script(pack, "install_all.sh", "--a0-root", str(tree), "--no-library", "--uninstall")
+    assert result.returncode == 0, result.stderr
+    assert mine.read_text() == "# the user's own extension\n"
+    left = {p for p in tree.rglob("*") if p.is_dir()} - before
+    assert left == {mine.parent, *(p for p in mine.parent.parents if tree / "usr" in p.parents)}
+
+
+@pytest.mark.skipif(Path("/opt/venv-a0/bin/python").exists() or Path("/opt/venv/bin/python").exists(),
+                    reason="Agent-Zero's Python is on this machine")
+@pytest.mark.parametrize("script", ["install_all.sh", "install_supervisor_loop.sh"])
+def test_help_works_outside_the_container(pack, script):
+    """No Agent-Zero Python here: the help is printed all the same, installing is refused."""
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
+    shown = subprocess.run(["bash", str(pack / script), "--help"], capture_output=True, text=True, timeout=120, env=env, check=False)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith(f"usage: {script}")
+    refused = subprocess.run(["bash", str(pack / script)], capture_output=True, text=True, timeout=120, env=env, check=False)
+    assert refused.returncode == 2 and "Agent-Zero's Python was not found" in refused.stderr

@@ -104,19 +104,40 @@ def test_verdict_from_the_file_equals_the_live_verdict(tmp_path_factory, live, s
     assert file_state.to_dict() == live_state.to_dict()
 
 
-def test_the_whole_task_is_carried_since_churn_and_reruns_look_back_over_it():
-    history = tuple(ToolOutcome(i, "wait" if i % 2 else "text_editor", True, None, "s", "h", "") for i in range(40))
-    assert [o.turn for o in needed_outcomes(history)] == list(range(40))
-    longer = tuple(ToolOutcome(i, "x", True, None, "s", "h", "") for i in range(100))
-    assert [o.turn for o in needed_outcomes(longer)] == list(range(36, 100))  # at most the ledger's 64
-    assert needed_outcomes(()) == ()
+def test_what_churn_and_reruns_look_back_at_is_carried_and_nothing_else():
+    d = Doctrine()  # repeat 3, oscillation 2 cycles (4 outcomes), cascade window 5
+    tail = max(d.loop.repeat_threshold, 2 * d.loop.oscillation_cycles, d.cascade.window)
+
+    distinct = tuple(ToolOutcome(i, "text_editor", True, None, f"s{i}", f"h{i}", "") for i in range(64))
+    assert [o.turn for o in needed_outcomes(distinct, d)] == list(range(64 - tail, 64))
+    longer = tuple(ToolOutcome(i, "x", True, None, f"s{i}", "h", "") for i in range(100))
+    assert [o.turn for o in needed_outcomes(longer, d)] == list(range(100 - tail, 100))
+    assert needed_outcomes((), d) == ()
+
+    # churn: every failure with the latest error, however early in the task
+    failing = [ToolOutcome(i, "code_execution_tool", False, "execution", f"c{i}", "e", "", error_signature="E" if i % 10 == 0 else None)
+               for i in range(41)]
+    assert [o.turn for o in needed_outcomes(tuple(failing), d)] == [0, 10, 20, 30, 36, 37, 38, 39, 40]
+
+    # reruns: each run of the latest call, and one outcome for each stretch between two runs,
+    # a novel one when the stretch has one
+    work = []
+    for i in range(30):
+        if i % 10 == 0:
+            work.append(ToolOutcome(i, "code_execution_tool", True, None, "run", "same", "", kind="run", command="pytest"))
+        else:
+            work.append(ToolOutcome(i, "text_editor", True, None, f"e{i}", f"h{i}", "", novel=i == 14, kind="edit"))
+    work.append(ToolOutcome(30, "code_execution_tool", True, None, "run", "same", "", kind="run", command="pytest"))
+    assert [o.turn for o in needed_outcomes(tuple(work), d)] == [0, 1, 10, 14, 20, 21, 26, 27, 28, 29, 30]
 
 
 def test_report_size_stays_small_with_a_full_history():
-    history = tuple(ToolOutcome(i, "code_execution_tool", False, "execution", f"s{i}", f"h{i}", "x" * 150) for i in range(64))
+    history = tuple(ToolOutcome(i, "code_execution_tool", False, "execution", f"s{i}", f"h{i}", "x" * 150,
+                                error_line="x" * 150, error_signature="E", command="x" * 150) for i in range(64))
     live = Snapshot(turn=64, role_id=ROLE.role_id, doctrine=ROLE.doctrine, pace_plan=ROLE.pace_plan, outcomes=history)
     text = report_with(signals_from_snapshot(live)).model_dump_json()
-    assert len(text) < 32_000  # a full task of 64 outcomes, far below the 256,000-byte limit readers accept
+    assert len(text) < 48_000  # a full task of 64 failures with one error, far below the 256,000-byte limit readers accept
+    assert {o["message_preview"] for o in json.loads(text)["signals"]["outcomes"]} == {""}  # no tool output leaves
     assert json.loads(text)["signals"]["doctrine_version"] == doctrine_version(ROLE.doctrine, ROLE.pace_plan)
 
 

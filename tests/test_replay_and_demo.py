@@ -60,6 +60,28 @@ def test_replay_reports_bad_lines_with_numbers(tmp_path):
     assert f"{trace}:5: pace:" in err
 
 
+def test_replay_locates_header_mistakes_in_the_trace(tmp_path):
+    trace = write_trace(tmp_path / "t.jsonl", [
+        {"kind": "header", "role": "codegen", "doctrine": {"cooldown_turns": "two", "radio_check_interval_turns": 0}},
+        {"turn": 1, "tool": "x", "output": "ok"},
+    ])
+    result = a0org("replay", str(trace))
+    assert result.returncode == 2 and result.stdout == ""
+    assert f"{trace}:1: doctrine.cooldown_turns:" in result.stderr
+    assert f"{trace}:1: doctrine.radio_check_interval_turns:" in result.stderr
+    unknown = write_trace(tmp_path / "u.jsonl", [{"kind": "header", "role": "wizard"}, {"turn": 1, "tool": "x"}])
+    result = a0org("replay", str(unknown))
+    assert result.returncode == 2 and f"{unknown}:1: role: no role 'wizard' among the pack's roles" in result.stderr
+
+
+def test_replay_takes_a_context_fill_over_one_as_a_real_session_records_it(tmp_path):
+    trace = write_trace(tmp_path / "t.jsonl", [{"kind": "header", "doctrine": {"radio_check_interval_turns": 1}},
+                                               {"turn": 1, "tool": "x", "ok": True, "output": "ok", "context_fill": 1.7}])
+    result = a0org("replay", str(trace))
+    assert result.returncode == 0, result.stderr
+    assert "context" in [json.loads(line)["anomaly"] for line in result.stdout.splitlines()]
+
+
 def test_replay_keeps_the_organization_folder_when_asked(tmp_path):
     trace = write_trace(tmp_path / "t.jsonl", [{"turn": 1, "tool": "x", "output": "ok"}])
     assert a0org("replay", "--org-dir", str(tmp_path / "org"), str(trace)).returncode == 0

@@ -204,7 +204,7 @@ def test_a_paused_unit_shows_as_paused(layout):
         xo.sweep()
     row = row_of(status_rows(layout, time.time()), "stuck")
     assert row["paused"] is True
-    assert "paused" in format_table([row])[1]
+    assert "paused" in format_table([row])[0][1]
 
 
 def test_a_watch_round_rereads_only_what_changed_and_forgets_gone_units(layout):
@@ -234,7 +234,8 @@ def test_table_columns_line_up():
                                             "age_seconds": 3.2, "freshness": "fresh", "nudges": 2},
         dict.fromkeys(STATUS_KEYS) | {"unit": "a-much-longer-unit", "health": "unknown", "pending": 12, "error": "no report yet"},
     ]
-    header, first, second = format_table(rows)
+    (header, first, second), hidden = format_table(rows)
+    assert hidden == []
     for name in ("ROLE", "HEALTH", "FILL", "AGE", "PENDING"):
         column = header.index(name)
         assert first[column - 2: column] == "  " and second[column - 2: column] == "  "
@@ -262,8 +263,48 @@ def test_a_frame_never_wraps_or_scrolls_the_terminal():
     fitted = fit(lines, columns=80, rows=24)
     assert len(fitted) == 23 and fitted[-1] == "footer"
     assert fitted[-2] == "... 32 more lines; a taller terminal shows them"
-    assert max(len(line) for line in fitted) == 79
+    assert max(len(line) for line in fitted) == 79 and fitted[3].endswith("…")  # a cut line says so
     assert fit(["a", "b"], 80, 24) == ["a", "b"]
+
+
+def test_a_narrow_watch_keeps_what_matters_and_says_what_it_hid(layout):
+    """At 60 columns: the counts, then UNIT, HEALTH, FRESHNESS and NOTE; the columns left
+    out are named, and problems come first so a lost unit is never below "... N more"."""
+    for i in range(30):
+        publish(layout, f"unit-{i:02d}")
+    publish(layout, "zz-lost", age=1000)  # very stale, and last by name
+    layout.unit_dir("zz-broken").mkdir()
+    layout.report("zz-broken").write_text("{")
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 12, 60, 0, 0))
+    process = subprocess.Popen([sys.executable, "-m", "org", "watch", "--volume", str(layout.root)], cwd=ROOT,
+                               env={**os.environ, "A0ORG_WATCH_FRAMES": "1"}, stdin=follower, stdout=follower, stderr=subprocess.PIPE)
+    os.close(follower)
+    try:
+        seen = read_until(leader, b"Ctrl-C to stop", 30).decode()
+        process.wait(30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        os.close(leader)
+    drawn = seen.rsplit(ESC + "H", 1)[1].split(ESC + "J", 1)[0]  # the one frame
+    lines = drawn.replace("\r", "").replace(ESC + "K", "").split("\n")[:-1]
+    assert lines[0].startswith("units: 32  stale: 1  pending steering: 0") and len(lines[0]) <= 59
+    assert lines[1].startswith("hidden on this narrow terminal: TURN, ROLE, PACE")
+    header = lines[2].split()
+    assert header[0] == "UNIT" and {"HEALTH", "FRESHNESS", "NOTE"} <= set(header) and "TURN" not in header
+    assert [line.split()[0] for line in lines[3:5]] == ["zz-broken", "zz-lost"]
+    assert lines[-2].startswith("... ") and lines[-2].endswith("more units")
+    assert all(len(line) <= 59 for line in lines)
+
+
+def test_status_keeps_every_column_in_unit_order(layout):
+    publish(layout, "b-lost", age=1000)
+    publish(layout, "a-fine")
+    lines = status_lines(layout, time.time())
+    assert lines[1] == "" and [line.split()[0] for line in lines[3:]] == ["a-fine", "b-lost"]
+    assert lines[2].split() == ["UNIT", "ROLE", "STATE", "PACE", "HEALTH", "FILL", "TURN", "AGE", "FRESHNESS", "PENDING",
+                                "NUDGES", "NOTE"]
 
 
 def test_a_screen_shows_the_first_units_and_says_how_many_more(layout):

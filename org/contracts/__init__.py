@@ -1,13 +1,22 @@
 """One pydantic model per contract. ``schemas/`` is generated from :data:`SCHEMAS`."""
 
+from .event import SupervisionEvent
 from .finding import Finding
 from .knowledge import Directive, DirectiveQueueFile, KnowledgeDocument, ReviewItem
-from .organization import ActiveOrganization, Organization
+from .organization import ActiveOrganization, Organization, OrganizationOverrides
 from .role import Doctrine, PacePlan, RoleProfile
 from .salute import SaluteReport
 from .steering import SteeringTemplates
 from .steering_message import SteeringMessage
-from .supervisor_outputs import CodeStyleOutput, DesignOutput, InternaliserOutput, SupervisorRun, SupervisorsState, TaskDigest
+from .supervisor_outputs import (
+    CodeStyleOutput,
+    DesignOutput,
+    InternaliserOutput,
+    SupervisorAnswers,
+    SupervisorRun,
+    SupervisorsState,
+    TaskDigest,
+)
 from .supervisors import SupervisorsConfig
 from .trace import TraceHeader, TraceTurn
 
@@ -16,10 +25,12 @@ SCHEMAS = {
     "role_profile": RoleProfile,
     "organization": Organization,
     "active_organization": ActiveOrganization,
+    "organization_overrides": OrganizationOverrides,
     "salute_report": SaluteReport,
     "trace_header": TraceHeader,
     "trace_turn": TraceTurn,
     "finding": Finding,
+    "supervision_event": SupervisionEvent,
     "steering": SteeringTemplates,
     "steering_message": SteeringMessage,
     "knowledge_document": KnowledgeDocument,
@@ -31,18 +42,21 @@ SCHEMAS = {
     "design_output": DesignOutput,
     "internaliser_output": InternaliserOutput,
     "supervisor_run": SupervisorRun,
+    "supervisor_answers": SupervisorAnswers,
     "supervisors_state": SupervisorsState,
     "task_digest": TaskDigest,
 }
 
 __all__ = [
     "SCHEMAS",
+    "SupervisionEvent",
     "ActiveOrganization",
     "CodeStyleOutput",
     "DesignOutput",
     "Directive",
     "DirectiveQueueFile",
     "Doctrine",
+    "OrganizationOverrides",
     "Finding",
     "InternaliserOutput",
     "KnowledgeDocument",
@@ -53,6 +67,7 @@ __all__ = [
     "SaluteReport",
     "SteeringMessage",
     "SteeringTemplates",
+    "SupervisorAnswers",
     "SupervisorRun",
     "SupervisorsState",
     "SupervisorsConfig",

@@ -39,10 +39,12 @@ class Contract(BaseModel):
     """Base of every file contract.
 
     Unknown fields are mistakes, not extensions; and types are strict, as the JSON
-    Schemas say: YAML's ``yes`` is not the number 1, and ``"3"`` is not 3.
+    Schemas say: YAML's ``yes`` is not the number 1, and ``"3"`` is not 3. No number is
+    NaN or infinite (YAML's ``.inf``, Python's JSON ``Infinity``): JSON has no way to write
+    one back, and every comparison or sum with one goes wrong somewhere downstream.
     """
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
 
 def _not_a_bool(value: object) -> object:

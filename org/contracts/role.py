@@ -29,7 +29,7 @@ METRIC_HELP: dict[str, str] = {
     "distinct_failing_tools": "how many different tools failed in the current failure streak",
     "turns_without_progress": "turns since the plan (HTN) or the pack's own progress signal last advanced",
     "progress_budget_used": "turns_without_progress divided by doctrine.max_turns_without_progress",
-    "context_fill": "share of the model's context window the last prompt used, 0.0 to 1.0",
+    "context_fill": "share of the model's context window the last prompt used: 1.0 is full, more when the prompt was larger than the window",
 }
 
 
@@ -194,10 +194,14 @@ class Capabilities(Contract):
 
 
 class RoleProfile(Contract):
-    """A role and its doctrine: the file ``roles/<role_id>.yaml``."""
+    """A role and its doctrine: the file ``roles/<role_id>.yaml`` (with the roles it extends
+    and the overrides merged in: org/kernel/cascade.py)."""
 
     schema_version: SchemaVersion = 1
     role_id: Identifier
+    extends: Identifier | None = Field(None, description=(
+        "Another role in the same folder this one starts from: mappings merge key by key, lists and other values "
+        "replace, and null removes an inherited entry."))
     role_name: str = Field(min_length=1)
     role_type: Literal["commander", "executive", "specialist"]
     description: str = ""

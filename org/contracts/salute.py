@@ -79,12 +79,17 @@ class OutcomeSignal(Contract):
     error_type: str | None = Field(None, max_length=64)
     signature: str = Field(max_length=64, description="Hash of the tool and its canonical arguments.")
     output_hash: str = Field(max_length=64)
-    message_preview: str = Field("", max_length=200)
+    message_preview: str = Field("", max_length=200, description="Not written any more (no detector reads a tool's output); accepted from older units.")
     novel: bool = Field(False, description="The call moved the task forward (the pack's progress signal).")
     kind: Literal["inspect", "edit", "run"] = Field("run", description="Whether the call looked, changed files or ran something.")
     error_line: str | None = Field(None, max_length=200, description="The line naming the error, also for failing tests.")
     error_signature: str | None = Field(None, max_length=64, description="The error's identity: its line with volatile parts normalised, hashed.")
     command: str | None = Field(None, max_length=200, description="The command the call ran, shortened.")
+
+    @property
+    def result(self) -> str:
+        """The result's identity, as ``ToolOutcome.result``: the detectors read either."""
+        return self.error_signature or self.output_hash
 
 
 #: (field, doctrine_version) -> (the raw value, its validated model). An XO reads thousands
@@ -127,7 +132,10 @@ class SaluteSignals(Contract):
     plan_name: str | None = Field(None, max_length=200)
     bst_domain: str | None = Field(None, max_length=200)
     bst_confidence: float | None = None
-    outcomes: list[OutcomeSignal] = Field(default_factory=list, max_length=64, description="Latest tool outcomes, oldest first.")
+    outcomes: list[OutcomeSignal] = Field(
+        default_factory=list, max_length=64,
+        description="The tool outcomes of the current task the detectors read for this doctrine, oldest first (see org.supervisor.signals.needed_outcomes).",
+    )
     context_fill: float | None = Field(None, ge=0)
     native_repeat_warning: bool = False
     steering_seq: int | None = Field(

@@ -119,5 +119,5 @@ SteeringTemplates = create_model(  # type: ignore[call-overload]
     __validators__={"check_rules": field_validator("*")(classmethod(_check))},
     **_fields,
 )
-SteeringTemplates.model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+SteeringTemplates.model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, populate_by_name=True)
 SteeringTemplates.model_rebuild(force=True)

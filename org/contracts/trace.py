@@ -43,4 +43,5 @@ class TraceTurn(Contract):
     htn: TraceHtn | None = None
     bst: TraceBst | None = None
     pace: PaceLevel | None = Field(None, description="When absent, the dispatcher computes it.")
-    context_fill: float | None = Field(None, ge=0, le=1.5)
+    context_fill: float | None = Field(None, ge=0, description=(
+        "Share of the context window this turn's prompt used: 1.0 is full, more when the prompt was larger than the window."))

@@ -62,14 +62,19 @@ def _forget_modules_from(root: Path) -> None:
     """Drop modules (partly) imported from ``root`` so a retry starts clean."""
     root = root.resolve()
 
-    def from_root(module: ModuleType) -> bool:
-        locations = [getattr(module, "__file__", None) or "", *list(getattr(module, "__path__", None) or [])]
+    def from_root(name: str, module: ModuleType) -> bool:
+        try:
+            locations = [getattr(module, "__file__", None) or "", *list(getattr(module, "__path__", None) or [])]
+        except Exception:  # a namespace package's path is computed from its parent's, which may be gone
+            return (root / name.split(".")[0]).exists()
         return any(location and root in Path(location).resolve().parents for location in locations)
 
-    for name, module in list(sys.modules.items()):
-        ours = name == "org" or name.startswith("org.")  # doctor itself may live under the root
-        if module is not None and not ours and from_root(module):
-            del sys.modules[name]
+    # decided before any is dropped: a namespace package cannot compute its path without its parent
+    dropped = [name for name, module in list(sys.modules.items())
+               if module is not None and name != "org" and not name.startswith("org.")  # doctor itself may live under the root
+               and from_root(name, module)]
+    for name in dropped:
+        del sys.modules[name]
 
 
 @dataclass

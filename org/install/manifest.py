@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
 from org.install import InstallError
 from org.install.contents import PACKAGE, Pack, PackFile, read_text, sha256_file
-from org.install.steps import Plan, Step, file_step, remove_file, write_file
+from org.install.steps import Plan, Step, empty_folder_steps, file_step, remove_file, write_file
 
 MANIFEST_NAME = ".a0org-manifest.json"
 ACTIVE_NAME = "active.json"
@@ -19,14 +20,23 @@ NEW_SUFFIX = ".new"
 ORG_ID_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 
 
-def read_manifest(orgs: Path) -> dict[str, str]:
+@dataclass
+class Manifest:
+    """What the pack installed (sha256 by relative path), and which of its versions it has
+    already offered as ``.new`` beside a file the user edited: offered once, not at every install."""
+
+    files: dict[str, str] = field(default_factory=dict)
+    offered: dict[str, str] = field(default_factory=dict)
+
+
+def read_manifest(orgs: Path) -> Manifest:
     path = orgs / MANIFEST_NAME
     if not path.is_file():
-        return {}
+        return Manifest()
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        files = data["files"]
-        return {str(k): str(v) for k, v in files.items()}
+        return Manifest({str(k): str(v) for k, v in data["files"].items()},
+                        {str(k): str(v) for k, v in (data.get("offered") or {}).items()})
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise InstallError(
             f"{path} is unreadable ({exc}); it records which files you edited, so it must not be guessed. "
@@ -34,44 +44,54 @@ def read_manifest(orgs: Path) -> dict[str, str]:
         ) from None
 
 
-def manifest_bytes(files: dict[str, str], version: str) -> bytes:
-    data = {"schema_version": 1, "package": PACKAGE, "pack_version": version, "files": dict(sorted(files.items()))}
+def manifest_bytes(manifest: Manifest, version: str) -> bytes:
+    data = {"schema_version": 1, "package": PACKAGE, "pack_version": version, "files": dict(sorted(manifest.files.items())),
+            "offered": dict(sorted(manifest.offered.items()))}
     return (json.dumps(data, indent=2) + "\n").encode("utf-8")
 
 
-def doctrine_steps(orgs: Path, pack_files: list[PackFile], manifest: dict[str, str]) -> tuple[list[Step], dict[str, str]]:
+def doctrine_steps(orgs: Path, pack_files: list[PackFile], manifest: Manifest) -> tuple[list[Step], Manifest]:
     """Steps for roles, organization templates and schemas, and the manifest that results.
 
     A role or template is replaced only while it is exactly what we installed; an edited
-    one (or one we never installed) is kept and the pack's version goes beside it as ``.new``.
+    one (or one we never installed) is kept. The pack's version goes beside it as ``.new``
+    only when it has something the user has not seen: it differs from what was installed,
+    and was not offered before (a user who merged and deleted the ``.new`` is done).
     """
     steps: list[Step] = []
-    new_manifest = dict(manifest)
+    result = Manifest(dict(manifest.files), dict(manifest.offered))
     for item in pack_files:
         path = orgs / item.rel
         current = sha256_file(path)
-        recorded = manifest.get(item.rel)
+        recorded = manifest.files.get(item.rel)
         ours_untouched = current is None or current == recorded or current == item.sha256
         if ours_untouched or not item.user_editable:
             note = "schema" if not item.user_editable else ("role" if item.rel.startswith("roles/") else "organization template")
             if current is not None and recorded is not None and current != recorded and not item.user_editable:
                 note += "; it had local changes, which are replaced (schemas are the pack's)"
             steps.append(file_step(path, item.content, note))
-            new_manifest[item.rel] = item.sha256
+            result.files[item.rel] = item.sha256
+            result.offered.pop(item.rel, None)
             steps.extend(_drop_redundant_new(path, item))
             continue
         why = "edited by you" if recorded is not None else "not installed by this pack"
-        steps.append(Step(path, why, note="kept as it is"))
         new_path = path.with_name(path.name + NEW_SUFFIX)
-        if sha256_file(new_path) == item.sha256:
+        on_disk = sha256_file(new_path)
+        if item.sha256 in (recorded, manifest.offered.get(item.rel)) and on_disk is None:
+            seen = "the one you edited" if item.sha256 == recorded else "the one you merged"
+            steps.append(Step(path, why, note=f"kept as it is; the pack's version is {seen}"))
+            continue
+        steps.append(Step(path, why, note="kept as it is"))
+        result.offered[item.rel] = item.sha256
+        if on_disk == item.sha256:
             steps.append(Step(new_path, "current", note="the pack's version, to compare with yours"))
         else:
-            state = "missing" if not new_path.exists() else "outdated"
+            state = "missing" if on_disk is None else "outdated"
             steps.append(Step(
                 new_path, state, "write", lambda p=new_path, c=item.content: write_file(p, c), writes=new_path,
                 note=f"kept your {path.name}; merge what you need, then delete the .new file",
             ))
-    return steps, new_manifest
+    return steps, result
 
 
 def _drop_redundant_new(path: Path, item: PackFile) -> list[Step]:
@@ -82,8 +102,8 @@ def _drop_redundant_new(path: Path, item: PackFile) -> list[Step]:
     return []
 
 
-def manifest_step(orgs: Path, files: dict[str, str], version: str) -> Step:
-    return file_step(orgs / MANIFEST_NAME, manifest_bytes(files, version), "which files the pack installed (sha256)")
+def manifest_step(orgs: Path, manifest: Manifest, version: str) -> Step:
+    return file_step(orgs / MANIFEST_NAME, manifest_bytes(manifest, version), "which files the pack installed (sha256)")
 
 
 _ORG_ID_LINE_RE = re.compile(r"^org_id:\s*[\"']?([A-Za-z0-9_-]+)[\"']?\s*(?:#.*)?$", re.MULTILINE)
@@ -157,12 +177,12 @@ def organization_removal_steps(orgs: Path, pack: Pack | None, plan: Plan) -> lis
         return steps
     manifest = read_manifest(orgs)
     shipped = {item.rel: item.sha256 for item in pack.organization_files()} if pack else {}
-    for rel in sorted(set(manifest) | set(shipped)):
+    for rel in sorted(set(manifest.files) | set(shipped)):
         path = orgs / rel
         current = sha256_file(path)
         if current is None:
             continue
-        if current in (manifest.get(rel), shipped.get(rel)):
+        if current in (manifest.files.get(rel), shipped.get(rel)):
             steps.append(Step(path, "installed by the pack", "remove", lambda p=path: remove_file(p), writes=path))
         else:
             steps.append(Step(path, "edited by you", note="kept"))
@@ -170,7 +190,7 @@ def organization_removal_steps(orgs: Path, pack: Pack | None, plan: Plan) -> lis
                 f"kept {path}: you edited it (or it was not installed by this pack). Delete it yourself if you no longer need it."
             )
         new_path = path.with_name(path.name + NEW_SUFFIX)
-        if new_path.exists() and sha256_file(new_path) == shipped.get(rel):
+        if new_path.exists() and sha256_file(new_path) in (shipped.get(rel), manifest.offered.get(rel)):
             steps.append(Step(new_path, "the pack's version", "remove", lambda p=new_path: remove_file(p), writes=new_path))
     active = orgs / ACTIVE_NAME
     if active.exists():
@@ -181,10 +201,6 @@ def organization_removal_steps(orgs: Path, pack: Pack | None, plan: Plan) -> lis
     reports = [p for p in (orgs / "reports").rglob("*") if p.is_file()] if (orgs / "reports").is_dir() else []
     if reports:
         plan.warnings.append(f"kept {len(reports)} report file(s) in {orgs / 'reports'}: they are your data.")
-    # folders we created go too, once nothing else is left in them (deepest first)
-    removing = {step.writes for step in steps if step.changes}
-    for folder in (orgs / "reports" / "archive", orgs / "reports", orgs / "roles", orgs / "schemas", orgs):
-        if folder.is_dir() and all(child in removing for child in folder.iterdir()):
-            steps.append(Step(folder, "empty folder", "remove", lambda f=folder: f.rmdir(), writes=folder))
-            removing.add(folder)
+    # folders we created go too, once nothing else is left in them
+    steps += empty_folder_steps((orgs / "reports" / "archive", orgs / "reports", orgs / "roles", orgs / "schemas", orgs), steps)
     return steps

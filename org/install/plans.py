@@ -17,7 +17,7 @@ from org.install.manifest import (
     organization_removal_steps,
     read_manifest,
 )
-from org.install.steps import Phase, Plan, Step, folder_step, hook_steps, pycache_steps, remove_file
+from org.install.steps import Phase, Plan, Step, empty_folder_steps, folder_step, hook_steps, pycache_steps, remove_file
 
 #: In the organizations folder: once it exists, install_all.sh installs the LLM supervisors' hooks too.
 SUPERVISORS_CONFIG = "supervisors.yaml"
@@ -104,9 +104,9 @@ def kernel_phase(tree: Tree, pack: Pack, options: Options, plan: Plan) -> Phase:
         if step:
             phase.steps.append(step)
     pack_files = pack.organization_files()
-    steps, files = doctrine_steps(orgs, pack_files, read_manifest(orgs))
+    steps, manifest = doctrine_steps(orgs, pack_files, read_manifest(orgs))
     phase.steps += steps
-    phase.steps.append(manifest_step(orgs, files, pack.version))
+    phase.steps.append(manifest_step(orgs, manifest, pack.version))
     if options.activate:
         phase.steps.append(activation_step(orgs, options.activate, pack_files))
     if options.deactivate:
@@ -138,6 +138,10 @@ def uninstall_plan(tree: Tree, pack: Pack | None, options: Options) -> Plan:
             phase.steps.append(Step(path, "not installed"))
     for folder in dict.fromkeys(removed_dirs):
         phase.steps += pycache_steps(folder)
+    # the hook folders the installer created, and their parents up to usr/, when nothing else is in them
+    stops = {tree.root, tree.root / "usr"}
+    phase.steps += empty_folder_steps([parent for folder in removed_dirs for parent in (folder, *folder.parents)
+                                       if parent not in stops and tree.root in parent.parents], phase.steps)
     plan.hooks_changed = bool(removed_dirs)
     if options.component == "all":
         phase.steps += organization_removal_steps(tree.organizations, pack, plan)

@@ -100,6 +100,18 @@ def hook_steps(tree: Tree, pack: Pack, hooks: Sequence[Hook], plan: Plan) -> lis
     return steps
 
 
+def empty_folder_steps(candidates: Sequence[Path], steps: Sequence[Step]) -> list[Step]:
+    """Remove each candidate folder (deepest first) that holds nothing but what ``steps`` remove:
+    the folders the installer created go with it, a folder with anything else in it stays."""
+    removing = {step.writes for step in steps if step.changes}
+    removals: list[Step] = []
+    for folder in sorted(dict.fromkeys(candidates), key=lambda f: len(f.parts), reverse=True):
+        if folder.is_dir() and all(child in removing for child in folder.iterdir()):
+            removals.append(Step(folder, "empty folder", "remove", lambda f=folder: f.rmdir(), writes=folder))
+            removing.add(folder)
+    return removals
+
+
 def pycache_steps(folder: Path) -> list[Step]:
     # Not needed for correctness (.pyc files are checked against the source's mtime and size),
     # but a copy that keeps an old mtime and the same size would run stale bytecode.

@@ -2,6 +2,7 @@
 
 * :func:`atomic_write_text`, :func:`atomic_write_bytes`: a reader sees the old file or the new
   one, never half of either.
+* :func:`remove_stale_temp_files`: what a writer killed mid-write left behind.
 * :func:`read_capped`: a regular file's bytes, never through a symbolic link, never a FIFO,
   never more than a limit.
 * :func:`json_object`, :func:`validated`, :func:`first_error`: bytes to a validated model,
@@ -16,9 +17,11 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import stat
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -72,6 +75,44 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int | None = None) -> None
         raise
 
 
+#: The name :func:`atomic_write_bytes` gives its temporary file: ``.<target>.<8 random>.tmp``
+#: (``tempfile.mkstemp``'s random part is 8 lower-case letters, digits or ``_``).
+TEMP_NAME_RE = re.compile(r"\.(?P<target>.+)\.[a-z0-9_]{8}\.tmp")
+#: A temporary file older than this belongs to no live writer: a write takes milliseconds.
+STALE_TEMP_SECONDS = 600.0
+
+
+def remove_stale_temp_files(folder: Path, target: re.Pattern[str], older_than: float = STALE_TEMP_SECONDS) -> list[Path]:
+    """Remove the temporary files a killed writer left in ``folder``: only names
+    :func:`atomic_write_bytes` gives (for a file whose name ``target`` fully matches), only
+    regular files, and only those not changed for ``older_than`` seconds. The paths removed.
+
+    ``folder`` itself is not followed if it is a symbolic link: nothing is removed elsewhere.
+    """
+    removed: list[Path] = []
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return removed  # missing, not a folder, or a link
+    limit = time.time() - older_than
+    try:
+        with os.scandir(fd) as entries:
+            names = [e.name for e in entries if (m := TEMP_NAME_RE.fullmatch(e.name)) and target.fullmatch(m.group("target"))]
+        for name in names:
+            try:
+                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                if stat.S_ISREG(st.st_mode) and st.st_mtime < limit:
+                    os.unlink(name, dir_fd=fd)
+                    removed.append(Path(folder) / name)
+            except OSError:
+                continue  # gone meanwhile, or not ours to remove
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    return removed
+
+
 def new_file_mode() -> int:
     """The permission bits ``open()`` gives a new file: 0666 less the process umask.
 
@@ -93,17 +134,29 @@ def read_capped(path: Path | str, limit: int) -> bytes:
         if exc.errno == errno.ELOOP:
             raise FileRefused(path, "is a symbolic link; refused") from None
         raise
-    with os.fdopen(fd, "rb") as handle:
-        st = os.fstat(handle.fileno())
+    try:
+        st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise FileRefused(path, "not a regular file")
         size = st.st_size
         if size > limit:
             raise FileRefused(path, f"{size} bytes, over the {limit}-byte limit")
-        data = handle.read(limit + 1)
-    if len(data) > limit:
+        # read what is there and one byte more, until the end: a buffer of the limit's size
+        # (256 KB for a report) costs more than reading a few kilobytes
+        chunks, total = [], 0
+        want = size + 1
+        while total <= limit:
+            chunk = os.read(fd, min(want, limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            want = 65536
+    finally:
+        os.close(fd)
+    if total > limit:
         raise FileRefused(path, f"grew past the {limit}-byte limit while being read")
-    return data
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def parse_json_object(path: Path, data: bytes) -> dict[str, Any]:

@@ -6,14 +6,15 @@ write, confined to the volume, is enough; the views read them beside it.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from org.contracts import SteeringMessage
-from org.contracts.common import AnomalyType, Contract, Freshness, Health, Identifier, NudgeSeverity, SchemaVersion
+from org.contracts.common import IDENTIFIER_PATTERN, AnomalyType, Contract, Freshness, Health, Identifier, NudgeSeverity, SchemaVersion
 from org.contracts.role import EscalationDoctrine, HeartbeatDoctrine
-from org.kernel.files import FileRefused, first_error, json_object, read_capped, validated
+from org.kernel.files import FileRefused, first_error, json_object, read_capped
 from org.kernel.log import warn_once
 from org.kernel.paths import UnsafePathError
 
@@ -24,6 +25,8 @@ from .volume import VolumeLayout
 MAX_STATE_BYTES = 1_000_000
 #: Steering kept in a unit's state for the views; older ones are only in the unit's folders.
 RECENT_KEPT = 8
+#: The name of a unit's state file: ``<unit id>.json``.
+STATE_NAME_RE = re.compile(IDENTIFIER_PATTERN.strip("^$") + r"\.json")
 
 
 def freshness(age_seconds: float, heartbeat_doctrine: HeartbeatDoctrine) -> Freshness:
@@ -113,41 +116,127 @@ def shared(model: Any) -> Any:
     return found
 
 
-def load_unit_state(layout: VolumeLayout, unit: str) -> UnitState:
-    """The saved state, or :class:`FileRefused`; ``FileNotFoundError`` passes through."""
-    path = layout.xo_state(unit)
-    state = validated(path, UnitState, json_object(path, read_capped(path, MAX_STATE_BYTES)), "XO unit state")
-    if state.unit != unit:
-        raise FileRefused(path, f"unit: {state.unit!r} does not match the file name")
-    for index, payload in enumerate(state.outbox):  # what delivery relies on, checked once here
+#: Fields without which a saved state is not this unit's: a state missing one is not used at all.
+_ESSENTIAL = frozenset({"unit", "schema_version"})
+#: Lists whose entries are dropped one by one rather than as a whole.
+_BY_ENTRY = frozenset({"outbox", "recent"})
+
+
+def _outbox_problems(state: UnitState) -> list[tuple[tuple, str]]:
+    """(location, reason) of each outbox entry that is not a steering message: what delivery relies on."""
+    problems = []
+    for index, payload in enumerate(state.outbox):
         try:
             SteeringMessage.model_validate(payload)
         except Exception as exc:
-            raise FileRefused(path, f"outbox.{index}: not a steering message: {first_error(exc)}") from None
+            problems.append((("outbox", index), f"not a steering message: {first_error(exc)}"))
+    return problems
+
+
+def _problems(value: dict[str, Any]) -> tuple[UnitState | None, list[tuple[tuple, str]]]:
+    try:
+        state = UnitState.model_validate(value)
+    except ValidationError as exc:
+        return None, [(tuple(e.get("loc", ())), e.get("msg", "invalid")) for e in exc.errors()]
+    return state, _outbox_problems(state)
+
+
+def _drop(value: dict[str, Any], where: tuple) -> str:
+    """Remove what ``where`` points at (one list entry, or a whole field); says what went."""
+    field = str(where[0])
+    if field in _BY_ENTRY and len(where) > 1 and isinstance(where[1], int) and isinstance(value.get(field), list):
+        entries = value[field] = list(value[field])  # the caller's list stays as it was
+        if where[1] < len(entries):
+            entries[where[1]] = None  # marked now, removed after: the other indexes stay right
+        return f"{field} entry {where[1]} dropped"
+    value.pop(field, None)
+    return f"{field} back to its default" if field in UnitState.model_fields else f"{field} dropped"
+
+
+def salvage_unit_state(path: Any, value: dict[str, Any], unit: str) -> tuple[UnitState, list[str]]:
+    """A saved state with what is damaged in it dropped (a field back to its default, a bad
+    outbox or recent entry removed), and one line per dropped part saying which and why.
+
+    :class:`FileRefused` when nothing of it can be used: not this unit's, or no unit at all.
+    """
+    value = dict(value)
+    dropped: list[str] = []
+    for _ in range(len(UnitState.model_fields) + 2 * len(_BY_ENTRY)):
+        state, problems = _problems(value)
+        if not problems:
+            break
+        for where, reason in problems:
+            if (str(where[0]) if where else "") in _ESSENTIAL or not where:
+                raise FileRefused(path, f"{'.'.join(map(str, where)) or '(top level)'}: {reason}")
+            dropped.append(f"{'.'.join(map(str, where))}: {reason} ({_drop(value, where)})")
+        for field in _BY_ENTRY:
+            if isinstance(value.get(field), list):
+                value[field] = [entry for entry in value[field] if entry is not None]
+    else:
+        raise FileRefused(path, "not a valid XO unit state: cannot be repaired")
+    assert state is not None
+    if state.unit != unit:
+        raise FileRefused(path, f"unit: {state.unit!r} does not match the file name")
+    return state, dropped
+
+
+def read_unit_state(layout: VolumeLayout, unit: str) -> tuple[UnitState, list[str]]:
+    """The saved state and what had to be dropped from it (see :func:`salvage_unit_state`),
+    or :class:`FileRefused`; ``FileNotFoundError`` passes through."""
+    path = layout.xo_state(unit)
+    value = json_object(path, read_capped(path, MAX_STATE_BYTES))
+    try:
+        state = UnitState.model_validate(value)
+        if state.unit == unit and not _outbox_problems(state):
+            return state, []
+    except ValidationError:
+        pass
+    return salvage_unit_state(path, value, unit)
+
+
+def load_unit_state(layout: VolumeLayout, unit: str) -> UnitState:
+    """The saved state as it is, or :class:`FileRefused` naming its first damaged part."""
+    state, dropped = read_unit_state(layout, unit)
+    if dropped:
+        raise FileRefused(layout.xo_state(unit), dropped[0])
     return state
+
+
+def _report_dropped(path: Any, dropped: list[str], what_now: str) -> None:
+    for part in dropped:
+        warn_once(f"{path}: {part}; {what_now}", key=f"dropped {path} {part.split(':', 1)[0]}")
 
 
 def unit_state(layout: VolumeLayout, unit: str) -> UnitState | None:
     """The XO's saved state for a unit, or None when there is none or it cannot be used (logged)."""
     try:
-        return load_unit_state(layout, unit)
+        state, dropped = read_unit_state(layout, unit)
     except (FileNotFoundError, NotADirectoryError):
         return None
     except (FileRefused, UnsafePathError) as exc:
         warn_once(f"{exc}; ignored")
+        return None
     except OSError as exc:
         warn_once(f"{layout.root}: cannot read the XO state of unit '{unit}' ({exc.strerror or exc})")
-    return None
+        return None
+    _report_dropped(layout.xo_state(unit), dropped, "the rest is shown")
+    return state
 
 
 def state_for(layout: VolumeLayout, unit: str, highest_seq: Callable[[str], int]) -> tuple[UnitState, bool]:
-    """(the saved state, False), or (a fresh one, True) when there is none or it is damaged (logged).
+    """(the saved state, False), or (a state to write, True): a fresh one when there is none
+    or none of it can be used, or the saved one with its damaged parts dropped (both logged).
 
-    A fresh state's seq continues after ``highest_seq(unit)``, so a lost state never reuses one.
-    Doctrines are shared between units, and so is the set of fields given.
+    A state that lost its seq, or a fresh one, continues after ``highest_seq(unit)``, so no
+    seq is ever used twice. Doctrines are shared between units, and so is the set of fields given.
     """
     try:
-        state, fresh = load_unit_state(layout, unit), False
+        state, dropped = read_unit_state(layout, unit)
+        if dropped:
+            _report_dropped(layout.xo_state(unit), dropped, "the rest of the unit's XO state is kept")
+            if any(part.startswith(("seq", "outbox")) for part in dropped):
+                state.seq = max(state.seq, highest_seq(unit))
+        fresh = bool(dropped)
     except (FileNotFoundError, NotADirectoryError, FileRefused, OSError) as exc:
         if not isinstance(exc, (FileNotFoundError, NotADirectoryError)):
             warn_once(f"{exc}; the unit's XO state starts afresh")

@@ -1,7 +1,8 @@
 """The unit's side of the macrocosm: publish SALUTE reports; apply the XO's steering (:mod:`.inbox`).
 
 A unit is one Agent-Zero container linked to a shared volume (:mod:`.link`). Each turn its
-agent 0 writes ``units/<unit>/salute.json``, sealed with the unit's own key, and leaves the
+agent 0 writes ``units/<unit>/salute.json`` (redacted, see :mod:`.publishing`), sealed with the
+unit's own key, and leaves the
 steering to the XO while one runs there (``xo/heartbeat`` is fresh), to its own supervisor
 otherwise. Before each prompt it drains ``units/<unit>/inbox/`` (see :mod:`.inbox`).
 
@@ -13,16 +14,13 @@ from __future__ import annotations
 
 import time
 from logging import INFO, WARNING
-from pathlib import Path
 from typing import Any
 
-from org.contracts import RoleProfile, SaluteReport
+from org.contracts import RoleProfile
 from org.kernel.agent_zero import ui_log
 from org.kernel.dispatcher import unit_report
 from org.kernel.layers import AgentReadings
-from org.kernel.log import logger, warn_once
-from org.kernel.paths import UnsafePathError
-from org.kernel.salute import MAX_REPORT_BYTES
+from org.kernel.log import logger
 from org.supervisor.microcosm import Publisher
 from org.supervisor.signals import signals_from_snapshot
 from org.supervisor.snapshot import Snapshot
@@ -41,7 +39,7 @@ from .inbox import (  # noqa: F401 (the hooks and tests reach the inbox through 
     xo_heading,
 )
 from .link import UnitLink, current_link, host_unit_id  # noqa: F401
-from .signing import seal_report
+from .publishing import publish
 from .volume import ENV_VOLUME, XO_SILENT_AFTER, xo_running
 
 # --------------------------------------------------------------------------- publishing
@@ -95,7 +93,7 @@ def publish_turn(agent: Any, link: UnitLink, role: RoleProfile, snapshot: Snapsh
     if report is not None:
         if report.reason == "task_end":
             note_task_end(agent.data, snapshot.turn)
-        publish(link, report)
+        publish(link.layout, link.unit, report, link.report_key)
     return mode == XO_STEERS
 
 
@@ -105,25 +103,3 @@ def current_publisher() -> Publisher | None:
     if link is None:
         return None
     return lambda agent, role, snapshot, readings: publish_turn(agent, link, role, snapshot, readings)
-
-
-def publish(link: UnitLink, report: SaluteReport) -> Path | None:
-    """Write ``units/<unit>/salute.json`` atomically, sealed with the unit's key when it has one;
-    the path, or None when it could not be (logged)."""
-    path = link.report
-    text = report.model_dump_json(exclude={"signature"})
-    text = (seal_report(text, link.report_key) if link.report_key is not None else text) + "\n"
-    if len(text.encode("utf-8")) > MAX_REPORT_BYTES:
-        warn_once(f"{path}: the SALUTE report would be over the {MAX_REPORT_BYTES}-byte limit readers accept; not published")
-        return None
-    if not link.layout.root.is_dir():
-        warn_once(f"{link.layout.root}: the shared volume folder does not exist (not mounted?); SALUTE report not published")
-        return None
-    try:
-        link.layout.write_file(path, text.encode("utf-8"))
-    except (OSError, UnsafePathError) as exc:
-        warn_once(f"{path}: cannot publish the SALUTE report: {getattr(exc, 'strerror', None) or exc}", key=f"publish {path}")
-        return None
-    return path
-
-

@@ -28,9 +28,9 @@ from typing import Any, Callable, Iterable
 from org.contracts import SteeringMessage
 from org.contracts.common import is_identifier
 from org.contracts.salute import SaluteReport
-from org.kernel.files import FileRefused, read_capped
+from org.kernel.files import FileRefused, read_capped, remove_stale_temp_files
 from org.kernel.log import logger, warn_once
-from org.kernel.paths import checked_id
+from org.kernel.paths import UnsafePathError, checked_id
 from org.kernel.salute import MAX_REPORT_BYTES
 from org.resources import roles_dir
 from org.supervisor.steering import SteeringBook
@@ -40,11 +40,11 @@ from .outbox import Outbox
 from .policy import Steering, Verdict, judge_report, judge_silence, report_seconds
 from .roles import RoleBook, sanitised
 from .signing import seal_problem
-from .state import UnitState, save_unit_state, state_for
-from .volume import REPORT_NAME, VolumeLayout, read_report, unit_entry_problem
+from .state import STATE_NAME_RE, UnitState, save_unit_state, state_for
+from .volume import MESSAGE_NAME_RE, REPORT_NAME, VolumeLayout, read_report, unit_entry_problem
 
-#: Bad files remembered so each version is logged once (oldest forgotten first).
-MAX_BAD_REMEMBERED = 10_000
+#: Bad entries of ``units/`` logged one line each per sweep; the rest of a flood is one summary line.
+BAD_ENTRIES_LISTED = 20
 
 
 @dataclass
@@ -84,7 +84,10 @@ class XO:
         self._stamps: dict[str, tuple[int, int, int]] = {}  # last report version seen, good or bad
         self._dirty: set[str] = set()  # states changed since they were last written
         self._undelivered: set[str] = set()  # units whose outbox is not empty
-        self._bad: dict[str, tuple[int, ...] | None] = {}  # path -> version already logged
+        # bad things already logged, by version, so each is logged once: the entries of
+        # units/ that are not unit folders (as many as there are, no more), and reports
+        self._bad_entries: dict[str, tuple[int, int]] = {}
+        self._bad_reports: dict[str, tuple[int, ...]] = {}
         # plain strings on the hot path: a sweep stats every report
         self._units_prefix = str(layout.units_dir) + os.sep
         self._report_suffix = os.sep + REPORT_NAME
@@ -96,8 +99,10 @@ class XO:
         return dict(self._units)
 
     def recover(self) -> SweepResult:
-        """Load every saved unit state and write again what its outbox still holds."""
+        """Remove what a killed XO left half-written, load every saved unit state and write
+        again what its outbox still holds."""
         result = SweepResult()
+        self._remove_stale_temp_files()
         try:
             with os.scandir(self.layout.xo_units_dir) as entries:
                 names = sorted(e.name for e in entries if e.name.endswith(".json"))
@@ -110,6 +115,18 @@ class XO:
         self._deliver_pending(result)
         self.flush()
         return result
+
+    def _remove_stale_temp_files(self) -> None:
+        """The XO's temporary files of a write a kill interrupted: its unit states and the
+        steering in each inbox. Only names it writes, and only old ones (see the primitive)."""
+        removed = remove_stale_temp_files(self.layout.xo_units_dir, STATE_NAME_RE)
+        for unit in self.layout.unit_ids()[0]:
+            try:
+                removed += remove_stale_temp_files(self.layout.inbox(unit), MESSAGE_NAME_RE)
+            except UnsafePathError:
+                continue
+        if removed:
+            logger.info("removed %d temporary file(s) an interrupted write left (e.g. %s)", len(removed), removed[0])
 
     def sweep(self, units: Iterable[str] | None = None, now: float | None = None) -> SweepResult:
         """Read the reports that changed (every unit's when ``units`` is None), steer, and
@@ -140,19 +157,35 @@ class XO:
 
     def _all_units(self, result: SweepResult) -> list[str]:
         valid, invalid = self.layout.unit_ids()
-        for name in invalid:
-            self._skip_entry(self.layout.units_dir / name, result)
+        self._note_bad_entries(invalid, result)
         present = set(valid)
         for unit in [u for u in self._units if u not in present and u not in self._undelivered]:
             self._forget(unit)  # the unit's folder is gone
         return valid
 
-    def _skip_entry(self, path: Path, result: SweepResult) -> None:
-        try:
-            st = os.lstat(path)
-        except OSError:
-            return
-        self._skip(path, (st.st_ino, st.st_mtime_ns), unit_entry_problem(path.name, st), result)
+    def _note_bad_entries(self, names: list[str], result: SweepResult) -> None:
+        """Log each entry of ``units/`` that is not a unit folder once (again only when it
+        changes); only the entries there now are remembered, so none is ever forgotten
+        while it is there."""
+        seen: dict[str, tuple[int, int]] = {}
+        new: list[tuple[Path, str]] = []
+        for name in names:
+            path = self.layout.units_dir / name
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue  # gone since the listing
+            seen[name] = (st.st_ino, st.st_mtime_ns)
+            if self._bad_entries.get(name) != seen[name]:
+                new.append((path, unit_entry_problem(name, st)))
+        self._bad_entries = seen
+        for path, reason in new[:BAD_ENTRIES_LISTED]:
+            logger.warning("skipped %s: %s", path, reason)
+        if len(new) > BAD_ENTRIES_LISTED:
+            path, reason = new[BAD_ENTRIES_LISTED]
+            logger.warning("skipped %d more entries of %s that are not unit folders (e.g. %s: %s); each is logged once",
+                           len(new) - BAD_ENTRIES_LISTED, self.layout.units_dir, path.name, reason)
+        result.skipped.extend(f"{path}: {reason}" for path, reason in new)
 
     def _is_unit_folder(self, unit: str) -> bool:
         if not is_identifier(unit):
@@ -165,6 +198,7 @@ class XO:
     def _forget(self, unit: str) -> None:
         self._units.pop(unit, None)
         self._stamps.pop(unit, None)
+        self._bad_reports.pop(unit, None)
         self._dirty.discard(unit)
 
     def _observe(self, unit: str, now: float, result: SweepResult) -> None:
@@ -179,25 +213,25 @@ class XO:
         self._stamps[unit] = stamp
         result.changed.append(unit)
         if stat.S_ISLNK(st.st_mode):
-            return self._skip(Path(name), stamp, "is a symbolic link; refused", result)
+            return self._skip(unit, name, stamp, "is a symbolic link; refused", result)
         if not stat.S_ISREG(st.st_mode):
-            return self._skip(Path(name), stamp, "not a regular file", result)
+            return self._skip(unit, name, stamp, "not a regular file", result)
         try:
             report = read_report(name, unit, self._authentic(unit, name))
         except FileNotFoundError:
             self._stamps.pop(unit, None)
             return
         except FileRefused as exc:
-            return self._skip(Path(name), stamp, exc.reason, result)
+            return self._skip(unit, name, stamp, exc.reason, result)
         except OSError as exc:
-            return self._skip(Path(name), stamp, f"cannot be read ({exc.strerror or type(exc).__name__})", result)
+            return self._skip(unit, name, stamp, f"cannot be read ({exc.strerror or type(exc).__name__})", result)
         state = self._state(unit)
         if self.home is not None and state.report_time is not None and report_seconds(report.time.timestamp) < state.report_time:
-            return self._skip(Path(name), stamp, "older than the last report taken from this unit (a copy put back?); refused", result)
+            return self._skip(unit, name, stamp, "older than the last report taken from this unit (a copy put back?); refused", result)
         result.parsed += 1
         state.report_stamp = list(stamp)
         self._judge(unit, state, report, now, result)
-        self._bad.pop(name, None)  # keyed as str(Path(name)), which is name
+        self._bad_reports.pop(unit, None)
         if report.signals is None:
             warn_once(f"{name}: has no signals (a unit on a shared volume writes them); heartbeat only, no radio check", key=f"signals:{unit}")
 
@@ -214,14 +248,11 @@ class XO:
             raise FileRefused(name, problem)
         return data
 
-    def _skip(self, path: Path, version: tuple[int, ...] | None, reason: str, result: SweepResult) -> None:
-        """Log a file that cannot be used, once per version of it."""
-        key = str(path)
-        if key in self._bad and self._bad[key] == version:
+    def _skip(self, unit: str, path: str, version: tuple[int, ...], reason: str, result: SweepResult) -> None:
+        """Log a report that cannot be used, once per version of it."""
+        if self._bad_reports.get(unit) == version:
             return
-        if len(self._bad) >= MAX_BAD_REMEMBERED:
-            self._bad.pop(next(iter(self._bad)))
-        self._bad[key] = version
+        self._bad_reports[unit] = version
         logger.warning("skipped %s: %s", path, reason)
         result.skipped.append(f"{path}: {reason}")
 

@@ -10,9 +10,11 @@ order steering reaches the agent in is the radio check's.
 
 from __future__ import annotations
 
+import math
 from typing import Callable
 
 from org.contracts import Finding
+from org.kernel.log import warn_once
 from org.kernel.outcomes import ToolOutcome
 
 from .snapshot import Snapshot
@@ -126,8 +128,8 @@ def detect_stall(s: Snapshot) -> Finding | None:
 
 
 def detect_context(s: Snapshot) -> Finding | None:
-    if s.context_fill is None:
-        return None
+    if s.context_fill is None or not math.isfinite(s.context_fill):
+        return None  # no share of a window is infinite; such a reading says nothing
     thresholds = s.doctrine.context_thresholds
     percent = round(s.context_fill * 100)
     if s.context_fill >= thresholds.critical:
@@ -177,9 +179,14 @@ DETECTORS: dict[str, Detector] = {
 
 
 def run_detectors(snapshot: Snapshot) -> list[Finding]:
+    """Every detector's finding; one that fails is logged once and the others still run."""
     findings = []
-    for detector in DETECTORS.values():
-        finding = detector(snapshot)
+    for name, detector in DETECTORS.items():
+        try:
+            finding = detector(snapshot)
+        except Exception as exc:
+            warn_once(f"detector {name} failed ({type(exc).__name__}: {exc}); the other detectors still run", key=f"detector {name}")
+            continue
         if finding is not None and all(f.anomaly != finding.anomaly for f in findings):
             findings.append(finding)  # one finding per anomaly type: repeat before oscillation
     return findings

@@ -17,7 +17,9 @@ from typing import Any, Callable
 from org.contracts import Finding, RoleProfile
 from org.contracts.common import PACE_LEVELS
 from org.kernel import salute
+from org.kernel.agent_scope import chat_project
 from org.kernel.agent_zero import add_warning, agent_number, is_paused, pause_chat, replace_tool_run, ui_log
+from org.kernel.cascade import project_steering
 from org.kernel.dispatcher import PACE_ATTR, ROLE_ATTR
 from org.kernel.files import first_error
 from org.kernel.layers import AgentReadings, read_agent
@@ -26,6 +28,7 @@ from org.kernel.outcomes import LEDGER_KEY, RESPONSE_TOOL, ToolLedger, ToolOutco
 from org.kernel.paths import OrganizationLayout
 
 from .escalation import emergency_ignored, pause_due, times_in_words
+from .events import note, note_progress
 from .radio_check import RadioCheckResult, SupervisorState, is_check_turn, radio_check
 from .snapshot import Snapshot
 from .steering import SteeringBook
@@ -122,7 +125,12 @@ def build_snapshot(agent: Any, role: RoleProfile, turn: int, native_repeat: bool
     )
 
 
-def still_paused(agent: Any, state: SupervisorState) -> bool:
+def _role_id(agent: Any) -> str | None:
+    role = getattr(agent, ROLE_ATTR, None)
+    return role.get("role_id") if isinstance(role, dict) else None
+
+
+def still_paused(agent: Any, state: SupervisorState, layout: OrganizationLayout) -> bool:
     """Whether the chat the supervisor paused is still paused; once resumed, supervision starts over."""
     if state.paused_turn is None:
         return False
@@ -130,6 +138,7 @@ def still_paused(agent: Any, state: SupervisorState) -> bool:
         return True
     state.start_over()
     ui_log(agent, type="info", heading=f"{STEERING_HEADING}resumed", content="The chat was resumed; supervision starts over.")
+    note(agent, layout, "resume", _role_id(agent), state.turn)
     return False
 
 
@@ -140,16 +149,21 @@ class MicrocosmSupervisor:
                  publisher_provider: Callable[[], Publisher | None] | None = None):
         self._layout_provider = layout_provider
         self._steering = steering
+        self._books: dict[tuple[Any, ...], SteeringBook] = {}
         self._publisher_provider = publisher_provider or (lambda: None)
 
-    def steering(self, layout: OrganizationLayout) -> SteeringBook:
-        if self._steering is None or self._steering.override_path != layout.steering_file:
-            self._steering = SteeringBook(layout.steering_file)
-        return self._steering
+    def steering(self, layout: OrganizationLayout, agent: Any) -> SteeringBook:
+        """The organization's texts, with those of the chat's project over them (one book per pair of files)."""
+        if self._steering is not None:
+            return self._steering
+        paths = (layout.steering_file, project_steering(layout, chat_project(agent)))
+        if paths not in self._books:
+            self._books[paths] = SteeringBook(*paths)
+        return self._books[paths]
 
     async def _steer(self, agent: Any, finding: Finding, state: SupervisorState, layout: OrganizationLayout) -> bool:
         """Inject one steering; only one that reached the agent starts its cooldown."""
-        finding.text = self.steering(layout).render(finding, repeated=state.repeated(finding.anomaly))
+        finding.text = self.steering(layout, agent).render(finding, repeated=state.repeated(finding.anomaly))
         try:
             await add_warning(agent, finding.text)
         except Exception as exc:
@@ -158,6 +172,7 @@ class MicrocosmSupervisor:
             return False
         state.record(finding)
         ui_log(agent, type="warning", heading=f"{STEERING_HEADING}{finding.anomaly}", content=finding.text)
+        note(agent, layout, "steering", _role_id(agent), state.turn, anomaly=finding.anomaly, text=finding.text)
         return True
 
     async def turn_end(self, agent: Any, loop_data: Any) -> RadioCheckResult | None:
@@ -178,13 +193,16 @@ class MicrocosmSupervisor:
                 snapshot = build_snapshot(agent, role, state.turn, native_repeat, readings)
                 if publisher(agent, role, snapshot, readings):
                     return None  # the XO runs the radio check on the report and steers
-            if still_paused(agent, state):
+            layout: OrganizationLayout = self._layout_provider()
+            if still_paused(agent, state, layout):
                 return None
             if not is_check_turn(state.turn, role.doctrine.radio_check_interval_turns):
                 return None
             snapshot = snapshot or build_snapshot(agent, role, state.turn, native_repeat, read_agent(agent))
+            note_progress(agent, layout, role.role_id, state.turn, snapshot.turns_since_progress)
             result = radio_check(snapshot, state)
-            layout: OrganizationLayout = self._layout_provider()
+            if result.findings:
+                note(agent, layout, "radio_check", role.role_id, state.turn, findings=[f.anomaly for f in result.findings])
             await self._act(agent, snapshot, result, state, layout)
             if agent_number(agent) == 0 and (result.findings or state.health_corrected):
                 # corrected while anomalies are there, and once more when they clear (back down)
@@ -217,7 +235,7 @@ class MicrocosmSupervisor:
 
     async def _pause(self, agent: Any, finding: Finding, nudges: int, state: SupervisorState, layout: OrganizationLayout) -> None:
         """Pause the chat as Agent-Zero's pause button does, saying why, once."""
-        text = self.steering(layout).render(Finding(anomaly=finding.anomaly, template="pause", turn=finding.turn,
+        text = self.steering(layout, agent).render(Finding(anomaly=finding.anomaly, template="pause", turn=finding.turn,
                                                     evidence={"nudges": times_in_words(nudges), "anomaly": finding.anomaly}))
         try:
             await add_warning(agent, text)
@@ -227,6 +245,7 @@ class MicrocosmSupervisor:
             warn_once("agent.context.paused cannot be set; the supervisor cannot pause this chat and keeps steering")
             return
         state.paused_turn = state.turn
+        note(agent, layout, "pause", _role_id(agent), state.turn, anomaly=finding.anomaly, text=text)
         ui_log(agent, type="warning", heading=f"{STEERING_HEADING}paused",
                content=f"{text} The supervisor paused this chat; resume it when you have looked, and supervision starts over.",
                kvps={"anomaly": finding.anomaly})
@@ -241,18 +260,20 @@ class MicrocosmSupervisor:
         if role is None or not isinstance(ledger, ToolLedger):
             return False
         state = SupervisorState.from_dict(saved)
-        still_paused(agent, state)
+        layout = self._layout_provider()
+        still_paused(agent, state, layout)
         signature = canonical_signature(tool_name, tool_args)
         breaker = state.breakers.check(signature, ledger.turn, role.doctrine)
         if breaker is not None:
             finding = Finding(anomaly="loop", template="blocked", turn=state.turn, evidence={
                 "action": breaker.action, "times": breaker.times, "outcome": breaker.error_line or "the same error",
                 "error_type": breaker.error_type or ""})
-            text = self.steering(self._layout_provider()).render(finding)
+            text = self.steering(layout, agent).render(finding)
             if replace_tool_run(agent, text):
                 state.nudged("loop")
                 agent.data[BLOCKED_KEY] = (signature, breaker)
                 ui_log(agent, type="warning", heading=f"{STEERING_HEADING}blocked", content=text)
+                note(agent, layout, "block", role.role_id, state.turn, anomaly="loop", text=text)
             else:
                 breaker = None
         agent.data[STATE_KEY] = state.to_dict()

@@ -32,14 +32,54 @@ def doctrine_version(doctrine: Doctrine, pace_plan: PacePlan | None) -> str:
     return digest
 
 
-def needed_outcomes(outcomes: tuple[ToolOutcome, ...]) -> tuple[ToolOutcome, ...]:
-    """The outcomes the detectors read: the current task's (the ledger keeps at most 64),
-    since churn and no-effect reruns are judged over the whole task."""
-    return outcomes[-LEDGER_LIMIT:]
+def needed_outcomes(outcomes: tuple[ToolOutcome, ...], doctrine: Doctrine) -> tuple[ToolOutcome, ...]:
+    """The outcomes the detectors read, for this doctrine, so that a report carries no more.
+
+    Kept whole: the latest outcomes the repeat, oscillation and cascade detectors look at.
+    From earlier in the task (the ledger keeps at most 64): the failures with the latest
+    error (churn) and the runs of the latest call (reruns). What lies between two such runs
+    matters only as "something was done, and whether any of it was new": each stretch of
+    it is carried as one of its outcomes, a new (novel) one when there is one.
+    """
+    outcomes = outcomes[-LEDGER_LIMIT:]
+    loop = doctrine.loop
+    exempt = loop.exempt_tools
+    watched = [i for i, o in enumerate(outcomes) if o.tool not in exempt] if exempt else list(range(len(outcomes)))
+    tail = max(loop.repeat_threshold, 2 * loop.oscillation_cycles)
+    start = max(0, len(outcomes) - doctrine.cascade.window)
+    if watched:
+        start = min(start, watched[-tail] if len(watched) >= tail else 0)
+    if start == 0 or not watched:
+        return outcomes[start:]
+    last = outcomes[watched[-1]]
+    keep = set()
+    if not last.ok and last.error_signature is not None:
+        keep.update(i for i in watched if i < start and not outcomes[i].ok and outcomes[i].error_signature == last.error_signature)
+    if last.kind == "run" and last.command is not None:
+        runs = [i for i in watched if i < start and outcomes[i].signature == last.signature]
+        keep.update(runs)
+        if runs:
+            keep.update(_one_per_stretch(outcomes, [i for i in watched if runs[0] < i < start], keep))
+    return tuple(outcomes[i] for i in sorted(keep)) + outcomes[start:]
+
+
+def _one_per_stretch(outcomes: tuple[ToolOutcome, ...], between: list[int], kept: set[int]) -> list[int]:
+    """One index for each run of consecutive indexes of ``between`` that are not ``kept``:
+    the first novel outcome of the run, or its first outcome."""
+    chosen: list[int] = []
+    stretch: list[int] = []
+    for i in between + [-1]:
+        if i != -1 and i not in kept:
+            stretch.append(i)
+            continue
+        if stretch:
+            chosen.append(next((j for j in stretch if outcomes[j].novel), stretch[0]))
+            stretch = []
+    return chosen
 
 
 def signals_from_snapshot(s: Snapshot) -> SaluteSignals:
-    outcomes = needed_outcomes(s.outcomes)
+    outcomes = needed_outcomes(s.outcomes, s.doctrine)
     return SaluteSignals(
         turn=s.turn,
         role_id=s.role_id,
@@ -56,7 +96,7 @@ def signals_from_snapshot(s: Snapshot) -> SaluteSignals:
         outcomes=[
             OutcomeSignal(
                 turn=o.turn, tool=o.tool[:200], ok=o.ok, error_type=o.error_type[:64] if o.error_type else o.error_type,
-                signature=o.signature, output_hash=o.output_hash, message_preview=o.message_preview[:200], novel=o.novel,
+                signature=o.signature, output_hash=o.output_hash, novel=o.novel,
                 kind=o.kind, error_line=_bounded(o.error_line), error_signature=o.error_signature, command=_bounded(o.command),
             )
             for o in outcomes
@@ -79,11 +119,7 @@ def snapshot_from_signals(signals: SaluteSignals) -> Snapshot:
         plan_name=signals.plan_name,
         bst_domain=signals.bst_domain,
         bst_confidence=signals.bst_confidence,
-        outcomes=tuple(
-            ToolOutcome(o.turn, o.tool, o.ok, o.error_type, o.signature, o.output_hash, o.message_preview, o.novel,
-                        o.kind, o.error_line, o.error_signature, o.command)
-            for o in signals.outcomes
-        ),
+        outcomes=tuple(signals.outcomes),  # read by the detectors as they are, like ToolOutcome
         context_fill=signals.context_fill,
         native_repeat_warning=signals.native_repeat_warning,
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from org.contracts.role import Doctrine, PacePlan
+from org.contracts.salute import OutcomeSignal
 from org.kernel.outcomes import ToolOutcome
 
 
@@ -25,6 +26,6 @@ class Snapshot:
     plan_name: str | None = None
     bst_domain: str | None = None
     bst_confidence: float | None = None
-    outcomes: tuple[ToolOutcome, ...] = ()  # oldest first
+    outcomes: tuple[ToolOutcome | OutcomeSignal, ...] = ()  # oldest first; the XO's come from a report
     context_fill: float | None = None
     native_repeat_warning: bool = False  # Agent-Zero warned about a repeated response this turn

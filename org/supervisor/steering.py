@@ -59,45 +59,58 @@ def template_values(finding: Finding) -> dict[str, str]:
     return values
 
 
-class SteeringBook:
-    """Default templates, overlaid by the user's ``steering.yaml`` (re-read when it changes)."""
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size)
 
-    def __init__(self, override_path: Path | None = None):
-        self.override_path = override_path
+
+class SteeringBook:
+    """Default templates, overlaid by the user's ``steering.yaml`` files in order (the
+    organization's, then a project's), each re-read when it changes."""
+
+    def __init__(self, *override_paths: Path | None):
+        self.override_paths = tuple(p for p in override_paths if p is not None)
         self._defaults = _load_defaults()
         self._templates = dict(self._defaults)
-        self._stamp: tuple[int, int] | None = None
+        self._stamps: tuple[tuple[int, int] | None, ...] | None = None
 
     def _refresh(self) -> None:
-        if self.override_path is None:
+        stamps = tuple(_stamp(path) for path in self.override_paths)
+        if stamps == self._stamps:
             return
-        try:
-            st = os.stat(self.override_path)
-            stamp = (st.st_mtime_ns, st.st_size)
-        except OSError:
-            stamp = None
-        if stamp == self._stamp:
-            return
-        self._stamp = stamp
+        self._stamps = stamps
         self._templates = dict(self._defaults)
-        if stamp is None:
-            return
-        path = self.override_path
+        for path, stamp in zip(self.override_paths, stamps):
+            if stamp is not None:
+                self._apply(path)
+
+    def _apply(self, path: Path) -> None:
         try:
             # a regular file, not through a link, capped: a FIFO or /dev/zero must not hang the reader
             data = yaml.safe_load(read_capped(path, MAX_OVERRIDES_BYTES).decode("utf-8")) or {}
         except Exception as exc:
-            warn_once(f"{path}: cannot read steering overrides ({exc}); the default steering texts are used")
+            warn_once(f"{path}: cannot read steering overrides ({exc}); the texts below it are used")
             return
         if not isinstance(data, dict):
-            warn_once(f"{path}: expected a mapping of steering key -> text; the default steering texts are used")
+            warn_once(f"{path}: expected a mapping of steering key -> text; the texts below it are used")
             return
         for key, value in data.items():
             problem = check_template(str(key), value)
             if problem:
-                warn_once(f"{path}: {key}: {problem}; the default text is used for it")
+                warn_once(f"{path}: {key}: {problem}; the text below it is used for it")
                 continue
             self._templates[str(key)] = " ".join(value.split())
+
+    def templates(self) -> dict[str, str]:
+        """Every text in use: the defaults with the user's overrides applied."""
+        self._refresh()
+        return dict(self._templates)
+
+    def default(self, key: str) -> str | None:
+        return self._defaults.get(key)
 
     def advice(self, error_type: Any) -> str:
         """The advice for an error type, quoted as $advice."""

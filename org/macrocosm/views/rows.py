@@ -5,6 +5,7 @@ changed), its status row computed the way the XO judges it, and the table of row
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -114,6 +115,33 @@ def context_fill_of(report: SaluteReport) -> float | None:
     return report.environment.context_fill_pct
 
 
+def epoch_seconds(moment: datetime) -> float:
+    """Seconds since the epoch; a time written without a zone is UTC, as the XO reads it."""
+    return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).timestamp()
+
+
+def utc_text(moment: datetime) -> str:
+    """``YYYY-MM-DDTHH:MM:SSZ``; a time whose UTC is outside the years 1 to 9999 (9999-12-31
+    at -05:00) is shown as written."""
+    aware = moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+    try:
+        return aware.astimezone(timezone.utc).replace(tzinfo=None).isoformat(timespec="seconds") + "Z"
+    except (OverflowError, ValueError):
+        return moment.isoformat(timespec="seconds")
+
+
+#: Characters a terminal acts on rather than shows (escape sequences, line breaks, direction overrides).
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """``text`` as one line a terminal shows as it is: each control character as ``\\xNN``
+    (a file name, a tool name or a steering text may hold any; a view must not act on them)."""
+    if _UNPRINTABLE.search(text) is None:
+        return text
+    return _UNPRINTABLE.sub(lambda m: f"\\x{ord(m.group(0)):02x}" if ord(m.group(0)) < 0x100 else f"\\u{ord(m.group(0)):04x}", text)
+
+
 def turn_of(report: SaluteReport) -> int:
     return report.signals.turn if report.signals is not None else report.time.turns_elapsed
 
@@ -163,7 +191,7 @@ def summarize(path: Path, unit: str) -> tuple[ReportSummary | None, str | None]:
     return ReportSummary(
         role=report.unit.role_id, state=report.status.state, pace=report.status.pace_level, health=report.status.health,
         context_fill=round(fill, 4) if fill is not None else None, turn=turn_of(report),
-        time=report.time.timestamp.timestamp(), heartbeat=heartbeat_of(report),
+        time=epoch_seconds(report.time.timestamp), heartbeat=heartbeat_of(report),
     ), None
 
 
@@ -270,26 +298,72 @@ _COLUMNS: tuple[tuple[str, Callable[[dict[str, Any]], str]], ...] = (
 )
 
 
-def format_table(rows: list[dict[str, Any]]) -> list[str]:
-    """The rows as aligned text lines, a header first."""
-    cells = [[name for name, _ in _COLUMNS]] + [[cell(row) for _, cell in _COLUMNS] for row in rows]
-    widths = [max(len(line[i]) for line in cells) for i in range(len(_COLUMNS))]
-    return ["  ".join(text.ljust(width) for text, width in zip(line, widths)).rstrip() for line in cells]
+#: Dropped first, in this order, when the terminal is too narrow for every column; UNIT,
+#: HEALTH and NOTE stay (what is wrong with which unit).
+_DROPPED_FIRST = ("TURN", "ROLE", "PACE", "FILL", "AGE", "NUDGES", "PENDING", "STATE", "FRESHNESS")
+#: Room NOTE keeps on a narrow terminal before more columns are dropped for it.
+_NOTE_ROOM = 16
+#: The sign at the end of a line cut to the terminal's width.
+CUT = "…"
+
+
+def format_table(rows: list[dict[str, Any]], width: int | None = None) -> tuple[list[str], list[str]]:
+    """The rows as aligned text lines, a header first, and the names of the columns left out
+    so that the table fits ``width`` characters (none without ``width``)."""
+    names = [name for name, _ in _COLUMNS]
+    cells = [names] + [[printable(cell(row)) for _, cell in _COLUMNS] for row in rows]
+    widths = {name: max(len(line[i]) for line in cells) for i, name in enumerate(names)}
+    hidden: list[str] = []
+    if width is not None:
+        def needed() -> int:
+            kept = [n for n in names if n not in hidden]
+            return sum(min(widths[n], _NOTE_ROOM) if n == "NOTE" else widths[n] for n in kept) + 2 * (len(kept) - 1)
+        for name in _DROPPED_FIRST:
+            if needed() <= width:
+                break
+            hidden.append(name)
+    shown = [i for i, name in enumerate(names) if name not in hidden]
+    lines = ["  ".join(line[i].ljust(widths[names[i]]) for i in shown).rstrip() for line in cells]
+    return lines, hidden
+
+
+def urgency(row: dict[str, Any]) -> int:
+    """How soon a person should look at a unit: 0 first (unusable or lost), 5 last (nominal)."""
+    if row["error"] or row["freshness"] == "very_stale":
+        return 0
+    if row["paused"] or row["health"] in ("critical", "unknown"):
+        return 1
+    if row["freshness"] == "stale":
+        return 2
+    if row["health"] == "degraded" or row["nudges"]:
+        return 3
+    return 4 if row["pending"] else 5
 
 
 def _summary(layout: VolumeLayout, rows: list[dict[str, Any]], now: float) -> str:
+    """The counts first: on a narrow terminal the volume's path is what gets cut."""
     stamp = datetime.fromtimestamp(now, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
     silent = sum(1 for r in rows if r["freshness"] in ("stale", "very_stale"))
     pending = sum(r["pending"] for r in rows)
-    return f"{layout.root}  {stamp}  units: {len(rows)}  stale: {silent}  pending steering: {pending}"
+    return f"units: {len(rows)}  stale: {silent}  pending steering: {pending}  {stamp}  {printable(str(layout.root))}"
 
 
-def status_lines(layout: VolumeLayout, now: float, cache: FileCache | None = None, max_rows: int | None = None) -> list[str]:
-    """The summary line and the table; with ``max_rows``, only the rows a screen can show are formatted."""
+def status_lines(layout: VolumeLayout, now: float, cache: FileCache | None = None, max_rows: int | None = None,
+                 width: int | None = None, problems_first: bool = False) -> list[str]:
+    """The summary line and the table, by unit id or ``problems_first``. With ``max_rows`` only
+    the rows a screen can show; with ``width`` the columns that fit, and a line naming the others."""
     rows = status_rows(layout, now, cache)
+    if problems_first:
+        rows.sort(key=urgency)  # stable: by unit id within each level
     lines = [_summary(layout, rows, now), ""]
     shown = rows if max_rows is None else rows[:max_rows]
-    lines.extend(format_table(shown) if rows else ["(no units on this volume yet)"])
+    if not rows:
+        lines.append("(no units on this volume yet)")
+    else:
+        table, hidden = format_table(shown, width)
+        if hidden:
+            lines[1] = f"hidden on this narrow terminal: {', '.join(hidden)}"
+        lines.extend(table)
     if len(shown) < len(rows):
         lines.append(f"... {len(rows) - len(shown)} more units")
     return lines

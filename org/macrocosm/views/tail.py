@@ -6,7 +6,6 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -16,28 +15,36 @@ from org.kernel.files import FileRefused, json_object, read_capped, validated
 from org.kernel.paths import UnsafePathError, checked_id
 
 from ..volume import VolumeLayout, message_seq
-from .rows import attempt, context_fill_of, format_fill, is_message, load_report, open_volume, pipe_closed, stamp_of, turn_of
-
-
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+from .rows import (
+    attempt,
+    context_fill_of,
+    format_fill,
+    is_message,
+    load_report,
+    open_volume,
+    pipe_closed,
+    printable,
+    stamp_of,
+    turn_of,
+    utc_text,
+)
 
 
 def _short(text: str, limit: int = 160) -> str:
-    text = " ".join(text.split())
+    text = printable(" ".join(text.split()))
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def latest_outcome(report: SaluteReport) -> str:
     if report.signals is not None and report.signals.outcomes:
         last = report.signals.outcomes[-1]
-        return f"{last.tool} {'ok' if last.ok else 'failed' + (f' ({last.error_type})' if last.error_type else '')}"
-    return report.activity.current_tool or "-"
+        return _short(f"{last.tool} {'ok' if last.ok else 'failed' + (f' ({last.error_type})' if last.error_type else '')}")
+    return _short(report.activity.current_tool or "-")
 
 
 def report_line(report: SaluteReport) -> str:
     return (
-        f"{_iso(report.time.timestamp)}  report  turn {turn_of(report)}  PACE {report.status.pace_level}"
+        f"{utc_text(report.time.timestamp)}  report  turn {turn_of(report)}  PACE {report.status.pace_level}"
         f"  health {report.status.health}  state {report.status.state}  tool {latest_outcome(report)}"
         f"  context {format_fill(context_fill_of(report))}"
     )
@@ -77,10 +84,10 @@ def steering_line(item: SteeringFile) -> str:
     message, problem = peek_message(item.path)
     if message is None:
         # the file moved on between the listing and the read: show where it was, and why not more
-        line = f"{'-' * 20}  steer   #{item.seq} {item.where:<9}  {item.name}: {problem}"
+        line = f"{'-' * 20}  steer   #{item.seq} {item.where:<9}  {_short(item.name)}: {_short(problem or '')}"
     else:
         line = (
-            f"{_iso(message.created_at)}  steer   #{message.seq} {item.where:<9}  {message.severity:<8}"
+            f"{utc_text(message.created_at)}  steer   #{message.seq} {item.where:<9}  {message.severity:<8}"
             f" {message.anomaly:<9} {message.kind:<5}  {_short(message.text)}"
         )
     if item.where == "rejected":
@@ -127,7 +134,7 @@ class Tail:
             if problem == self.report_problem:
                 return []
             self.report_problem = problem
-            return [f"{'-' * 20}  report  {path.name}: {problem}"]
+            return [f"{'-' * 20}  report  {path.name}: {_short(problem or '')}"]
         self.report_problem = None
         key = (report.time.timestamp, turn_of(report), report.status.state)
         if key == self.report_key:

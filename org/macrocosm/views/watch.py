@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from .rows import FileCache, open_volume, pipe_closed, status_lines
+from .rows import CUT, FileCache, open_volume, pipe_closed, status_lines
 
 _CLEAR_LINE = "\x1b[K"
 _HOME = "\x1b[H"
@@ -36,7 +36,7 @@ def fit(lines: list[str], columns: int, rows: int) -> list[str]:
         kept = lines[: limit - 2]
         lines = kept + [f"... {len(lines) - 1 - len(kept)} more lines; a taller terminal shows them", lines[-1]]
     width = max(columns - 1, 20)  # a line filling the last column would wrap on some terminals
-    return [line[:width] for line in lines]
+    return [line if len(line) <= width else line[: width - len(CUT)] + CUT for line in lines]
 
 
 def _terminal_size(out: TextIO) -> tuple[int, int]:
@@ -64,11 +64,12 @@ def main(volume: str | Path, interval: float = 1.0, out: TextIO | None = None, f
         while frames is None or drawn < frames:
             if tty:
                 columns, height = _terminal_size(out)
-                # summary, blank line, header, "... more", footer and the cursor's line
-                lines = status_lines(layout, time.time(), cache, max_rows=max(height - 6, 1))
+                # summary, blank (or hidden columns) line, header, "... more", footer and the cursor's line
+                lines = status_lines(layout, time.time(), cache, max_rows=max(height - 6, 1), width=max(columns - 1, 20),
+                                     problems_first=True)
                 lines = fit(lines + [f"every {interval:g}s; Ctrl-C to stop"], columns, height)
             else:
-                lines = status_lines(layout, time.time(), cache)
+                lines = status_lines(layout, time.time(), cache, problems_first=True)
             out.write(frame(lines, tty))
             out.flush()
             drawn += 1
