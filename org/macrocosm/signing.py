@@ -213,7 +213,7 @@ def seal_report(body: str, key: bytes) -> str:
     """The report's compact JSON with ``"signature"`` added as its last field."""
     if not body.endswith("}"):
         raise ValueError("a report is a JSON object")
-    mac = hmac.new(key, body.encode("utf-8"), hashlib.sha256).hexdigest()
+    mac = hmac.digest(key, body.encode("utf-8"), "sha256").hex()
     return f'{body[:-1]},"signature":"{mac}"}}'
 
 
@@ -225,7 +225,7 @@ def seal_problem(data: bytes, key: bytes) -> str | None:
     if not (tail.startswith(_SEAL_HEAD) and tail.endswith(b'"}') and _HEX.fullmatch(given)):
         return "not sealed with a unit key (no trailing signature field); the XO takes only sealed reports"
     body = data[:-_SEAL_LEN] + b"}"
-    expected = hmac.new(key, body, hashlib.sha256).hexdigest().encode("ascii")
+    expected = hmac.digest(key, body, "sha256").hex().encode("ascii")
     if not hmac.compare_digest(expected, given):
         return "wrong seal (not written with this unit's key)"
     return None
