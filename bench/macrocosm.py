@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import hashlib
 import json
 import os
 import platform
@@ -42,8 +43,11 @@ from org.kernel import loading  # noqa: E402
 from org.kernel.files import atomic_write_text  # noqa: E402
 from org.kernel.log import forget_logged, logger  # noqa: E402
 from org.kernel.outcomes import ToolOutcome  # noqa: E402
+from org.macrocosm import keys as macro_keys  # noqa: E402
 from org.macrocosm.publishing import report_text  # noqa: E402
-from org.macrocosm.signing import ENV_KEY, ENV_KEY_FILE  # noqa: E402
+from org.macrocosm.signing import LEGACY_ENV_KEY as ENV_KEY  # noqa: E402
+from org.macrocosm.signing import LEGACY_ENV_KEY_FILE as ENV_KEY_FILE  # noqa: E402
+from org.macrocosm.signing import seal_report, unit_key_from  # noqa: E402
 from org.macrocosm.volume import ENV_UNIT, ENV_VOLUME, VolumeLayout  # noqa: E402
 from org.macrocosm.xo import XO  # noqa: E402
 from org.resources import extensions_dir, roles_dir  # noqa: E402
@@ -118,10 +122,12 @@ class Reports:
         return self._templates[key]
 
     def text(self, unit: str, turn: int, fill: float = 0.3) -> str:
+        """The report as the unit writes it: compact JSON sealed with the unit's own key."""
         value = self.template(turn, fill)
         value["unit"]["unit_id"] = unit
         value["time"]["timestamp"] = datetime.now(timezone.utc).isoformat()
-        return json.dumps(value)
+        value.pop("signature", None)
+        return seal_report(json.dumps(value, separators=(",", ":")), bench_unit_key(unit))
 
     def write_all(self, layout: VolumeLayout, units: list[str], turn: int, fill: float = 0.3) -> None:
         """Set-up only (not measured): plain write and rename, no fsync."""
@@ -131,6 +137,24 @@ class Reports:
             tmp = path.with_name(".salute.json.tmp")
             tmp.write_text(self.text(unit, turn, fill), encoding="utf-8")
             os.replace(tmp, path)
+
+
+def bench_unit_key(unit: str) -> bytes:
+    return unit_key_from(hashlib.sha256(unit.encode()).hexdigest().encode(), unit)
+
+
+def xo_home(scratch: Path, units: list[str]) -> Path:
+    """An XO home as `a0org keys` makes it: a signing key, and every unit's report key registered."""
+    folder = macro_keys.KeyFolder(scratch / f"keys-{len(units)}")
+    if not (folder.xo_home / "signing" / "active").exists():
+        macro_keys.init(folder)
+    units_dir = folder.xo_home / "units"
+    units_dir.mkdir(mode=0o700, exist_ok=True)
+    for unit in units:
+        path = units_dir / f"{unit}.key"
+        path.write_text(bench_unit_key(unit).hex() + "\n")
+        path.chmod(0o600)
+    return folder.xo_home
 
 
 def unit_ids(n: int, prefix: str = "unit") -> list[str]:
@@ -167,7 +191,7 @@ def bench_sweep(scratch: Path, reports: Reports, counts: tuple[int, ...], repeat
         units = unit_ids(n)
         turn = INTERVAL
         reports.write_all(layout, units, turn)
-        xo = XO(layout, XO_ROLE, None)
+        xo = XO(layout, XO_ROLE, macro_keys.XOHome.load(xo_home(scratch, units)))  # signs steering, checks every seal
         with quiet_log():
             first_ms, _ = timed_ms(xo.sweep)
             full: list[float] = []
@@ -222,13 +246,14 @@ def inbox_has_message(inbox: Path) -> bool:
 class XOProcess:
     """A real ``a0org xo`` process on the volume."""
 
-    def __init__(self, volume: Path, scratch: Path, *extra: str):
+    def __init__(self, volume: Path, scratch: Path, *extra: str, home: Path | None = None):
         self.log_path = scratch / f"xo-{volume.name}.log"
         env = {k: v for k, v in os.environ.items() if k not in (ENV_KEY, ENV_KEY_FILE)}
         env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
         self._log = open(self.log_path, "wb")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "org", "xo", "--volume", str(volume), "--role", XO_ROLE, *extra],
+            [sys.executable, "-m", "org", "xo", "--volume", str(volume), "--role", XO_ROLE,
+             *(("--home", str(home)) if home else ("--insecure",)), *extra],
             cwd=ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT,
         )
 
@@ -296,7 +321,7 @@ def bench_latency(cfg: Config, scratch: Path, reports: Reports, polling: bool, s
     warm = "warm-up"
     reports.write_all(layout, units + [warm], INTERVAL)  # a first, healthy report each: checked, nothing to say
     extra = ("--polling", "--poll-interval", str(cfg.poll_interval)) if polling else ()
-    daemon = XOProcess(layout.root, scratch, *extra)
+    daemon = XOProcess(layout.root, scratch, *extra, home=xo_home(scratch, units + [warm]))
     try:
         wait_ready(daemon, layout, reports, warm)
         latencies, lost = measure_latency(cfg, layout, units, reports, timeout=10 + 3 * cfg.poll_interval)

@@ -18,12 +18,13 @@ from pathlib import Path
 
 import pytest
 from test_xo_processes import EVERY_TURN, WAIT, Processes, terminate
-from volume_units import ROLE, doctrine, messages, publish, report_for, scenario_snapshot, wait_for
+from volume_units import ROLE, doctrine, messages, publish, report_for, scenario_snapshot, unit_key, wait_for
 
 import org.contracts
 from org.contracts.common import Contract
 from org.contracts.role import HeartbeatDoctrine
 from org.kernel.files import FileRefused
+from org.macrocosm.signing import seal_report
 from org.macrocosm.state import UnitState, load_unit_state, read_unit_state, save_unit_state, unit_state
 from org.macrocosm.volume import VolumeLayout, read_report
 from org.supervisor.detectors import detect_context, run_detectors
@@ -150,7 +151,9 @@ def _stall(volume: Path, turn: int, **heartbeat) -> None:
     layout = VolumeLayout(volume)
     path = layout.report(UNIT)
     tmp = path.with_name("salute.json.writing")
-    tmp.write_text(json.dumps(value))  # json writes float("inf") as Infinity
+    value.pop("signature", None)
+    # json writes float("inf") as Infinity; sealed with the unit's key, as the unit writes it
+    tmp.write_text(seal_report(json.dumps(value, separators=(",", ":")), unit_key(UNIT)))
     tmp.replace(path)
 
 

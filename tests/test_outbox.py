@@ -8,14 +8,14 @@ import logging
 import os
 
 import pytest
+from volume_units import KEYRING, SIGNER
 
 from org.macrocosm.outbox import Outbox
 from org.macrocosm.policy import Steering
-from org.macrocosm.signing import verify
 from org.macrocosm.state import UnitState, load_unit_state, save_unit_state
 from org.macrocosm.volume import VolumeLayout, message_name
 
-KEY = b"organization-key-for-tests"
+KEY = SIGNER
 UNIT = "unit-1"
 T0 = 1_900_000_000.0
 LOOP = Steering(kind="steer", anomaly="loop", severity="hint", text="[SUPERVISOR] Change the approach.", nudge=0, turn=4)
@@ -71,7 +71,7 @@ def test_delivers_exactly_once(layout, caplog):
     assert [(r.seq, r.id, r.sent_at) for r in state.recent] == [(1, message_id, T0)]
     [name] = files(layout.inbox(UNIT))
     payload = json.loads((layout.inbox(UNIT) / name).read_text())
-    assert payload["id"] == message_id and verify(payload, KEY) is None
+    assert payload["id"] == message_id and KEYRING.verify(payload) is None
 
     assert box.deliver(state) == []  # nothing left to deliver: nothing written again
     assert files(layout.inbox(UNIT)) == [name]

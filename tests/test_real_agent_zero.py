@@ -24,12 +24,15 @@ import pytest
 import yaml
 from conftest import ROOT
 from pack_commands import install
+from test_xo_processes import xo_home
+from volume_units import SIGNER, sign, unit_key
 
 from org.contracts import SaluteReport
 from org.contracts.steering_message import SteeringMessage
 from org.kernel.files import atomic_write_text
 from org.macrocosm.daemon import Heartbeat
-from org.macrocosm.signing import ENV_KEY, signature
+from org.macrocosm.link import ENV_STEERING_KEYS, ENV_UNIT_KEY, ENV_UNIT_STATE
+from org.macrocosm.signing import public_line
 from org.macrocosm.volume import ENV_UNIT, ENV_VOLUME, VolumeLayout, read_report
 
 A0_ROOT = os.environ.get("A0ORG_TEST_A0_ROOT")
@@ -127,15 +130,25 @@ def test_without_an_active_organization_the_pack_does_nothing(tree, tmp_path):
     assert not list((organizations / "reports").glob("*.json"))
 
 
+def unit_keys(tmp_path: Path, unit_id: str) -> dict[str, str]:
+    """A unit's environment: the XO's public key, its own report key, its steering mark."""
+    public, own = tmp_path / "public" / "steering.pub", tmp_path / "unit.key"
+    public.parent.mkdir(exist_ok=True)
+    public.write_text(public_line(SIGNER.private.public_key()) + "\n")
+    own.write_text(unit_key(unit_id).hex() + "\n")
+    own.chmod(0o600)
+    return {ENV_STEERING_KEYS: str(public), ENV_UNIT_KEY: str(own), ENV_UNIT_STATE: str(tmp_path / "unit-state.json")}
+
+
 def test_a_unit_applies_signed_xo_steering_and_publishes_its_report(tree, tmp_path):
     install_pack(tree, activate=True, doctrine={"radio_check_interval_turns": 1})
-    layout, key, unit_id = VolumeLayout(tmp_path / "volume"), "organization-key", "unit-a"
+    layout, unit_id = VolumeLayout(tmp_path / "volume"), "unit-a"
     payload = SteeringMessage(
         id="0123456789abcdef0123456789abcdef", seq=1, unit=unit_id, sender_role="xo", kind="steer", anomaly="loop",
         severity="warning", text="[SUPERVISOR] Loop: the same command failed three times. Try a different approach.",
-        nudge=1, report_turn=3, created_at="2026-01-01T00:00:00Z",
+        nudge=1, report_turn=3, created_at="2026-01-01T00:00:00Z", expires_at="2099-01-01T00:00:00Z", epoch=1,
     ).model_dump(mode="json")
-    payload["signature"] = signature(payload, key.encode())
+    payload = sign(payload)
     steering_file = layout.message_file(unit_id, 1, payload["id"])
     atomic_write_text(steering_file, json.dumps(payload))
     layout.xo_dir.mkdir()
@@ -143,7 +156,7 @@ def test_a_unit_applies_signed_xo_steering_and_publishes_its_report(tree, tmp_pa
     requests = tmp_path / "requests.json"
 
     result = run_chat(tree, [reply(f"attempt {i}") for i in range(1, 4)] + [FINAL], tmp_path,
-                      env_extra={ENV_VOLUME: str(layout.root), ENV_UNIT: unit_id, ENV_KEY: key},
+                      env_extra={ENV_VOLUME: str(layout.root), ENV_UNIT: unit_id, **unit_keys(tmp_path, unit_id)},
                       harness_args=("--dump-requests", str(requests)))
 
     text = f"{payload['text']} (XO xo, warning)"
@@ -184,12 +197,13 @@ def test_a_linked_unit_without_a_running_xo_is_steered_by_its_own_supervisor(tre
 
 def test_a_real_xo_process_steers_a_looping_unit_in_a_real_agent_zero(tree, tmp_path):
     install_pack(tree, activate=True, doctrine={"radio_check_interval_turns": 1})
-    layout, key, unit_id = VolumeLayout(tmp_path / "volume"), "organization-key", "unit-a"
+    layout, unit_id = VolumeLayout(tmp_path / "volume"), "unit-a"
     layout.units_dir.mkdir(parents=True)
     xo_log = tmp_path / "xo.log"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), ENV_KEY: key}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    home = xo_home(tmp_path / "keys")
     with xo_log.open("w") as log:
-        xo = subprocess.Popen([sys.executable, "-m", "org", "xo", "--volume", str(layout.root)], cwd=ROOT, env=env,
+        xo = subprocess.Popen([sys.executable, "-m", "org", "xo", "--volume", str(layout.root), "--home", str(home)], cwd=ROOT, env=env,
                               stdout=log, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 30
@@ -197,7 +211,7 @@ def test_a_real_xo_process_steers_a_looping_unit_in_a_real_agent_zero(tree, tmp_
             assert xo.poll() is None and time.monotonic() < deadline, xo_log.read_text()
             time.sleep(0.05)
         result = run_chat(tree, [reply(f"attempt {i}") for i in range(1, 9)] + [FINAL], tmp_path,
-                          env_extra={ENV_VOLUME: str(layout.root), ENV_UNIT: unit_id, ENV_KEY: key})
+                          env_extra={ENV_VOLUME: str(layout.root), ENV_UNIT: unit_id, **unit_keys(tmp_path, unit_id)})
     finally:
         xo.terminate()
         xo.wait(timeout=30)

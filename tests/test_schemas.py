@@ -162,7 +162,8 @@ def _instances() -> dict[str, object]:
                                 bst={"domain": "coding", "confidence": 0.5}, pace="alternate", context_fill=0.4),
         "steering_message": SteeringMessage(
             id="0" * 32, seq=1, unit="codegen-1", sender_role="engineering_xo", kind="steer", anomaly="loop",
-            severity="hint", text="[SUPERVISOR] Loop.", report_turn=3, created_at=now, signature="f" * 64,
+            severity="hint", text="[SUPERVISOR] Loop.", report_turn=3, created_at=now, expires_at=now, epoch=1,
+            key_id="0123456789abcdef", signature="f" * 128,
         ),
         "finding": Finding(anomaly="loop", template="loop_repeat", turn=3, evidence={"tool": "t", "times": 3}, text="[SUPERVISOR] x."),
     }

@@ -67,7 +67,8 @@ def publish(layout: VolumeLayout, unit: str, **fields) -> SaluteReport:
 def steering(unit: str, seq: int, *, anomaly: str = "loop", severity: str = "hint", kind: str = "steer",
              text: str = "[SUPERVISOR] You repeated the same call three times; change the approach.") -> SteeringMessage:
     return SteeringMessage(id=uuid4().hex, seq=seq, unit=unit, sender_role="engineering_xo", kind=kind, anomaly=anomaly,
-                           severity=severity, text=text, nudge=seq - 1, report_turn=3, created_at=datetime.now(timezone.utc))
+                           severity=severity, text=text, nudge=seq - 1, report_turn=3, created_at=datetime.now(timezone.utc),
+                           expires_at=datetime.now(timezone.utc), epoch=1)
 
 
 def deliver(layout: VolumeLayout, message: SteeringMessage, where: str = "inbox") -> Path:
@@ -195,7 +196,9 @@ def test_a_paused_unit_shows_as_paused(layout):
         "escalation": ROLE.doctrine.escalation.model_copy(update={"pause_after_nudges": 1}),
         "radio_check_interval_turns": 1, "cooldown_turns": 0,
     })
-    xo = XO(layout, "engineering_xo", None)
+    from org.macrocosm.roles import RoleBook
+
+    xo = XO(layout, "engineering_xo", None, roles=RoleBook(fixed={ROLE.role_id: (doctrine, ROLE.pace_plan)}))  # the XO's own copy
     for turn in (1, 2):  # a nudge, then (unanswered) the pause
         publish(layout, "stuck", turn=turn, fill=0.95, doctrine=doctrine)
         xo.sweep()

@@ -64,7 +64,8 @@ def write_report(layout: VolumeLayout, when, turn, fill, stale, spread, tool, ta
 
 def write_steering(layout: VolumeLayout, when, seq, text) -> None:
     message = SteeringMessage(id=uuid.uuid4().hex, seq=seq, unit=UNIT, sender_role="xo", kind="steer", anomaly="loop",
-                              severity="hint", text=text or "x", nudge=seq, report_turn=seq, created_at=when)
+                              severity="hint", text=text or "x", nudge=seq, report_turn=seq, created_at=when,
+                              expires_at=when, epoch=1)
     name = message_name(min(seq, 9_999_999_999), message.id)
     atomic_write_text(layout.inbox(UNIT) / name, message.model_dump_json())
     rejected = layout.rejected(UNIT)

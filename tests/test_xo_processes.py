@@ -15,19 +15,42 @@ import time
 from pathlib import Path
 
 import pytest
-from volume_units import message_files, messages, wait_for
+import yaml
+from cryptography.hazmat.primitives import serialization
+from volume_units import KEYRING, ROLE, SIGNER, message_files, messages, unit_key, wait_for
 
 from org.contracts import SteeringMessage
-from org.macrocosm.signing import verify
+from org.kernel.files import atomic_write_bytes
+from org.macrocosm.keys import XOHomeLayout
 from org.macrocosm.state import unit_state
 from org.macrocosm.volume import VolumeLayout, message_name, xo_running
 from org.supervisor.escalation import nudge_severity
 
 ROOT = Path(__file__).resolve().parent.parent
 UNITS_SCRIPT = ROOT / "tests" / "volume_units.py"
-KEY = "process-test-organization-key"
 EVERY_TURN = json.dumps({"radio_check_interval_turns": 1, "cooldown_turns": 0})
 WAIT = 120.0
+
+
+#: Units the tests run; each has its report key registered with the XO.
+UNIT_NAMES = ("unit-1", "unit-a", "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", *(f"unit-{i:02d}" for i in range(64)))
+
+
+def xo_home(keys: Path) -> Path:
+    """A key folder as ``a0org keys`` makes it, with the test XO key, the units' test report
+    keys, and the XO's own copy of the codegen role (checked every turn, no cooldown)."""
+    home = XOHomeLayout(keys / "xo")
+    for folder in (keys, home.root, home.signing_dir, home.units_dir, home.roles_dir):
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    pem = SIGNER.private.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    atomic_write_bytes(home.signing_dir / f"{SIGNER.key_id}.pem", pem, mode=0o600)
+    atomic_write_bytes(home.active_file, SIGNER.key_id.encode() + b"\n", mode=0o600)
+    for unit in UNIT_NAMES:
+        atomic_write_bytes(home.units_dir / f"{unit}.key", unit_key(unit).hex().encode() + b"\n", mode=0o600)
+    role = ROLE.model_dump(mode="json")
+    role["doctrine"].update(json.loads(EVERY_TURN))
+    (home.roles_dir / f"{ROLE.role_id}.yaml").write_text(yaml.safe_dump(role))
+    return home.root
 
 
 class Processes:
@@ -36,8 +59,10 @@ class Processes:
     def __init__(self, tmp_path: Path):
         self.tmp_path = tmp_path
         self.started: list[subprocess.Popen] = []
-        self.env = {**os.environ, "A0ORG_KEY": KEY, "PYTHONUNBUFFERED": "1"}
-        self.env.pop("A0ORG_KEY_FILE", None)
+        self.env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        for name in ("A0ORG_KEY", "A0ORG_KEY_FILE", "A0ORG_XO_HOME"):
+            self.env.pop(name, None)
+        self.home = xo_home(tmp_path / "keys")
 
     def start(self, args: list[str], name: str) -> tuple[subprocess.Popen, Path]:
         log = self.tmp_path / f"{name}.log"
@@ -48,7 +73,7 @@ class Processes:
         return process, log
 
     def xo(self, volume: Path, *options: str, name: str = "xo", ready: str = "XO engineering_xo ") -> tuple[subprocess.Popen, Path]:
-        process, log = self.start(["-m", "org", "xo", "--volume", str(volume), "--role", "engineering_xo", *options], name)
+        process, log = self.start(["-m", "org", "xo", "--volume", str(volume), "--role", "engineering_xo", "--home", str(self.home), *options], name)
         if ready and not wait_for(lambda: ready in log.read_text() or process.poll() is not None, WAIT):
             pytest.fail(f"the XO did not start:\n{log.read_text()}")
         assert process.poll() is None, log.read_text()
@@ -56,7 +81,7 @@ class Processes:
 
     def xo_to_the_end(self, *args: str) -> subprocess.CompletedProcess:
         """``a0org xo ARGS`` run until it exits by itself."""
-        command = [sys.executable, "-m", "org", "xo", *args]
+        command = [sys.executable, "-m", "org", "xo", *args, *(() if "--home" in args or "--insecure" in args else ("--home", str(self.home)))]
         return subprocess.run(command, cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=WAIT, check=False)
 
     def unit(self, volume: Path, unit: str, *options: str) -> tuple[subprocess.Popen, Path]:
@@ -114,7 +139,7 @@ def check_exactly_once(volume: Path, unit: str) -> list[dict]:
     found = [json.loads(p.read_text()) for p in files]
     for path, payload in zip(files, found, strict=True):
         assert path.name == message_name(payload["seq"], payload["id"])
-        assert verify(payload, KEY.encode()) is None
+        assert KEYRING.verify(payload) is None
         SteeringMessage.model_validate(payload)
     found.sort(key=lambda m: m["seq"])
     assert [m["seq"] for m in found] == list(range(1, len(found) + 1)), [p.name for p in files]
@@ -137,7 +162,7 @@ def test_one_xo_per_volume_and_a_clean_stop(procs, volume):
     second = procs.xo_to_the_end("--volume", str(volume))
     assert second.returncode == 2
     assert f"another XO is already running on this volume (pid {first.pid})" in second.stderr
-    assert "xo.lock is locked" in second.stderr
+    assert f"{volume} is locked" in second.stderr
 
     text = terminate(first, first_log)
     assert "XO stopping (SIGTERM)" in text and "XO engineering_xo stopped" in text
@@ -154,11 +179,11 @@ def test_sigint_stops_the_xo_cleanly(procs, volume):
     assert "XO stopping (SIGINT)" in log.read_text()
 
 
-def test_the_key_is_never_printed_and_a_bad_key_file_stops_the_start(procs, volume, tmp_path):
-    empty = tmp_path / "empty.key"
-    empty.write_text("\n")
-    bad = procs.xo_to_the_end("--volume", str(volume), "--key-file", str(empty))
-    assert bad.returncode == 2 and f"{empty}: the organization key file is empty" in bad.stderr
+def test_the_key_is_never_printed_and_a_bad_home_stops_the_start(procs, volume, tmp_path):
+    empty = tmp_path / "empty-home"
+    empty.mkdir(mode=0o700)
+    bad = procs.xo_to_the_end("--volume", str(volume), "--home", str(empty))
+    assert bad.returncode == 2 and "no active signing key; run `a0org keys init`" in bad.stderr
 
     missing = procs.xo_to_the_end("--volume", str(tmp_path / "nowhere"))
     assert missing.returncode == 2 and "the volume folder does not exist" in missing.stderr
@@ -168,7 +193,8 @@ def test_the_key_is_never_printed_and_a_bad_key_file_stops_the_start(procs, volu
     once = procs.xo_to_the_end("--volume", str(volume), "--once")
     assert once.returncode == 0
     assert "steering sent: unit=unit-1 seq=1 anomaly=stall severity=hint kind=steer" in once.stderr
-    assert KEY not in once.stderr and KEY not in once.stdout
+    secret = (procs.home / "signing" / f"{SIGNER.key_id}.pem").read_text().splitlines()[1]
+    assert secret not in once.stderr and secret not in once.stdout
     assert len(check_exactly_once(volume, "unit-1")) == 1
 
 

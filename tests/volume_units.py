@@ -16,6 +16,7 @@ and runnable as a unit process::
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import sys
@@ -36,12 +37,63 @@ from org.kernel.files import (
     atomic_write_text,  # noqa: E402
 )
 from org.kernel.outcomes import ToolOutcome  # noqa: E402
+from org.macrocosm.keys import XOHome, XOHomeLayout  # noqa: E402
+from org.macrocosm.roles import RoleBook  # noqa: E402
+from org.macrocosm.signing import Keyring, SigningKey, key_id, seal_report  # noqa: E402
 from org.macrocosm.volume import VolumeLayout, read_report  # noqa: E402
 from org.resources import roles_dir  # noqa: E402
 from org.supervisor.signals import signals_from_snapshot  # noqa: E402
 from org.supervisor.snapshot import Snapshot  # noqa: E402
 
 ROLE: RoleProfile = loading.load(RoleProfile, roles_dir() / "codegen.yaml")
+
+
+# ----- keys: the XO's signing key and each unit's report key, fixed for tests -------------
+
+
+def _test_signer() -> SigningKey:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    private = Ed25519PrivateKey.from_private_bytes(hashlib.sha256(b"a0org test XO signing key").digest())
+    return SigningKey(key_id(private.public_key()), private)
+
+
+SIGNER = _test_signer()
+#: what a unit holding the test XO's public key accepts
+KEYRING = Keyring({SIGNER.key_id: SIGNER.private.public_key()})
+
+
+def unit_key(unit: str) -> bytes:
+    """The report key of a unit in tests."""
+    return hashlib.sha256(b"a0org test unit key:" + unit.encode()).digest()
+
+
+class _EveryUnitsKey(dict):
+    def get(self, unit, default=None):  # the XO looks a unit's key up with get()
+        return unit_key(unit)
+
+
+def test_home(root: Path | str = "/nonexistent/a0org-test-xo-home", epoch: int = 1) -> XOHome:
+    """An XO home with the test signing key and every unit's test report key registered."""
+    return XOHome(XOHomeLayout(Path(root)), SIGNER, epoch, _EveryUnitsKey())
+
+
+test_home.__test__ = False  # not a test
+
+
+class TrustingRoles(RoleBook):
+    """Judges each unit by the doctrine its report carries: for tests of the ladder and the
+    heartbeats, which publish a doctrine per test. A real XO never does this (see roles.py)."""
+
+    def signals(self, signals):
+        return signals
+
+
+def sign(payload: dict[str, Any], signer: SigningKey = SIGNER) -> dict[str, Any]:
+    """The payload signed as the XO signs steering."""
+    body = {**payload, "key_id": signer.key_id}
+    body.pop("signature", None)
+    return {**body, "signature": signer.sign(body)}
 
 
 def doctrine(**changes: Any) -> Doctrine:
@@ -134,9 +186,10 @@ def report_for(
 
 
 def write_report(volume: Path | str, unit: str, report: SaluteReport) -> Path:
-    """Write the unit's report atomically, as a unit does."""
+    """Write the unit's report atomically, as a unit does: sealed with its test report key."""
     path = VolumeLayout(volume).report(unit)
-    atomic_write_text(path, report.model_dump_json(indent=2) + "\n")
+    body = report.model_dump_json(exclude={"signature"})
+    atomic_write_text(path, seal_report(body, unit_key(unit)) + "\n")
     return path
 
 

@@ -157,3 +157,7 @@ class SaluteReport(Contract):
     environment: SaluteEnvironment
     supervisor: SupervisorAssessment | None = None
     signals: SaluteSignals | None = Field(None, description="The radio check's inputs; written by units on a shared volume.")
+    signature: str | None = Field(
+        None, pattern=r"^[0-9a-f]{64}$",
+        description="On a shared volume: HMAC-SHA256 of the report's bytes before this field, with the unit's own key; always the last field.",
+    )

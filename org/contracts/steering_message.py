@@ -1,8 +1,8 @@
 """Steering message: one file the XO writes into a unit's inbox on the shared volume.
 
 ``units/<unit>/inbox/<seq>-<id>.json``. The unit applies it once (by ``id``), then
-moves it to ``inbox/processed/``. With an organization key configured, ``signature``
-is the HMAC-SHA256 of the message without it (see ``org.macrocosm.signing``).
+moves it to ``inbox/processed/``. ``signature`` is the XO's Ed25519 signature of the
+message without it, by the key ``key_id`` names (see ``org.macrocosm.signing``).
 """
 
 from __future__ import annotations
@@ -33,4 +33,7 @@ class SteeringMessage(Contract):
     nudge: int = Field(0, ge=0, description="How many nudges about this episode went before this one.")
     report_turn: int | None = Field(None, ge=0, description="The unit's turn in the report that was judged.")
     created_at: Timestamp
-    signature: str | None = Field(None, pattern=r"^[0-9a-f]{64}$", description="HMAC-SHA256 with the organization key, hex.")
+    expires_at: Timestamp = Field(description="After this a unit refuses the message: an old one cannot be replayed later.")
+    epoch: int = Field(ge=0, description="The XO's start count; a unit takes (epoch, seq) only above the highest it has taken.")
+    key_id: str | None = Field(None, pattern=r"^[0-9a-f]{16}$", description="Id of the XO key that signed it.")
+    signature: str | None = Field(None, pattern=r"^[0-9a-f]{128}$", description="Ed25519 signature by the XO's key, hex.")

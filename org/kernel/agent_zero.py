@@ -76,6 +76,35 @@ def pause_chat(agent: Any) -> bool:
         return False
 
 
+_chat_saver: list[Any] = []
+
+
+def save_chat(agent: Any) -> bool:
+    """Save the agent's chat now, as Agent-Zero does after a turn (``persist_chat.save_tmp_chat``).
+
+    False when this Agent-Zero has no such helper or the save failed (logged): nothing saved.
+    """
+    if not _chat_saver:
+        found = None
+        for module_name in ("helpers.persist_chat", "python.helpers.persist_chat"):
+            try:
+                found = getattr(__import__(module_name, fromlist=["save_tmp_chat"]), "save_tmp_chat", None)
+            except Exception:  # not inside Agent-Zero, or another era
+                continue
+            if found is not None:
+                break
+        _chat_saver.append(found)
+    saver, context = _chat_saver[0], read_attr(agent, "context")
+    if saver is None or context is None:
+        return False
+    try:
+        saver(context)
+        return True
+    except Exception as exc:
+        logger.warning("saving the chat failed (%s: %s)", type(exc).__name__, exc)
+        return False
+
+
 class ReplacedResponse:
     """Shaped like Agent-Zero's ``helpers.tool.Response``: what the tool call returns instead."""
 

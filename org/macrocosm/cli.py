@@ -1,4 +1,4 @@
-"""Commands of the macrocosm: ``a0org xo``, ``status``, ``watch`` and ``tail``.
+"""Commands of the macrocosm: ``a0org xo``, ``keys``, ``status``, ``watch`` and ``tail``.
 
 The arguments are parsed here and handed on as plain values.
 """
@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 from typing import Callable, TypeVar
 
 from .volume import ENV_VOLUME
@@ -55,7 +56,43 @@ def _xo(args: argparse.Namespace) -> int:
         rescan=max(0.1, float(args.rescan)),
         once=bool(args.once),
     )
-    return daemon.main(args.volume, args.key_file, options)
+    return daemon.main(args.volume, args.home, options, insecure=bool(args.insecure))
+
+
+def _keys(args: argparse.Namespace) -> int:
+    from . import keys
+    from .signing import OrganizationKeyError
+
+    folder = keys.KeyFolder(Path(args.dir).expanduser())
+    try:
+        if args.action == "init":
+            kid = keys.init(folder)
+            print(f"signing key {kid} created in {folder.xo_home}; public keys for the units: {folder.public_file}")
+        elif args.action == "rotate":
+            kid, old = keys.rotate(folder)
+            print(f"signing key {kid} created and active; restart the XO to sign with it. Units accept it and {old} "
+                  f"while both are in {folder.public_file}; once they have the new file: a0org keys retire {old} --dir {args.dir}")
+        elif args.action == "retire":
+            if not args.name:
+                print("a0org keys retire: name the key id to retire", file=sys.stderr)
+                return 2
+            keys.retire(folder, args.name)
+            print(f"key {args.name} retired: removed from {folder.public_file} and the XO's signing keys")
+        elif args.action == "unit":
+            if not args.name:
+                print("a0org keys unit: name the unit", file=sys.stderr)
+                return 2
+            path = keys.add_unit(folder, args.name)
+            print(f"report key of unit {args.name}: {path} (mount it into that unit only, as A0ORG_UNIT_KEY); the XO's copy is in {folder.xo_home}/units/")
+    except OrganizationKeyError as exc:
+        print(f"a0org keys {args.action}: {exc}", file=sys.stderr)
+        return 2
+    problems = keys.check(folder)
+    for problem in problems:
+        print(f"WARNING: {problem}", file=sys.stderr)
+    if args.action == "check" and not problems:
+        print(f"{folder.root}: every private file is readable by its owner only")
+    return 1 if problems else 0
 
 
 def _status(args: argparse.Namespace) -> int:
@@ -94,9 +131,17 @@ def add_commands(sub) -> None:
     p.add_argument("--poll-interval", type=float, default=1.0, help="seconds between scans when polling (default 1)")
     p.add_argument("--debounce", type=float, default=0.02, help="during a burst of reports, at most one sweep per this many seconds; a lone report is swept at once (default 0.02)")
     p.add_argument("--rescan", type=float, default=5.0, help="seconds between safety scans while events arrive (default 5)")
-    p.add_argument("--key-file", help="organization key file for signing steering (default: $A0ORG_KEY, then $A0ORG_KEY_FILE)")
+    p.add_argument("--home", help="the XO's home, outside the volume: signing key, units' report keys, steering texts, roles (default: $A0ORG_XO_HOME)")
+    p.add_argument("--insecure", action="store_true", help="run without a home: unsigned steering, unauthenticated reports (a trial on a machine you alone use)")
     p.add_argument("--once", action="store_true", help="sweep every unit once and exit")
     p.set_defaults(func=_xo)
+
+    p = sub.add_parser("keys", help="create and rotate the macrocosm's keys (docs/security.md)")
+    p.add_argument("action", choices=("init", "rotate", "retire", "unit", "check"),
+                   help="init: the first signing key; rotate: a new one; retire KEY_ID: drop an old one; unit NAME: a unit's report key; check: file permissions")
+    p.add_argument("name", nargs="?", help="the key id (retire) or the unit id (unit)")
+    p.add_argument("--dir", required=True, help="the key folder (e.g. ~/.a0org); keep it off the shared volume")
+    p.set_defaults(func=_keys)
 
     p = sub.add_parser("status", help="one row per unit on a shared volume")
     _volume_argument(p)

@@ -1,6 +1,8 @@
 """``a0org xo --volume DIR``: the XO as a long-running process.
 
-One XO per volume (``xo/xo.lock``, held with ``flock``). Reports are noticed through
+One XO per volume: it holds an ``flock`` on the volume's folder itself, opened once at start,
+so no file a unit can remove or replace decides it; and every sweep checks that the volume's
+path still leads to that folder (else it stops rather than write elsewhere). Reports are noticed through
 watchdog's native observer and swept at once; during a burst, reports are gathered so
 that there is at most one sweep per ``--debounce`` seconds. Native events do not reach
 every volume (a network share, a folder bind-mounted from another machine): a probe
@@ -30,7 +32,8 @@ from org.contracts.common import is_identifier
 from org.kernel.log import logger
 from org.kernel.paths import UnsafePathError
 
-from .signing import OrganizationKeyError, load_key
+from .keys import XOHome
+from .signing import OrganizationKeyError, legacy_key_problem
 from .volume import REPORT_NAME, XO_BEAT_SECONDS, VolumeLayout
 from .xo import XO, SweepResult
 
@@ -42,10 +45,14 @@ PROBE_PREFIX = ".xo-probe-"
 _TICK = 0.2
 
 
+#: The XO's home (keys, steering texts, roles), outside the volume.
+ENV_XO_HOME = "A0ORG_XO_HOME"
+
+
 @dataclass
 class DaemonOptions:
     role: str = "xo"
-    key: bytes | None = None
+    home: XOHome | None = None
     polling: bool = False
     poll_interval: float = 1.0
     debounce: float = 0.02
@@ -67,6 +74,7 @@ class Heartbeat:
     unit's own supervisor steers its agent rather than leave it to an XO that is not there."""
 
     def __init__(self, layout: VolumeLayout):
+        self.layout = layout
         self.path = layout.xo_heartbeat
         self._last: float | None = None
 
@@ -76,46 +84,62 @@ class Heartbeat:
             return
         self._last = now
         try:
-            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644))
-            os.utime(self.path, follow_symlinks=False)
-        except OSError as exc:
-            logger.warning("cannot renew %s (%s); units will steer themselves", self.path, exc.strerror or exc)
+            self.layout.write_file(self.path, b"")  # a fresh modification time, confined to the volume
+        except (OSError, UnsafePathError) as exc:
+            logger.warning("cannot renew %s (%s); units will steer themselves", self.path, getattr(exc, "strerror", None) or exc)
 
     def stop(self) -> None:
         try:
-            os.unlink(self.path)
-        except OSError:
+            self.layout.remove_file(self.path)
+        except (OSError, UnsafePathError):
             pass
 
 
 class XOLock:
-    """``xo/xo.lock`` held with an exclusive ``flock`` for the XO's lifetime.
+    """An exclusive ``flock`` on the volume's folder, pinned for the XO's lifetime.
 
-    The lock goes with the process: a killed XO never leaves a stale lock behind.
+    No file on the volume decides it (a lock file can be removed or replaced by any unit),
+    and it goes with the process: a killed XO never leaves a stale lock behind.
+    ``xo/xo.pid`` only says who holds it.
     """
 
     def __init__(self, layout: VolumeLayout):
-        self.path = layout.xo_lock
+        self.layout = layout
         self._fd: int | None = None
 
     def acquire(self) -> "XOLock":
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        # a descriptor of its own, so that two locks in one process conflict as two processes do
+        fd = os.open(self.layout.root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
-            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
             os.close(fd)
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                who = f" (pid {holder})" if holder.isdigit() else ""
-                raise XOAlreadyRunning(f"another XO is already running on this volume{who}: {self.path} is locked; only one XO may steer a volume") from None
+                holder = self._holder()
+                who = f" (pid {holder})" if holder else ""
+                raise XOAlreadyRunning(f"another XO is already running on this volume{who}: {self.layout.root} is locked; only one XO may steer a volume") from None
             raise
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         self._fd = fd
+        if self.layout.root_fd is None:
+            self.layout.root_fd = fd  # every write walks from the folder locked
+        try:
+            self.layout.write_file(self.layout.xo_pid, f"{os.getpid()}\n".encode())
+        except (OSError, UnsafePathError) as exc:
+            logger.warning("%s: cannot write the XO's pid (%s)", self.layout.xo_pid, exc)
         return self
+
+    def _holder(self) -> str:
+        try:
+            with open(self.layout.xo_pid, "rb") as handle:
+                text = handle.read(32).decode("ascii", "replace").strip()
+        except OSError:
+            return ""
+        return text if text.isdigit() else ""
 
     def release(self) -> None:
         if self._fd is not None:
+            if self.layout.root_fd == self._fd:
+                self.layout.root_fd = None
             os.close(self._fd)  # closing drops the flock
             self._fd = None
 
@@ -201,15 +225,15 @@ def probe(layout: VolumeLayout, events: ReportEvents, timeout: float) -> bool:
     """Write a file into the units folder and wait for its event."""
     path = layout.units_dir / f"{PROBE_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:8]}"
     try:
-        path.write_text("probe\n", encoding="utf-8")
+        layout.write_file(path, b"probe\n")
         return events.probe_seen.wait(timeout)
-    except OSError as exc:
-        logger.warning("cannot write the event probe %s (%s)", path, exc.strerror or exc)
+    except (OSError, UnsafePathError) as exc:
+        logger.warning("cannot write the event probe %s (%s)", path, getattr(exc, "strerror", None) or exc)
         return False
     finally:
         try:
-            path.unlink()
-        except OSError:
+            layout.remove_file(path)
+        except (OSError, UnsafePathError):
             pass
 
 
@@ -225,12 +249,20 @@ class Daemon:
         self.layout = layout
         self.options = options
         self.stop_event = stop_event
-        self.xo = XO(layout, options.role, options.key, clock=options.clock)
+        self.xo = XO(layout, options.role, options.home, clock=options.clock)
         self.events = ReportEvents(layout.units_dir)
         self.watcher: Watcher | None = None
+        self.lost: str | None = None
         self.heartbeat = Heartbeat(layout)
 
     def sweep(self, units: set[str] | None = None) -> SweepResult:
+        lost = self.layout.still_pinned()
+        if lost:
+            if self.lost is None:
+                logger.error("%s; the XO stops rather than write anywhere else", lost)
+            self.lost = lost
+            self.stop_event.set()
+            return SweepResult()
         self.heartbeat.beat()
         try:
             return self.xo.sweep(units)
@@ -326,12 +358,13 @@ class Daemon:
 
 def run(layout: VolumeLayout, options: DaemonOptions, stop_event: threading.Event) -> int:
     """Hold the volume's lock and supervise until ``stop_event`` is set (or once)."""
-    for folder in (layout.units_dir, layout.xo_dir, layout.xo_units_dir):
-        layout.ensure_inside(folder)  # the XO's own files stay on the volume too
     with XOLock(layout):
+        for folder in (layout.units_dir, layout.xo_dir, layout.xo_units_dir):
+            layout.ensure_inside(folder)  # the XO's own files stay on the volume too
         daemon = Daemon(layout, options, stop_event)
         try:
-            return daemon.run()
+            code = daemon.run()
+            return EXIT_UNUSABLE if daemon.lost else code
         finally:
             daemon.heartbeat.stop()
             daemon.stop_native()
@@ -339,10 +372,11 @@ def run(layout: VolumeLayout, options: DaemonOptions, stop_event: threading.Even
             logger.info("XO %s stopped", daemon.xo.sender_role)
 
 
-def main(volume: str | Path, key_file: str | None, options: DaemonOptions) -> int:
-    """``a0org xo``: 0 after a clean stop, 2 when the XO cannot start.
+def main(volume: str | Path, home: str | None, options: DaemonOptions, insecure: bool = False) -> int:
+    """``a0org xo``: 0 after a clean stop, 2 when the XO cannot start (or lost its volume).
 
-    The key is loaded here from ``key_file`` (else the environment); ``options.key`` is replaced.
+    The XO's home is loaded here from ``home`` (else ``$A0ORG_XO_HOME``); ``options.home`` is
+    replaced. Without one the XO runs only when ``insecure`` says so.
     """
     root = Path(volume)
     if not root.is_dir():
@@ -351,13 +385,26 @@ def main(volume: str | Path, key_file: str | None, options: DaemonOptions) -> in
     if not is_identifier(options.role):
         print(f"a0org xo: --role {options.role!r} is not a valid role id (lower-case letters, digits, '_' and '-')", file=sys.stderr)
         return EXIT_UNUSABLE
-    try:
-        key = load_key(key_file)
-    except OrganizationKeyError as exc:
-        print(f"a0org xo: {exc}", file=sys.stderr)
+    legacy = legacy_key_problem()
+    if legacy:
+        print(f"a0org xo: {legacy}", file=sys.stderr)
         return EXIT_UNUSABLE
-    if key is None:
-        logger.warning("no organization key configured: steering is written unsigned, and units with a key will reject it")
+    home = home or os.environ.get(ENV_XO_HOME) or None
+    loaded: XOHome | None = None
+    if home is not None:
+        try:
+            loaded = XOHome.load(home, root)
+        except OrganizationKeyError as exc:
+            print(f"a0org xo: {exc}", file=sys.stderr)
+            return EXIT_UNUSABLE
+        logger.info("XO signing with key %s (epoch %d); %d unit report key(s) registered", loaded.signing.key_id, loaded.epoch, len(loaded.unit_keys))
+    elif not insecure:
+        print(f"a0org xo: no XO home (--home DIR or ${ENV_XO_HOME}): without keys, anyone who can write to the volume "
+              "could steer every unit. Create them with `a0org keys init --dir DIR` (docs/security.md), "
+              "or pass --insecure for a trial on a machine you alone use", file=sys.stderr)
+        return EXIT_UNUSABLE
+    else:
+        logger.warning("INSECURE: no XO home; steering is unsigned and reports are not authenticated: anyone who can write to the volume can steer every unit")
     stop_event = threading.Event()
 
     def stop(signum: int, _frame: Any) -> None:
@@ -367,7 +414,7 @@ def main(volume: str | Path, key_file: str | None, options: DaemonOptions) -> in
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, stop)
     try:
-        return run(VolumeLayout(root), dataclasses.replace(options, key=key), stop_event)
+        return run(VolumeLayout(root), dataclasses.replace(options, home=loaded), stop_event)
     except XOAlreadyRunning as exc:
         print(f"a0org xo: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE

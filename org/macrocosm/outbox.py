@@ -5,6 +5,10 @@ written, and leaves the outbox once the file exists. After a crash, delivering a
 writes, with the same id and seq, every outbox message whose file is in neither
 ``inbox/``, ``processed/`` nor ``rejected/``; the unit applies each id once. So nothing
 is lost and nothing is applied twice.
+
+Every message is signed with the XO's key (when it has one), carries the XO's epoch and
+expires :data:`MESSAGE_TTL_SECONDS` after it was made: a unit never takes it later, nor
+after a message of a higher (epoch, seq).
 """
 
 from __future__ import annotations
@@ -14,20 +18,23 @@ import os
 import stat
 import time
 import uuid
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable
 
 from org.contracts import SteeringMessage
 from org.contracts.steering_message import MAX_MESSAGE_BYTES
-from org.kernel.files import atomic_write_text
 from org.kernel.log import logger, warn_once
 from org.kernel.paths import UnsafePathError
 
 from .policy import Steering
-from .signing import signature
+from .signing import SigningKey
 from .state import SentSteering, UnitState
 from .volume import VolumeLayout, message_name, message_seq
+
+#: How long a unit may take a message after the XO made it. Long enough for a unit busy in a
+#: long tool call; short enough that an old message copied back is refused.
+MESSAGE_TTL_SECONDS = 3600.0
 
 
 class Outbox:
@@ -41,15 +48,19 @@ class Outbox:
         self,
         layout: VolumeLayout,
         sender_role: str,
-        key: bytes | None,
+        signer: SigningKey | None,
         write_ahead: Callable[[UnitState], bool],
         clock: Callable[[], float] = time.time,
+        epoch: int = 0,
+        ttl: float = MESSAGE_TTL_SECONDS,
     ):
         self.layout = layout
         self.sender_role = sender_role
-        self.key = key
+        self.signer = signer
         self.write_ahead = write_ahead
         self.clock = clock
+        self.epoch = epoch
+        self.ttl = ttl
 
     def record(self, state: UnitState, steering: Steering, now: float) -> str:
         """Put the signed message into the unit's outbox with the next seq; its id."""
@@ -65,10 +76,13 @@ class Outbox:
             nudge=steering.nudge,
             report_turn=steering.turn if steering.turn is not None and steering.turn >= 0 else None,
             created_at=datetime.fromtimestamp(now, timezone.utc),
+            expires_at=datetime.fromtimestamp(now, timezone.utc) + timedelta(seconds=self.ttl),
+            epoch=self.epoch,
+            key_id=self.signer.key_id if self.signer is not None else None,
         )
         payload = message.model_dump(mode="json")
-        if self.key is not None:
-            payload["signature"] = signature(payload, self.key)
+        if self.signer is not None:
+            payload["signature"] = self.signer.sign(payload)
         state.seq = message.seq
         state.outbox.append(payload)
         return message.id
@@ -98,7 +112,7 @@ class Outbox:
                 try:
                     if size > MAX_MESSAGE_BYTES:
                         raise ValueError(f"{size} bytes, over the {MAX_MESSAGE_BYTES}-byte message limit")
-                    atomic_write_text(inbox / name, text)
+                    self.layout.write_file(inbox / name, text.encode("utf-8"))
                 except (OSError, ValueError) as exc:
                     # the later ones wait too, so that the unit still receives them in seq order
                     warn_once(f"{inbox / name}: cannot write the steering ({exc}); it stays in the XO's outbox", key=f"deliver:{unit}")
@@ -127,7 +141,10 @@ class Outbox:
         return (self.layout.inbox(unit), self.layout.processed(unit), self.layout.rejected(unit))
 
     def _deliverable(self, unit: str) -> Path | None:
-        """The unit's inbox, when it is a folder inside the volume (created if missing)."""
+        """The unit's inbox, when it is a folder inside the volume (created if missing).
+
+        Only a first check: every write is confined again at the moment it happens.
+        """
         try:
             if not stat.S_ISDIR(os.lstat(self.layout.unit_dir(unit)).st_mode):
                 raise UnsafePathError(f"{self.layout.unit_dir(unit)} is not a folder")

@@ -83,7 +83,7 @@ def check_due(turn: int, checked_turn: int | None, interval: int) -> bool:
     return checked_turn is None or turn // interval > checked_turn // interval
 
 
-def _epoch(moment: datetime) -> float:
+def report_seconds(moment: datetime) -> float:
     return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).timestamp()
 
 
@@ -98,7 +98,7 @@ def judge_report(state: UnitState, report: SaluteReport, now: float, render: Ren
     unit = state.unit
     signals = report.signals
     turn = signals.turn if signals is not None else report.time.turns_elapsed
-    report_time = _epoch(report.time.timestamp)
+    report_time = report_seconds(report.time.timestamp)
     if (state.report_time is None or report_time > state.report_time) and (state.heartbeat_at is not None or state.very_stale_logged):
         logger.info("unit reporting again: unit=%s turn=%s after %.0f s of silence", unit, turn, report_time - (state.report_time or report_time))
         state.heartbeat_at = None

@@ -16,12 +16,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from org.contracts import SaluteReport
-from org.kernel.files import atomic_write_text, first_error, remove_stale_temp_files
+from org.kernel.files import first_error, remove_stale_temp_files
 from org.kernel.log import logger, warn_once
 from org.kernel.paths import UnsafePathError
 from org.kernel.redact import redact
 from org.kernel.salute import MAX_REPORT_BYTES
 
+from .signing import seal_report
 from .volume import MESSAGE_SUFFIX, REPORT_NAME, VolumeLayout
 
 
@@ -90,12 +91,15 @@ def remove_stale_temp_files_once(layout: VolumeLayout, unit: str) -> None:
         logger.info("removed %d temporary file(s) an interrupted write left (e.g. %s)", len(removed), removed[0])
 
 
-def publish(layout: VolumeLayout, unit: str, report: SaluteReport) -> Path | None:
-    """Write ``units/<unit>/salute.json`` atomically (see :func:`report_text`); the path, or
+def publish(layout: VolumeLayout, unit: str, report: SaluteReport, key: bytes | None = None) -> Path | None:
+    """Write ``units/<unit>/salute.json`` atomically, confined to the volume (see
+    :func:`report_text`), sealed with the unit's report ``key`` when it has one; the path, or
     None when it could not be (logged)."""
     path = layout.report(unit)
     try:
         text = report_text(report)
+        if key is not None:
+            text = seal_report(text.rstrip("\n"), key) + "\n"
     except Exception as exc:  # nothing unredacted is written instead; the agent goes on
         warn_once(f"{path}: the SALUTE report cannot be published ({first_error(exc)})", key=f"publish text {path}")
         return None
@@ -108,7 +112,7 @@ def publish(layout: VolumeLayout, unit: str, report: SaluteReport) -> Path | Non
     try:
         layout.ensure_inside(path.parent)
         remove_stale_temp_files_once(layout, unit)
-        atomic_write_text(path, text)
+        layout.write_file(path, text.encode("utf-8"))
     except (OSError, UnsafePathError) as exc:
         warn_once(f"{path}: cannot publish the SALUTE report: {getattr(exc, 'strerror', None) or exc}", key=f"publish {path}")
         return None

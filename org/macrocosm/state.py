@@ -1,7 +1,7 @@
 """The XO's memory of each unit: ``<volume>/xo/units/<unit>.json``, read and written here.
 
-The XO is the only writer of these files (it holds ``xo/xo.lock``), so a plain atomic
-write is enough; the views read them beside it.
+The XO is the only writer of these files (it holds the volume's lock), so a plain atomic
+write, confined to the volume, is enough; the views read them beside it.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pydantic import Field, ValidationError
 from org.contracts import SteeringMessage
 from org.contracts.common import IDENTIFIER_PATTERN, AnomalyType, Contract, Freshness, Health, Identifier, NudgeSeverity, SchemaVersion
 from org.contracts.role import EscalationDoctrine, HeartbeatDoctrine
-from org.kernel.files import FileRefused, atomic_write_text, first_error, json_object, read_capped
+from org.kernel.files import FileRefused, first_error, json_object, read_capped
 from org.kernel.log import warn_once
 from org.kernel.paths import UnsafePathError
 
@@ -253,8 +253,8 @@ def save_unit_state(layout: VolumeLayout, state: UnitState) -> bool:
     """Write the state (atomically); False, logged once, when it cannot be written."""
     path = layout.xo_state(state.unit)
     try:
-        atomic_write_text(path, state.model_dump_json() + "\n")
-    except OSError as exc:
-        warn_once(f"{path}: cannot write the XO state ({exc.strerror or exc}); will try again", key=f"persist:{state.unit}")
+        layout.write_file(path, (state.model_dump_json() + "\n").encode("utf-8"))
+    except (OSError, UnsafePathError) as exc:
+        warn_once(f"{path}: cannot write the XO state ({getattr(exc, 'strerror', None) or exc}); will try again", key=f"persist:{state.unit}")
         return False
     return True

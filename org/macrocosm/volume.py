@@ -8,21 +8,26 @@
       units/<unit>/inbox/processed/         steering the unit applied (its acknowledgement)
       units/<unit>/inbox/rejected/          steering the unit refused, with a .reason file
       xo/units/<unit>.json                  the XO's state for the unit (cooldowns, escalation, outbox)
-      xo/xo.lock                            held by the running XO
+      xo/xo.pid                             the running XO's process id (it locks the volume's folder itself)
       xo/heartbeat                          renewed by the running XO: units steer themselves without it
-      xo/steering.yaml                      optional: the XO's own wording of the steering texts
 
-Every file is written atomically (temporary file in the same folder, fsync, rename).
-Unit ids are checked before they reach a path, reports and messages are read only
-from regular files (never through a symbolic link), and no folder is created or
-written through a symbolic link that leads out of the volume.
+Every file is written atomically (temporary file in the same folder, fsync, rename), and
+every write is confined to the volume at the moment it happens: the folders on the way
+are opened one by one from the volume's own folder, never following a symbolic link, and
+the file is created and renamed inside the last one (``dir_fd``). A process that pinned
+the volume (the XO) walks from the folder it opened at start, so a volume unmounted or
+replaced meanwhile gets nothing written through its old path.
+Unit ids are checked before they reach a path, and reports and messages are read only
+from regular files (never through a symbolic link).
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
+import uuid
 from pathlib import Path
 
 from org.contracts import SaluteReport
@@ -45,9 +50,15 @@ MESSAGE_SUFFIX = ".json"
 MESSAGE_NAME_RE = re.compile(r"([0-9]{10})-([0-9a-f]{32})\.json")  # use with fullmatch
 
 
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
 class VolumeLayout:
     def __init__(self, root: Path | str):
         self.root = Path(root)
+        #: the volume's folder as opened by :meth:`pin`; every write then walks from it
+        self.root_fd: int | None = None
 
     @property
     def units_dir(self) -> Path:
@@ -58,8 +69,8 @@ class VolumeLayout:
         return self.root / "xo"
 
     @property
-    def xo_lock(self) -> Path:
-        return self.xo_dir / "xo.lock"
+    def xo_pid(self) -> Path:
+        return self.xo_dir / "xo.pid"
 
     @property
     def xo_heartbeat(self) -> Path:
@@ -107,23 +118,120 @@ class VolumeLayout:
                     invalid.append(entry.name)
         return valid, invalid
 
-    def ensure_inside(self, folder: Path) -> Path:
-        """Create ``folder`` if needed and refuse it when it resolves outside the volume.
+    # ----- confined writes -------------------------------------------------------
 
-        Checked before anything is created too, so a symbolic link on the way (``units``
-        leading elsewhere) never gets folders made at its far end.
-        """
-        root = os.path.realpath(self.root)
-        self._check_inside(folder, root)
-        folder.mkdir(parents=True, exist_ok=True)
-        self._check_inside(folder, root)
+    def pin(self) -> int:
+        """Open the volume's folder for good: later writes walk from this one."""
+        if self.root_fd is None:
+            self.root_fd = os.open(self.root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+        return self.root_fd
+
+    def unpin(self) -> None:
+        if self.root_fd is not None:
+            os.close(self.root_fd)
+            self.root_fd = None
+
+    def still_pinned(self) -> str | None:
+        """Why the volume's path no longer leads to the folder pinned at start, or None."""
+        if self.root_fd is None:
+            return None
+        try:
+            now, pinned = os.stat(self.root), os.fstat(self.root_fd)
+        except OSError as exc:
+            return f"{self.root}: the volume's folder cannot be reached ({exc.strerror or exc})"
+        if (now.st_dev, now.st_ino) != (pinned.st_dev, pinned.st_ino):
+            return f"{self.root}: no longer the folder this XO opened at start (unmounted or replaced)"
+        return None
+
+    def _parts(self, folder: Path) -> tuple[str, ...]:
+        try:
+            parts = Path(folder).relative_to(self.root).parts
+        except ValueError:
+            raise UnsafePathError(f"{folder} is not inside the volume {self.root}") from None
+        for part in parts:
+            if part in ("", ".", ".."):
+                raise UnsafePathError(f"{folder}: '{part}' in a path on the volume")
+        return parts
+
+    def open_folder(self, folder: Path, create: bool = True) -> int:
+        """A descriptor of ``folder``, reached from the volume's folder one step at a time
+        without following a symbolic link (created on the way when ``create``)."""
+        fd = os.dup(self.root_fd) if self.root_fd is not None else os.open(self.root, _DIR_FLAGS & ~getattr(os, "O_NOFOLLOW", 0))
+        try:
+            walked = self.root
+            for part in self._parts(folder):
+                walked = walked / part
+                try:
+                    child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                except FileNotFoundError:
+                    if not create:
+                        raise
+                    try:
+                        os.mkdir(part, dir_fd=fd)
+                    except FileExistsError:
+                        pass
+                    child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                except OSError as exc:
+                    if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                        raise UnsafePathError(f"{walked} is a symbolic link or not a folder; nothing is written through it") from None
+                    raise
+                os.close(fd)
+                fd = child
+            return fd
+        except BaseException:
+            os.close(fd)
+            raise
+
+    def ensure_inside(self, folder: Path) -> Path:
+        """Create ``folder`` (and those on the way) inside the volume; refused through a link."""
+        os.close(self.open_folder(folder))
         return folder
 
-    @staticmethod
-    def _check_inside(folder: Path, root: str) -> None:
-        real = os.path.realpath(folder)
-        if real != root and not real.startswith(root + os.sep):
-            raise UnsafePathError(f"{folder} resolves to {real}, outside the volume {root}")
+    def write_file(self, path: Path, data: bytes) -> None:
+        """Write ``path`` atomically, confined to the volume (see the module's description)."""
+        fd = self.open_folder(path.parent)
+        try:
+            write_at(fd, path.name, data)
+        finally:
+            os.close(fd)
+
+    def move_file(self, path: Path, folder: Path) -> Path:
+        """Move ``path`` into ``folder`` (created), both reached without following a link."""
+        source = self.open_folder(path.parent, create=False)
+        try:
+            target = self.open_folder(folder)
+            try:
+                os.rename(path.name, path.name, src_dir_fd=source, dst_dir_fd=target)
+            finally:
+                os.close(target)
+        finally:
+            os.close(source)
+        return folder / path.name
+
+    def remove_file(self, path: Path) -> None:
+        fd = self.open_folder(path.parent, create=False)
+        try:
+            os.unlink(path.name, dir_fd=fd)
+        finally:
+            os.close(fd)
+
+
+def write_at(dir_fd: int, name: str, data: bytes) -> None:
+    """Temporary dot file beside ``name`` in the folder ``dir_fd``, fsync-ed, renamed over it."""
+    tmp = f".{name}.{uuid.uuid4().hex[:8]}.tmp"
+    fd = os.open(tmp, _NEW_FILE_FLAGS, 0o600, dir_fd=dir_fd)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        try:
+            os.unlink(tmp, dir_fd=dir_fd)
+        except OSError:
+            pass
+        raise
 
 
 def xo_silence(layout: VolumeLayout, now: float) -> float | None:
@@ -159,12 +267,14 @@ def unit_entry_problem(name: str, st: os.stat_result) -> str:
     return "not a folder; ignored"
 
 
-def read_report(path: Path | str, unit: str | None = None) -> SaluteReport:
-    """A validated SALUTE report (of ``unit`` when given), or :class:`FileRefused` saying why not.
+def read_report(path: Path | str, unit: str | None = None, data: bytes | None = None) -> SaluteReport:
+    """A validated SALUTE report (of ``unit`` when given; from ``data`` when read already),
+    or :class:`FileRefused` saying why not.
 
     ``FileNotFoundError`` passes through: a unit that has not reported yet is not an error.
     """
-    data = read_capped(path, MAX_REPORT_BYTES)
+    if data is None:
+        data = read_capped(path, MAX_REPORT_BYTES)
     try:
         report = SaluteReport.model_validate_json(data)  # the common case, straight from the bytes
     except ValueError:  # read it again step by step, to say why it is refused

@@ -5,6 +5,11 @@ radio check's snapshot from the report's signals and runs the same detectors and
 cooldown rule as the in-process supervisor, with one :class:`SupervisorState` per unit.
 What steers becomes a steering file in the unit's inbox.
 
+Who may speak: with an XO home (:class:`~.keys.XOHome`), a report counts only when it is
+sealed with the key registered for the unit of its folder and is not older than the last
+one taken (a copy put back is refused); the doctrine and PACE plan it is judged by are
+the XO's own (:mod:`.roles`), and report text is quoted into steering only sanitised.
+
 This module is the sweep: which reports to read, and bad files logged once. What to
 send is decided in :mod:`.policy` (the escalation ladder, heartbeats), the message goes
 through the write-ahead :class:`~.outbox.Outbox`, and the XO's memory of each unit is
@@ -23,20 +28,23 @@ from typing import Any, Callable, Iterable
 from org.contracts import SteeringMessage
 from org.contracts.common import is_identifier
 from org.contracts.salute import SaluteReport
-from org.kernel.files import FileRefused, remove_stale_temp_files
+from org.kernel.files import FileRefused, read_capped, remove_stale_temp_files
 from org.kernel.log import logger, warn_once
 from org.kernel.paths import UnsafePathError, checked_id
+from org.kernel.salute import MAX_REPORT_BYTES
+from org.resources import roles_dir
 from org.supervisor.steering import SteeringBook
 
+from .keys import XOHome
 from .outbox import Outbox
-from .policy import Steering, Verdict, judge_report, judge_silence
+from .policy import Steering, Verdict, judge_report, judge_silence, report_seconds
+from .roles import RoleBook, sanitised
+from .signing import seal_problem
 from .state import STATE_NAME_RE, UnitState, save_unit_state, state_for
 from .volume import MESSAGE_NAME_RE, REPORT_NAME, VolumeLayout, read_report, unit_entry_problem
 
 #: Bad entries of ``units/`` logged one line each per sweep; the rest of a flood is one summary line.
 BAD_ENTRIES_LISTED = 20
-#: The steering templates an XO may override: ``<volume>/xo/steering.yaml``.
-STEERING_OVERRIDES = "steering.yaml"
 
 
 @dataclass
@@ -58,15 +66,20 @@ class XO:
         self,
         layout: VolumeLayout,
         sender_role: str,
-        key: bytes | None,
+        home: XOHome | None = None,
         clock: Callable[[], float] = time.time,
         steering: SteeringBook | None = None,
+        roles: RoleBook | None = None,
     ):
         self.layout = layout
         self.sender_role = checked_id(sender_role, "XO role id")
         self.clock = clock
-        self.steering = steering or SteeringBook(layout.xo_dir / STEERING_OVERRIDES)
-        self.outbox = Outbox(layout, self.sender_role, key, self._write_ahead, clock)
+        self.home = home
+        # the XO's configuration lives in its home, never on the volume units write to
+        self.steering = steering or SteeringBook(home.layout.steering_file if home is not None else None)
+        self.roles = roles or RoleBook(([home.layout.roles_dir] if home is not None else []) + [roles_dir()])
+        self.outbox = Outbox(layout, self.sender_role, home.signing if home else None, self._write_ahead, clock,
+                             epoch=home.epoch if home else 0)
         self._units: dict[str, UnitState] = {}
         self._stamps: dict[str, tuple[int, int, int]] = {}  # last report version seen, good or bad
         self._dirty: set[str] = set()  # states changed since they were last written
@@ -120,6 +133,8 @@ class XO:
         evaluate the heartbeat of every known unit."""
         now = self.clock() if now is None else now
         result = SweepResult()
+        if self.home is not None and units is None:
+            self.home.refresh_units()  # a unit registered meanwhile
         names = self._all_units(result) if units is None else [u for u in units if self._is_unit_folder(u)]
         result.units = len(names)
         for unit in names:
@@ -202,7 +217,7 @@ class XO:
         if not stat.S_ISREG(st.st_mode):
             return self._skip(unit, name, stamp, "not a regular file", result)
         try:
-            report = read_report(name, unit)
+            report = read_report(name, unit, self._authentic(unit, name))
         except FileNotFoundError:
             self._stamps.pop(unit, None)
             return
@@ -210,13 +225,28 @@ class XO:
             return self._skip(unit, name, stamp, exc.reason, result)
         except OSError as exc:
             return self._skip(unit, name, stamp, f"cannot be read ({exc.strerror or type(exc).__name__})", result)
-        result.parsed += 1
         state = self._state(unit)
+        if self.home is not None and state.report_time is not None and report_seconds(report.time.timestamp) < state.report_time:
+            return self._skip(unit, name, stamp, "older than the last report taken from this unit (a copy put back?); refused", result)
+        result.parsed += 1
         state.report_stamp = list(stamp)
         self._judge(unit, state, report, now, result)
         self._bad_reports.pop(unit, None)
         if report.signals is None:
             warn_once(f"{name}: has no signals (a unit on a shared volume writes them); heartbeat only, no radio check", key=f"signals:{unit}")
+
+    def _authentic(self, unit: str, name: str) -> bytes:
+        """The report's bytes; with an XO home, only when sealed with this unit's own key."""
+        data = read_capped(name, MAX_REPORT_BYTES)
+        if self.home is None:
+            return data
+        key = self.home.unit_keys.get(unit)
+        if key is None:
+            raise FileRefused(name, f"no report key is registered for unit '{unit}'; run `a0org keys unit {unit}` and give the unit its key")
+        problem = seal_problem(data, key)
+        if problem:
+            raise FileRefused(name, problem)
+        return data
 
     def _skip(self, unit: str, path: str, version: tuple[int, ...], reason: str, result: SweepResult) -> None:
         """Log a report that cannot be used, once per version of it."""
@@ -236,11 +266,16 @@ class XO:
     # ----- acting on verdicts ---------------------------------------------------------
 
     def _judge(self, unit: str, state: UnitState, report: SaluteReport, now: float, result: SweepResult) -> None:
-        self._act(unit, state, judge_report(state, report, now, self.steering.render), now, result)
+        if report.signals is not None:
+            self.roles.signals(report.signals)
+        self._act(unit, state, judge_report(state, report, now, self._render), now, result)
 
     def _heartbeat(self, unit: str, state: UnitState, now: float, result: SweepResult) -> None:
         """Called for a unit whose last report is older than ``stale_after_seconds``."""
-        self._act(unit, state, judge_silence(state, now, self.steering.render, lambda: self._waiting(unit, state)), now, result)
+        self._act(unit, state, judge_silence(state, now, self._render, lambda: self._waiting(unit, state)), now, result)
+
+    def _render(self, finding: Any, repeated: bool) -> str:
+        return self.steering.render(sanitised(finding), repeated)
 
     def _waiting(self, unit: str, state: UnitState) -> bool:
         """The last steering sent to the unit still lies in its inbox: the agent has not seen it."""

@@ -12,7 +12,10 @@ import yaml
 
 from org.contracts import Finding
 from org.contracts.steering import ADVICE, PLACEHOLDERS, REPEATED, SENTENCE_END, TAG, base_key, check_template, count_sentences  # noqa: F401 (re-exported)
+from org.kernel.files import read_capped
 from org.kernel.log import warn_once
+
+MAX_OVERRIDES_BYTES = 256_000
 
 
 def _load_defaults() -> dict[str, str]:
@@ -86,7 +89,8 @@ class SteeringBook:
 
     def _apply(self, path: Path) -> None:
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            # a regular file, not through a link, capped: a FIFO or /dev/zero must not hang the reader
+            data = yaml.safe_load(read_capped(path, MAX_OVERRIDES_BYTES).decode("utf-8")) or {}
         except Exception as exc:
             warn_once(f"{path}: cannot read steering overrides ({exc}); the texts below it are used")
             return

@@ -1,0 +1,91 @@
+"""The XO's own copy of the roles: it judges every unit by these, never by what a report says.
+
+A report names its role (``signals.role_id``); the doctrine (thresholds, escalation, the
+pause count) and the PACE plan the radio check reads come from ``<XO home>/roles/<role id>.yaml``,
+else from the pack's own ``roles/`` folder, else the default doctrine with no PACE plan (logged
+once). So a unit, or a forged report, cannot lower the pause count of anyone, and no text of a
+report's PACE plan reaches the steering. Role files are read once, as regular files (no link),
+with a size cap; restart the XO after editing one.
+
+Free text a report does supply (step and plan names, tool names, commands) is quoted into
+steering only through :func:`sanitised`: bounded, one clause, none of the characters that
+could open a tag or a template.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from org.contracts import Finding, RoleProfile
+from org.contracts.common import is_identifier
+from org.contracts.role import Doctrine, PacePlan
+from org.contracts.salute import SaluteSignals
+from org.kernel import loading
+from org.kernel.files import FileRefused, read_capped
+from org.kernel.log import warn_once
+
+MAX_ROLE_BYTES = 256_000
+#: A report's words quoted in steering: at most this long...
+QUOTED_CHARS = 60
+#: ...and only these characters (letters and digits of any script, and plain punctuation).
+_UNSAFE = re.compile(r"[^\w .,:/()'+=#@-]")
+
+Judged = tuple[Doctrine, PacePlan | None]
+
+
+class RoleBook:
+    def __init__(self, folders: list[Path] | None = None, fixed: dict[str, Judged] | None = None):
+        self.folders = list(folders or [])
+        self._roles: dict[str, Judged] = dict(fixed or {})
+        self._default: Judged = (Doctrine(), None)
+
+    def judged(self, role_id: str) -> Judged:
+        found = self._roles.get(role_id)
+        if found is None:
+            found = self._roles[role_id] = self._load(role_id)
+        return found
+
+    def signals(self, signals: SaluteSignals) -> SaluteSignals:
+        """The report's signals, changed in place to carry the XO's doctrine and PACE plan for
+        that role (the report was just parsed for this judgement; a copy would cost more)."""
+        doctrine, plan = self.judged(signals.role_id)
+        signals.doctrine = doctrine
+        signals.pace_plan = plan
+        return signals
+
+    def _load(self, role_id: str) -> Judged:
+        if not is_identifier(role_id):
+            return self._default
+        for folder in self.folders:
+            path = folder / f"{role_id}.yaml"
+            try:
+                text = read_capped(path, MAX_ROLE_BYTES).decode("utf-8")
+                data, lines = loading.parse(path, text)
+                role = loading.validate(RoleProfile, data, path, lines)
+            except FileNotFoundError:
+                continue
+            except (FileRefused, OSError, UnicodeDecodeError, loading.DocumentError) as exc:
+                warn_once(f"{path}: cannot use the XO's copy of role '{role_id}' ({exc}); that role is judged by the default doctrine")
+                return self._default
+            return (role.doctrine, role.pace_plan)
+        warn_once(f"role '{role_id}': not in the XO's roles ({', '.join(map(str, self.folders)) or 'none'}); "
+                  "its units are judged by the default doctrine, without a PACE plan", key=f"xo role {role_id}")
+        return self._default
+
+
+def _quoted(value: Any) -> Any:
+    if isinstance(value, str):
+        text = " ".join(_UNSAFE.sub(" ", value).split())
+        return text[:QUOTED_CHARS]
+    if isinstance(value, (list, tuple)):
+        return [_quoted(v) for v in value[:8]]
+    return value
+
+
+def sanitised(finding: Finding) -> Finding:
+    """The finding with every text its evidence quotes from a report bounded and cleaned."""
+    # "description" is the XO's own PACE plan's, not the report's
+    evidence = {k: v if k == "description" else _quoted(v) for k, v in finding.evidence.items()}
+    return finding.model_copy(update={"evidence": evidence})
