@@ -262,3 +262,11 @@ def test_a_projects_steering_texts_go_over_the_organizations(make_session, org_h
 
     shown = json.loads(a0org("explain", "codegen", "--org-dir", str(org_home), "--project", "shop", "--json").stdout)
     assert {"key": "loop_repeat", "text": "[SUPERVISOR] Shop wording: $times times.", "from": "projects/shop/steering.yaml:1"} in shown["steering"]
+
+
+def test_the_xo_judges_a_role_that_extends_another_as_the_kernel_makes_it(orgs):
+    from org.macrocosm.roles import RoleBook
+
+    doctrine, plan = RoleBook([orgs / "roles"]).judged("bugfix")
+    role = resolve(orgs, "bugfix").role
+    assert (doctrine, plan) == (role.doctrine, role.pace_plan) and doctrine.loop.repeat_threshold == 4

@@ -18,13 +18,14 @@ import re
 from pathlib import Path
 from typing import Any
 
-from org.contracts import Finding, RoleProfile
+from org.contracts import Finding
 from org.contracts.common import is_identifier
 from org.contracts.role import Doctrine, PacePlan
 from org.contracts.salute import SaluteSignals
-from org.kernel import loading
+from org.kernel import cascade, loading
 from org.kernel.files import FileRefused, read_capped
 from org.kernel.log import warn_once
+from org.kernel.paths import OrganizationLayout
 
 MAX_ROLE_BYTES = 256_000
 #: A report's words quoted in steering: at most this long...
@@ -61,9 +62,9 @@ class RoleBook:
         for folder in self.folders:
             path = folder / f"{role_id}.yaml"
             try:
-                text = read_capped(path, MAX_ROLE_BYTES).decode("utf-8")
-                data, lines = loading.parse(path, text)
-                role = loading.validate(RoleProfile, data, path, lines)
+                read_capped(path, MAX_ROLE_BYTES)  # a regular file, not a link, and not huge
+                # as the kernel makes it: with the roles it extends (and overrides.yaml beside the folder)
+                role = cascade.resolve_role(OrganizationLayout(folder.parent), role_id, roles_dir=folder).role
             except FileNotFoundError:
                 continue
             except (FileRefused, OSError, UnicodeDecodeError, loading.DocumentError) as exc:
