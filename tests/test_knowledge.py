@@ -438,7 +438,7 @@ def documents(draw) -> list[Document]:
     return out
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(docs=documents(), budget=st.integers(0, 3000), domain=st.sampled_from([None, "storage", "api"]), plan=_TEXT)
 def test_the_section_never_exceeds_its_budget(docs, budget, domain, plan):
     chosen = select_documents(docs, domain, plan)
