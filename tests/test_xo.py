@@ -38,7 +38,7 @@ from org.macrocosm.daemon import DaemonOptions, ReportEvents, XOAlreadyRunning, 
 from org.macrocosm.policy import check_due, silence
 from org.macrocosm.signing import seal_report
 from org.macrocosm.state import RECENT_KEPT, freshness, unit_state
-from org.macrocosm.views.rows import status_rows
+from org.macrocosm.views.rows import format_table, status_rows
 from org.macrocosm.volume import VolumeLayout, read_report
 from org.macrocosm.xo import XO, SweepResult
 from org.supervisor.escalation import nudge_severity
@@ -759,3 +759,74 @@ def test_a_report_that_ends_a_task_is_not_steered(volume, layout, xo, clock):
     assert unit_state(layout, "unit-1").nudges == 0
     report(volume, "unit-1", "loop", 2, clock)  # the next task loops too: now it is steered
     assert [m.severity for m in xo.sweep().sent] == ["hint"]
+
+
+# ----- degraded mode ----------------------------------------------------------------------
+
+
+def garbage(layout: VolumeLayout, unit: str, clock: Clock, text: str = "{not a report") -> None:
+    """The unit writes a report the XO cannot use, at the clock's time."""
+    path = layout.report(unit)
+    path.write_text(text)
+    os.utime(path, (clock.now, clock.now))
+
+
+def test_a_unit_whose_report_cannot_be_used_is_supervised_by_heartbeat_alone(volume, layout, xo, clock, log):
+    busy = doctrine(radio_check_interval_turns=1, heartbeat={"stale_after_seconds": 60, "very_stale_after_seconds": 150})
+    report(volume, "unit-1", "healthy", 1, clock, busy)
+    xo.sweep()
+    for _ in range(4):  # it keeps writing, but nothing the XO can read: alive, not stale, not nudged
+        clock.now += 50
+        garbage(layout, "unit-1", clock, "{not a report" + " " * _)
+        assert xo.sweep().sent == []
+    state = unit_state(layout, "unit-1")
+    assert "not sealed" in state.degraded and state.freshness(clock.now) == "fresh"  # what the XO met first: no seal
+    assert len([r for r in log.records if "unit degraded: unit=unit-1" in r.getMessage()]) == 1
+    [row] = status_rows(layout, clock.now)
+    assert row["degraded"] == state.degraded and row["health"] == "unknown" and row["error"].startswith("not valid JSON")
+    assert "XO: heartbeat only" not in format_table([row])[0][1]  # the report's own problem is the note
+
+    clock.now += 61  # it stops writing altogether: silent, and a busy unit is nudged as any
+    assert [(m.anomaly, m.kind) for m in xo.sweep().sent] == [("heartbeat", "steer")]
+
+    report(volume, "unit-1", "healthy", 2, clock, busy)
+    xo.sweep()
+    assert unit_state(layout, "unit-1").degraded is None
+    assert "unit back to full checks: unit=unit-1" in log.text
+
+
+def test_a_sealed_unit_keeps_its_full_checks_and_a_row_without_degraded(volume, layout, xo, clock):
+    report(volume, "unit-1", "healthy", 1, clock)
+    xo.sweep()
+    [row] = status_rows(layout, clock.now)
+    assert row["degraded"] is None and row["health"] == "nominal"
+
+
+@pytest.mark.parametrize("pause_when_very_stale", [True, False])
+def test_a_very_stale_busy_unit_is_paused_mechanically_when_its_doctrine_says_so(volume, layout, xo, clock, pause_when_very_stale):
+    strict = doctrine(radio_check_interval_turns=1, heartbeat={"stale_after_seconds": 60, "very_stale_after_seconds": 150,
+                                                               "pause_when_very_stale": pause_when_very_stale})
+    report(volume, "unit-1", "healthy", 1, clock, strict)
+    xo.sweep()
+    kinds = []
+    for _ in range(4):
+        clock.now += 61
+        result = xo.sweep()
+        kinds += [m.kind for m in result.sent]
+        acknowledge(volume, "unit-1")  # taken, and still silent
+    if pause_when_very_stale:
+        assert kinds == ["steer", "steer", "pause"]  # nudged while stale, paused once very stale
+        assert unit_state(layout, "unit-1").paused_turn == 1
+    else:
+        assert kinds == ["steer", "steer", "steer", "steer"]
+
+
+def test_the_views_say_when_the_xo_cannot_use_a_report_they_can_read(volume, layout, xo, clock):
+    unsealed = report_for("unit-1", scenario_snapshot("healthy", 1, EVERY_TURN), when=clock.now)
+    path = layout.report("unit-1")
+    path.parent.mkdir(parents=True)
+    atomic_write_text(path, unsealed.model_dump_json())  # valid, but not sealed with the unit's key
+    xo.sweep()
+    [row] = status_rows(layout, clock.now)
+    assert row["error"] is None and "not sealed" in row["degraded"] and row["health"] == "unknown"
+    assert "XO: heartbeat only (not sealed" in format_table([row])[0][1]

@@ -139,6 +139,9 @@ class HeartbeatDoctrine(Contract):
 
     stale_after_seconds: float = Field(120, gt=0, description="Older than this: stale, and an active unit gets a nudge.")
     very_stale_after_seconds: float = Field(300, gt=0, description="Older than this: very stale, reported as lost rather than healthy.")
+    pause_when_very_stale: bool = Field(False, description=(
+        "A busy unit that has been very stale gets a pause from the XO at once, without the rest of the nudge ladder "
+        "(for units that must not run unwatched)."))
 
     _ordered = _not_below("stale_after_seconds", "very_stale_after_seconds")
 

@@ -178,7 +178,7 @@ def judge_silence(state: UnitState, now: float, render: Render, last_waiting: Ca
     and the ladder climbs only on nudges the agent has seen (a unit that is gone gets one
     nudge, not a pile of them ending in a pause)."""
     verdict = Verdict()
-    age = now - (state.report_time or now)
+    age = state.age(now) or 0.0
     if freshness(age, state.heartbeat) == "very_stale" and not state.very_stale_logged:
         logger.warning("unit very stale: unit=%s last report %.0f s ago; health unknown", state.unit, age)
         state.very_stale_logged = True
@@ -190,11 +190,25 @@ def judge_silence(state: UnitState, now: float, render: Render, last_waiting: Ca
         return verdict
     if last_waiting():
         return verdict
+    if state.heartbeat.pause_when_very_stale and freshness(age, state.heartbeat) == "very_stale":
+        return _pause_now(state, verdict, age, render)
     repeated = state.heartbeat_at is not None
     state.heartbeat_at = now
     turn = state.last_turn or 0
     finding = Finding(anomaly="heartbeat", template="heartbeat_stale", turn=turn, evidence={"silence": silence(age)})
     verdict.steering = _next_step(state, [finding], {finding.anomaly: repeated}, turn, render)
+    return verdict
+
+
+def _pause_now(state: UnitState, verdict: Verdict, age: float, render: Render) -> Verdict:
+    """The doctrine says a busy unit must not run unwatched: a very stale one is paused at once."""
+    turn = state.last_turn or 0
+    pause = Finding(anomaly="heartbeat", template="pause", turn=turn,
+                    evidence={"nudges": times_in_words(state.nudges), "anomaly": "heartbeat"})
+    state.paused_turn = turn
+    logger.warning("unit paused: unit=%s silent for %.0f s, and its doctrine pauses a very stale busy unit", state.unit, age)
+    verdict.steering = Steering("pause", "heartbeat", "critical", render(pause, False), state.nudges, turn)
+    verdict.changed = True
     return verdict
 
 

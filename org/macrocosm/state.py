@@ -64,6 +64,9 @@ class UnitState(Contract):
     #: (mtime_ns, size, inode) of the report last read, so a restart skips an unchanged one
     report_stamp: list[int] | None = None
     report_time: float | None = Field(None, description="The last report's time, seconds since the epoch.")
+    degraded: str | None = Field(None, max_length=300, description=(
+        "Why the XO cannot run a full check of the unit (its report cannot be used): it is supervised by heartbeat alone."))
+    alive_at: float | None = Field(None, description="When the unit last wrote its report, usable or not (the heartbeat while degraded).")
     report_state: str | None = None
     report_health: Health | None = None
     last_turn: int | None = None
@@ -80,7 +83,10 @@ class UnitState(Contract):
     recent: list[SentSteering] = Field(default_factory=list)
 
     def age(self, now: float) -> float | None:
-        return None if self.report_time is None else now - self.report_time
+        """Seconds since the unit was last heard from: its last usable report, or while degraded
+        the last time it wrote one at all."""
+        heard = max((t for t in (self.report_time, self.alive_at if self.degraded else None) if t is not None), default=None)
+        return None if heard is None else now - heard
 
     def freshness(self, now: float) -> Freshness | None:
         age = self.age(now)

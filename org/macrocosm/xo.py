@@ -140,7 +140,8 @@ class XO:
         for unit in names:
             self._guarded(unit, self._observe, unit, now, result)
         for unit, state in list(self._units.items()):
-            if state.report_time is not None and now - state.report_time > state.heartbeat.stale_after_seconds:
+            age = state.age(now)
+            if age is not None and age > state.heartbeat.stale_after_seconds:
                 self._guarded(unit, self._heartbeat, unit, state, now, result)
         self._deliver_pending(result)
         self.flush()
@@ -230,6 +231,10 @@ class XO:
             return self._skip(unit, name, stamp, "older than the last report taken from this unit (a copy put back?); refused", result)
         result.parsed += 1
         state.report_stamp = list(stamp)
+        if state.degraded is not None:
+            logger.info("unit back to full checks: unit=%s", unit)
+            state.degraded = state.alive_at = None
+            self._dirty.add(unit)
         self._judge(unit, state, report, now, result)
         self._bad_reports.pop(unit, None)
         if report.signals is None:
@@ -249,12 +254,19 @@ class XO:
         return data
 
     def _skip(self, unit: str, path: str, version: tuple[int, ...], reason: str, result: SweepResult) -> None:
-        """Log a report that cannot be used, once per version of it."""
+        """Log a report that cannot be used, once per version of it; the unit is supervised by
+        heartbeat alone (the report being written at all) until one can be used again."""
         if self._bad_reports.get(unit) == version:
             return
         self._bad_reports[unit] = version
         logger.warning("skipped %s: %s", path, reason)
         result.skipped.append(f"{path}: {reason}")
+        state = self._state(unit)
+        if state.degraded is None:
+            logger.warning("unit degraded: unit=%s its report cannot be used (%s); supervised by heartbeat alone until it can", unit, reason)
+        state.degraded = reason[:300]
+        state.alive_at = version[0] / 1e9  # the report's mtime: the unit is writing
+        self._dirty.add(unit)
 
     def _guarded(self, unit: str, step: Callable[..., None], *args: Any) -> None:
         """One unit's problem never stops the XO."""

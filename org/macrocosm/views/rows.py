@@ -24,7 +24,7 @@ from ..volume import MESSAGE_SUFFIX, VolumeLayout, read_report, unit_entry_probl
 #: The keys of one ``status --json`` row, in order. Documented in docs/macrocosm.md.
 STATUS_KEYS: tuple[str, ...] = (
     "unit", "role", "state", "pace", "health", "context_fill", "turn", "age_seconds",
-    "freshness", "pending", "nudges", "paused", "error",
+    "freshness", "pending", "nudges", "paused", "error", "degraded",
 )
 
 _DEFAULT_HEARTBEAT = HeartbeatDoctrine()
@@ -195,22 +195,23 @@ def summarize(path: Path, unit: str) -> tuple[ReportSummary | None, str | None]:
     ), None
 
 
-def _xo_view(layout: VolumeLayout, unit: str, path: str, cache: FileCache | None) -> tuple[int | None, bool | None]:
-    """(nudges, paused) from the XO's saved state; (None, None) without one."""
+def _xo_view(layout: VolumeLayout, unit: str, path: str, cache: FileCache | None) -> tuple[int | None, bool | None, str | None]:
+    """(nudges, paused, degraded) from the XO's saved state; (None, None, None) without one."""
     # a damaged state file is logged once and reads as none
     state = _read(path, lambda: unit_state(layout, unit), cache)
     if state is None:
-        return None, None
-    return state.nudges, state.paused_turn is not None
+        return None, None, None
+    return state.nudges, state.paused_turn is not None, state.degraded
 
 
 def unit_row(layout: VolumeLayout, unit: str, now: float, cache: FileCache | None = None, places: _Places | None = None) -> dict[str, Any]:
     places = places or _Places(layout)
     report_path = places.report(checked_id(unit, "unit id"))
     summary, error = _read(report_path, lambda: summarize(Path(report_path), unit), cache)
-    nudges, paused = _xo_view(layout, unit, places.state(unit), cache)
+    nudges, paused, degraded = _xo_view(layout, unit, places.state(unit), cache)
     row: dict[str, Any] = dict.fromkeys(STATUS_KEYS)
-    row.update(unit=unit, health="unknown", pending=pending_steering(places.inbox(unit)), nudges=nudges, paused=paused, error=error)
+    row.update(unit=unit, health="unknown", pending=pending_steering(places.inbox(unit)), nudges=nudges, paused=paused, error=error,
+               degraded=degraded)
     if summary is None:
         return row
     age = now - summary.time
@@ -219,7 +220,8 @@ def unit_row(layout: VolumeLayout, unit: str, now: float, cache: FileCache | Non
         role=summary.role,
         state=summary.state,
         pace=summary.pace,
-        health="unknown" if fresh == "very_stale" else summary.health,  # a silent unit's last word does not count
+        # neither a silent unit's last word nor a report the XO cannot use counts
+        health="unknown" if fresh == "very_stale" or degraded else summary.health,
         context_fill=summary.context_fill,
         turn=summary.turn,
         age_seconds=round(max(age, 0.0), 3),
@@ -275,6 +277,8 @@ def format_fill(fill: float | None) -> str:
 def _note(row: dict[str, Any]) -> str:
     if row["error"]:
         return row["error"]
+    if row["degraded"]:
+        return f"XO: heartbeat only ({row['degraded']})"
     return "paused by the XO" if row["paused"] else ""
 
 
