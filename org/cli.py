@@ -59,8 +59,11 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 
 
 def _home(args: argparse.Namespace) -> Path:
+    """The folder whose ``events/`` to read: a volume's ``xo/`` (the XO's), else the organizations folder."""
     from org.kernel.paths import organizations_dir
 
+    if getattr(args, "volume", None):
+        return Path(args.volume) / "xo"
     return Path(args.org_dir) if args.org_dir else organizations_dir()
 
 
@@ -120,6 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     org_dir_help = "the organizations folder (default: $A0ORG_HOME, else <Agent-Zero>/usr/organizations)"
     p = sub.add_parser("events", help="the supervision events: radio checks with findings, steering, blocks, pauses, resumes, progress")
     p.add_argument("--org-dir", help=org_dir_help)
+    p.add_argument("--volume", help="the XO's events on this shared volume instead")
     p.add_argument("--type", action="append", help="only this type (repeatable)")
     p.add_argument("--role", help="only this role")
     p.add_argument("--since", help="only since then: 30m, 2h, 1d or an ISO time")
@@ -129,6 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("stats", help="per role and anomaly: steering, blocks, pauses, and how often progress followed")
     p.add_argument("--org-dir", help=org_dir_help)
+    p.add_argument("--volume", help="the XO's events on this shared volume instead")
     p.add_argument("--within", type=int, default=5, help="progress within this many turns counts (default 5)")
     p.add_argument("--json", action="store_true", help="print it as JSON")
     p.set_defaults(func=_cmd_stats)

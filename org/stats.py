@@ -49,7 +49,7 @@ def _aware(moment: datetime) -> datetime:
 def event_line(event: SupervisionEvent) -> str:
     what = event.anomaly or ", ".join(event.findings) or ""
     text = f"  ({event.template})" if event.template else ""
-    return (f"{_aware(event.time).strftime('%Y-%m-%d %H:%M:%S')}  {event.type:<11} {event.role or '-':<14} "
+    return (f"{_aware(event.time).strftime('%Y-%m-%d %H:%M:%S')}  {event.type:<11} {event.unit or event.role or '-':<14} "
             f"turn {event.turn if event.turn is not None else '-':<4} {what}{text}")
 
 
@@ -62,7 +62,8 @@ def followed_by_progress(log: list[SupervisionEvent], within: int) -> list[tuple
     for index, event in enumerate(log):
         if event.type not in ("steering", "block") or event.turn is None:
             continue
-        later = next((e for e in log[index + 1:] if e.chat == event.chat and e.type in ("progress", "resume", "pause")), None)
+        later = next((e for e in log[index + 1:] if (e.chat, e.unit) == (event.chat, event.unit)
+                      and e.type in ("progress", "resume", "pause")), None)
         turns = later.turn - event.turn if later is not None and later.type == "progress" and later.turn is not None else None
         out.append((event, turns if turns is not None and 0 <= turns <= within else None))
     return out
@@ -89,7 +90,7 @@ def stats(log: list[SupervisionEvent], within: int = WITHIN_TURNS, llm: dict[str
     return {
         "within_turns": within,
         "events": len(log),
-        "chats": len({e.chat for e in log}),
+        "chats": len({(e.chat, e.unit) for e in log}),
         "total": {**_figures(pairs), "pauses": sum(e.type == "pause" for e in log), "resumes": sum(e.type == "resume" for e in log)},
         "by_role": {role: {**_figures(p), "pauses": sum(e.type == "pause" and (e.role or "-") == role for e in log)}
                     for role, p in sorted(by_role.items())},
@@ -106,7 +107,7 @@ def _share(figures: dict[str, Any]) -> str:
 
 def render(data: dict[str, Any]) -> str:
     total = data["total"]
-    lines = [f"{data['events']} event(s) in {data['chats']} chat(s); progress counted within {data['within_turns']} turns",
+    lines = [f"{data['events']} event(s) in {data['chats']} chat(s) or unit(s); progress counted within {data['within_turns']} turns",
              f"steered {total['steered']}, blocked {total['blocked']}, followed by progress: {_share(total)}; "
              f"paused {total['pauses']}, resumed {total['resumes']}", ""]
     for title, key in (("by role", "by_role"), ("by anomaly", "by_anomaly")):

@@ -8,8 +8,10 @@ from pydantic import Field
 
 from .common import AnomalyType, Contract, Identifier, SchemaVersion, Timestamp
 
-#: What happened. ``progress``: the agent made progress again after steering or a block.
-EventType = Literal["radio_check", "steering", "block", "pause", "resume", "progress"]
+#: What happened. ``progress``: the agent made progress again after steering or a block (for
+#: the XO: the unit recovered). ``heartbeat``: a unit went very stale; ``degraded``: the XO
+#: cannot use a unit's report and supervises it by heartbeat alone.
+EventType = Literal["radio_check", "steering", "block", "pause", "resume", "progress", "heartbeat", "degraded"]
 EVENT_TYPES: tuple[str, ...] = EventType.__args__  # type: ignore[attr-defined]
 
 
@@ -22,6 +24,7 @@ class SupervisionEvent(Contract):
     time: Timestamp
     type: EventType
     chat: str | None = Field(None, max_length=200, description="Agent-Zero's chat (context) id.")
+    unit: Identifier | None = Field(None, description="The unit, for an event the XO wrote.")
     project: str | None = Field(None, max_length=200, description="The chat's Agent-Zero project, if any.")
     role: Identifier | None = None
     turn: int | None = Field(None, ge=0, description="The supervisor's turn count in that chat.")

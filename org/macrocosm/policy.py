@@ -57,6 +57,7 @@ class Verdict:
     checked: bool = False  # a radio check ran
     recovered: bool = False  # a clean check ended an episode
     very_stale: bool = False  # the silence became very stale
+    resumed: bool = False  # a paused unit reported a later turn
 
 
 def silence(age_seconds: float) -> str:
@@ -125,6 +126,7 @@ def judge_report(state: UnitState, report: SaluteReport, now: float, render: Ren
             return verdict  # paused (or not yet: the pause waits in its inbox): nothing more until someone resumes it
         logger.info("unit resumed: unit=%s turn=%s (paused at turn %s)", unit, turn, state.paused_turn)
         _new_episode(state, verdict)
+        verdict.resumed = True
     if state.outbox:
         return verdict  # a steering still waits for the inbox: no more until it is delivered
     if check_due(turn, state.checked_turn, signals.doctrine.radio_check_interval_turns):

@@ -28,6 +28,7 @@ from typing import Any, Callable, Iterable
 from org.contracts import SteeringMessage
 from org.contracts.common import is_identifier
 from org.contracts.salute import SaluteReport
+from org.kernel import events
 from org.kernel.files import FileRefused, read_capped, remove_stale_temp_files
 from org.kernel.log import logger, warn_once
 from org.kernel.paths import UnsafePathError, checked_id
@@ -83,6 +84,7 @@ class XO:
         self._units: dict[str, UnitState] = {}
         self._stamps: dict[str, tuple[int, int, int]] = {}  # last report version seen, good or bad
         self._dirty: set[str] = set()  # states changed since they were last written
+        self._events: list[tuple[str, dict[str, Any]]] = []  # this sweep's, written with the states
         self._undelivered: set[str] = set()  # units whose outbox is not empty
         # bad things already logged, by version, so each is logged once: the entries of
         # units/ that are not unit folders (as many as there are, no more), and reports
@@ -114,6 +116,7 @@ class XO:
                 self._state(unit)
         self._deliver_pending(result)
         self.flush()
+        self._write_events()
         return result
 
     def _remove_stale_temp_files(self) -> None:
@@ -145,6 +148,7 @@ class XO:
                 self._guarded(unit, self._heartbeat, unit, state, now, result)
         self._deliver_pending(result)
         self.flush()
+        self._write_events()
         return result
 
     def flush(self) -> None:
@@ -264,6 +268,7 @@ class XO:
         state = self._state(unit)
         if state.degraded is None:
             logger.warning("unit degraded: unit=%s its report cannot be used (%s); supervised by heartbeat alone until it can", unit, reason)
+            self._event("degraded", unit, state)
         state.degraded = reason[:300]
         state.alive_at = version[0] / 1e9  # the report's mtime: the unit is writing
         self._dirty.add(unit)
@@ -301,10 +306,34 @@ class XO:
             result.checked += 1
         if verdict.recovered:
             result.recovered.append(unit)
+            self._event("progress", unit, state)
         if verdict.very_stale:
             result.very_stale.append(unit)
+            self._event("heartbeat", unit, state)
+        if verdict.resumed:
+            self._event("resume", unit, state)
         if verdict.steering is not None:
-            self._send(unit, state, verdict.steering, now, result)
+            steering = verdict.steering
+            self._event("steering" if steering.kind == "steer" else "pause", unit, state, anomaly=steering.anomaly)
+            self._send(unit, state, steering, now, result)
+
+    def _event(self, kind: str, unit: str, state: UnitState, **fields: Any) -> None:
+        self._events.append((kind, {"unit": unit, "role": state.role_id, "turn": state.last_turn, **fields}))
+
+    def _write_events(self) -> None:
+        """This sweep's events in one append to ``xo/events/events.jsonl``, reached without
+        following a link like every write of the XO (docs/supervisor.md#events-and-stats)."""
+        if not self._events:
+            return
+        pending, self._events = self._events, []
+        try:
+            fd = self.layout.open_folder(self.layout.xo_dir / events.FOLDER)
+            try:
+                events.append_at(fd, events.lines_of(tuple(pending)))
+            finally:
+                os.close(fd)
+        except Exception as exc:  # supervision goes on without its log
+            warn_once(f"{self.layout.xo_dir / events.FOLDER}: cannot record the XO's events ({type(exc).__name__}: {exc})")
 
     # ----- delivery -----------------------------------------------------------------
 
