@@ -10,6 +10,7 @@ figures are the pack's own cost, not a model's. The script never asserts on a ti
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
 import statistics
 import sys
@@ -26,9 +27,12 @@ from run import emit, percentile, r, set_home, temp_root  # noqa: E402
 
 from org.a0 import hooks  # noqa: E402
 from org.contracts.supervisor_outputs import CodeStyleOutput  # noqa: E402
+from org.kernel.redact import MARK, redact  # noqa: E402
+from org.knowledge import directives, selection  # noqa: E402
 from org.knowledge.directives import DirectiveQueue  # noqa: E402
 from org.llm_supervisors.agent_prompt import SECTIONS_KEY  # noqa: E402
 from org.llm_supervisors.runner import runner_for  # noqa: E402
+from org.replay import prepare_organization  # noqa: E402
 from org.standin.agent import LoopData, Response, StandInAgent  # noqa: E402
 from org.standin.model_server import Reply, ScriptedServer, Slow  # noqa: E402
 
@@ -66,6 +70,7 @@ def time_calls(call: Callable[[], Any], iterations: int, repeats: int) -> dict[s
 
 
 def store_with(home: Path, documents: int, directives: int) -> None:
+    prepare_organization(home, None)  # the supervisors work for an active organization
     folder = home / "knowledge" / "conventions"
     folder.mkdir(parents=True, exist_ok=True)
     for n in range(documents):
@@ -75,13 +80,15 @@ def store_with(home: Path, documents: int, directives: int) -> None:
 
 
 def write_config(home: Path, base_url: str, budget: float = 120.0) -> None:
+    prepare_organization(home, None)  # the supervisors work for an active organization
     (home / "supervisors.yaml").write_text(
         f"model: {{base_url: '{base_url}', model: bench, api_key_env: null, backoff_seconds: 0.01}}\n"
         f"supervisors:\n  code_style: {{every_tasks: 1, time_budget_seconds: {budget}}}\n"
         "  design: {enabled: false}\n  internaliser: {enabled: false}\n", encoding="utf-8")
 
 
-def bench_prompt_hook(base: Path, quick: bool) -> None:
+def bench_prompt_hook(base: Path, quick: bool) -> Callable[[], None]:
+    """The prompt hook's cost; returns the first-turn call (on a store of 20 documents and 10 directives)."""
     iterations, repeats = (500, 5) if quick else (5_000, 11)
     agent, loop_data = StandInAgent(), LoopData()
     home = base / "none"
@@ -110,6 +117,48 @@ def bench_prompt_hook(base: Path, quick: bool) -> None:
     emit("prompt_hook_later_turns", unit="us/turn",
          what="the same sections on later turns of the task (built once a task, then reused)",
          **time_calls(lambda: hooks.message_loop_prompts_after(agent, loop_data=loop_data), iterations, repeats))
+    return first_turn
+
+
+# The redactor before detect-secrets (token shapes, bearer, URL passwords, assignments): the baseline.
+_OLD_TOKENS = re.compile("|".join((
+    r"\bsk-[A-Za-z0-9_\-]{16,}", r"\bgh[pousr]_[A-Za-z0-9]{20,}", r"\bgithub_pat_[A-Za-z0-9_]{20,}", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
+    r"\bxox[abposre]-[A-Za-z0-9\-]{10,}", r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", r"\bAIza[0-9A-Za-z_\-]{35}",
+    r"\bglpat-[A-Za-z0-9_\-]{20,}")))
+_OLD_PEM = re.compile(r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY( BLOCK)?-----.*?(?:-----END \1PRIVATE KEY( BLOCK)?-----|\Z)", re.DOTALL)
+_OLD_BEARER = re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/\-]{16,}=*")
+_OLD_URL = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://[^\s:/@]+:)([^\s@/]+)(@)")
+_OLD_ASSIGNMENT = re.compile(
+    r"(?i)(?<![A-Za-z0-9])([A-Za-z0-9_.\-]*?(?:password|passwd|passphrase|secret|secret[_\-]?key|token|api[_\-]?key|apikey"
+    r"|access[_\-]?key|private[_\-]?key|credentials?)[\"']?\s*(?:=|:)\s*)(\"[^\"\n]*\"|'[^'\n]*'|[^\s,;\"'`)\]}]+)")
+
+
+def old_redact(text: str) -> str:
+    if not text:
+        return text
+    text = _OLD_TOKENS.sub(MARK, _OLD_PEM.sub(MARK, text))
+    text = _OLD_URL.sub(lambda m: m.group(1) + MARK + m.group(3), _OLD_BEARER.sub(lambda m: m.group(1) + MARK, text))
+    return _OLD_ASSIGNMENT.sub(lambda m: m.group(1) + MARK if len(m.group(2)) >= 3 else m.group(0), text)
+
+
+def bench_redactor(first_turn: Callable[[], None], quick: bool) -> None:
+    """The redactor alone, and the prompt hook's first turn with the old and the new redactor, in the same run."""
+    iterations, repeats = (20, 5) if quick else (100, 11)
+    code = (ROOT / "org" / "llm_supervisors" / "supervisors.py").read_text(encoding="utf-8")[:9000]
+    new = time_calls(lambda: redact(code), iterations, repeats)
+    old = time_calls(lambda: old_redact(code), iterations, repeats)
+    emit("redact_9kb_of_code", unit="us/call", what="redact() on 9,000 characters of Python (a full FILES section)",
+         baseline_old_redactor=old["value"], ratio=r(new["value"] / old["value"]), **new)
+
+    count = max(20, (500 if quick else 5_000) // 50)
+    figures = {}
+    for label, function in (("old", old_redact), ("new", redact)):
+        selection.redact, directives.redact = function, function
+        figures[label] = time_calls(first_turn, count, repeats)
+    selection.redact, directives.redact = redact, redact
+    emit("prompt_hook_first_turn_redactor", unit="us/task",
+         what="the prompt hook's first turn of a task (20 documents, 10 directives) with the new redactor; baseline: the old one",
+         baseline_old_redactor=figures["old"]["value"], ratio=r(figures["new"]["value"] / figures["old"]["value"]), **figures["new"])
 
 
 def bench_task_boundaries(base: Path, quick: bool) -> None:
@@ -165,7 +214,7 @@ def main() -> int:
     args = parser.parse_args()
     base = temp_root(args.tmp)
     try:
-        bench_prompt_hook(base, args.quick)
+        bench_redactor(bench_prompt_hook(base, args.quick), args.quick)
         bench_task_boundaries(base, args.quick)
         bench_wait(base)
     finally:

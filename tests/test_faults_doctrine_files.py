@@ -189,7 +189,7 @@ ORG_FAULTS: dict[str, tuple[Callable[[Path], str | bytes], list[str]]] = {
     "hierarchy_role_with_slash": (_org_with(hierarchy={"../codegen": {"subordinates": []}}), ["hierarchy", "should match pattern"]),
     "subordinates_nested_garbage": (_org_with(hierarchy={"codegen": {"subordinates": [{"a": [1]}]}}), ["hierarchy.codegen.subordinates[0]", "valid string"]),
     "unknown_field": (_org_with(commander="co"), ["commander", "unknown field"]),
-    "mode": (_org_with(mode="galaxy"), ["mode", "'microcosm' or 'macrocosm'"]),
+    "mode": (_org_with(mode="galaxy"), ["mode", "got 'galaxy' (allowed: microcosm, macrocosm)"]),
     "org_name_int": (_org_with(org_name=7), ["org_name", "valid string"]),
     "schema_version_2": (_org_with(schema_version=2), ["schema_version", "Input should be 1"]),
     "not_utf8": (lambda h: b"org_id: r\xe9play\n", ["not UTF-8"]),
@@ -291,7 +291,7 @@ ROLE_FAULTS: dict[str, tuple[Callable[[str], str], list[str], str | None]] = {
     "broken_yaml": (lambda t: t + "\n  broken: [\n", ["not valid YAML"], None),
     "unknown_pace_metric": (
         _replace(_ALTERNATE_SECOND_CONDITION, _ALTERNATE_SECOND_CONDITION.replace("distinct_failing_tools", "failing_vibes")),
-        ["pace_plan.alternate.trigger.any_of[1].metric", "'consecutive_tool_failures'"], "failing_vibes"),
+        ["pace_plan.alternate.trigger.any_of[1].metric", "got 'failing_vibes' (allowed: consecutive_tool_failures,"], "failing_vibes"),
     "cooldown_a_word": (_replace("cooldown_turns: 3", "cooldown_turns: three"), ["doctrine.cooldown_turns", "valid integer"], "cooldown_turns"),
     "interval_negative": (_replace("radio_check_interval_turns: 1", "radio_check_interval_turns: -1"),
                           ["doctrine.radio_check_interval_turns", "greater than or equal to 1"], "radio_check_interval_turns"),

@@ -28,6 +28,7 @@ from pack_commands import install
 from org.contracts import SaluteReport
 from org.contracts.steering_message import SteeringMessage
 from org.kernel.files import atomic_write_text
+from org.macrocosm.daemon import Heartbeat
 from org.macrocosm.signing import ENV_KEY, signature
 from org.macrocosm.volume import ENV_UNIT, ENV_VOLUME, VolumeLayout, read_report
 
@@ -137,6 +138,8 @@ def test_a_unit_applies_signed_xo_steering_and_publishes_its_report(tree, tmp_pa
     payload["signature"] = signature(payload, key.encode())
     steering_file = layout.message_file(unit_id, 1, payload["id"])
     atomic_write_text(steering_file, json.dumps(payload))
+    layout.xo_dir.mkdir()
+    Heartbeat(layout).beat()  # an XO runs on the volume
     requests = tmp_path / "requests.json"
 
     result = run_chat(tree, [reply(f"attempt {i}") for i in range(1, 4)] + [FINAL], tmp_path,
@@ -151,6 +154,7 @@ def test_a_unit_applies_signed_xo_steering_and_publishes_its_report(tree, tmp_pa
     logged = [item for item in result["log"] if item["heading"] == "Supervisor (XO xo): loop"]
     assert len(logged) == 1 and logged[0]["type"] == "warning" and text in logged[0]["content"]
     assert not [item for item in result["log"] if item["heading"] == "Supervisor: loop"]  # the XO steers, not the unit
+    assert [item["heading"] for item in result["log"] if item["heading"].startswith("Supervisor: XO")] == ["Supervisor: XO"]
     assert not steering_file.exists() and (layout.processed(unit_id) / steering_file.name).is_file()
     assert not layout.rejected(unit_id).exists()
     assert result["result"] == "The file does not exist."
@@ -161,6 +165,21 @@ def test_a_unit_applies_signed_xo_steering_and_publishes_its_report(tree, tmp_pa
     assert report.signals is not None and report.signals.turn == 4 and report.signals.role_id == "codegen"
     assert [o.tool for o in report.signals.outcomes] == ["code_execution_tool"] * 3 + ["response"]
     assert report.signals.doctrine.radio_check_interval_turns == 1 and report.signals.context_fill
+
+
+
+def test_a_linked_unit_without_a_running_xo_is_steered_by_its_own_supervisor(tree, tmp_path):
+    """The volume is there but no XO runs on it: the unit publishes its reports and the
+    agent's own supervisor steers the loop, saying in the UI log who steers."""
+    install_pack(tree, activate=True, doctrine={"radio_check_interval_turns": 1})
+    layout = VolumeLayout(tmp_path / "volume")
+    layout.root.mkdir()
+    result = run_chat(tree, [reply(f"attempt {i}") for i in range(1, 4)] + [FINAL], tmp_path,
+                      env_extra={ENV_VOLUME: str(layout.root), ENV_UNIT: "unit-a"})
+    headings = [item["heading"] for item in result["log"]]
+    assert "Supervisor: own supervision" in headings and "Supervisor: loop" in headings
+    assert len([w for w in warnings(result) if "[SUPERVISOR] Loop" in w]) == 1
+    assert read_report(layout.report("unit-a")).reason == "task_end"
 
 
 def test_a_real_xo_process_steers_a_looping_unit_in_a_real_agent_zero(tree, tmp_path):

@@ -111,16 +111,18 @@ CASES = [
     Case("unknown_pace_metric", RoleProfile, "codegen.yaml", ROLE_SRC,
          replace(_ALT_SECOND, _ALT_SECOND.replace("distinct_failing_tools", "failing_vibes")),
          "pace_plan.alternate.trigger.any_of[1].metric", "failing_vibes",
-         "Input should be 'consecutive_tool_failures', 'recent_tool_failures'", "role_profile"),
+         "got 'failing_vibes' (allowed: consecutive_tool_failures, recent_tool_failures", "role_profile"),
     Case("unknown_pace_metric_first", RoleProfile, "codegen.yaml", ROLE_SRC,
          replace("- {metric: consecutive_tool_failures, comparison: \">=\", value: 3}", "- {metric: tool_failures, comparison: \">=\", value: 3}"),
-         "pace_plan.alternate.trigger.any_of[0].metric", "tool_failures,", "'context_fill'", "role_profile"),
+         "pace_plan.alternate.trigger.any_of[0].metric", "tool_failures,",
+         "got 'tool_failures'; did you mean 'recent_tool_failures'? (allowed: consecutive_tool_failures,", "role_profile"),
     Case("unknown_metric_nested_in_all_of", RoleProfile, "codegen.yaml", ROLE_SRC,
          replace(_CONTINGENT_ALL_OF, _CONTINGENT_ALL_OF.replace("context_fill", "context_full")),
-         "pace_plan.contingent.trigger.any_of[2].all_of[0].metric", "context_full", "Input should be", "role_profile"),
+         "pace_plan.contingent.trigger.any_of[2].all_of[0].metric", "context_full",
+         "got 'context_full'; did you mean 'context_fill'?", "role_profile"),
     Case("unknown_comparison", RoleProfile, "codegen.yaml", ROLE_SRC,
          replace(_ALT_SECOND, _ALT_SECOND.replace('">="', '"=>"')),
-         "pace_plan.alternate.trigger.any_of[1].comparison", '"=>"', "Input should be '>', '>=', '<', '<=', '==' or '!='", "role_profile"),
+         "pace_plan.alternate.trigger.any_of[1].comparison", '"=>"', "got '=>'; did you mean '>='? (allowed: >, >=, <, <=, ==, !=)", "role_profile"),
     Case("condition_without_value", RoleProfile, "codegen.yaml", ROLE_SRC,
          replace(_ALT_SECOND, '- {metric: distinct_failing_tools, comparison: ">="}'),
          "pace_plan.alternate.trigger.any_of[1].value", 'comparison: ">="}', "required field is missing", "role_profile"),
@@ -183,12 +185,12 @@ CASES = [
          replace("subordinates: [codegen, bugfix]", "subordinates: [codegen, Bug Fix]"),
          "hierarchy.engineering_xo.subordinates[1]", "Bug Fix", "String should match pattern", "organization"),
     Case("org_mode", Organization, "software_dev.yaml", ORG_SRC, replace("mode: microcosm", "mode: galaxy"),
-         "mode", "mode: galaxy", "Input should be 'microcosm' or 'macrocosm'", "organization"),
+         "mode", "mode: galaxy", "got 'galaxy' (allowed: microcosm, macrocosm)", "organization"),
     Case("org_missing_default_role", Organization, "software_dev.yaml", ORG_SRC, replace("default_role: codegen\n", ""),
          "default_role", None, "required field is missing", "organization"),
     Case("salute_unknown_health", SaluteReport, "codegen_latest.json", "",
          salute_text(status={"health": "fine"}), "status.health", '"health": "fine"',
-         "Input should be 'nominal', 'degraded' or 'critical'", "salute_report"),
+         "got 'fine' (allowed: nominal, degraded, critical)", "salute_report"),
     Case("salute_negative_turns", SaluteReport, "codegen_latest.json", "",
          salute_text(time={"turns_elapsed": -1}), "time.turns_elapsed", '"turns_elapsed": -1',
          "greater than or equal to 0", "salute_report"),
@@ -456,7 +458,7 @@ def test_folder_with_one_bad_file_among_good_ones_exits_one(tmp_path):
     bad.write_text(ORG_SRC.replace("mode: microcosm", "mode: galaxy"), encoding="utf-8")
     done = a0org("validate", folder)
     assert done.returncode == 1
-    assert done.stderr.splitlines() == [f"{bad}:{line_of(bad.read_text(), 'mode:')}: mode: Input should be 'microcosm' or 'macrocosm'"]
+    assert done.stderr.splitlines() == [f"{bad}:{line_of(bad.read_text(), 'mode:')}: mode: got 'galaxy' (allowed: microcosm, macrocosm)"]
     assert done.stdout.strip() == f"{len(list(ROLES.rglob('*.yaml')))} file(s) checked: 1 problem(s)"
 
 
@@ -621,6 +623,19 @@ def test_modeline_check_can_fail(tmp_path):
     missing.write_text("role_id: y\n", encoding="utf-8")
     with pytest.raises(AssertionError):
         modeline_schema(missing)
+
+
+@pytest.mark.parametrize("old,new,expected", [
+    ("metric: consecutive_tool_failures", "metric: consecutive_tool_failure",
+     "got 'consecutive_tool_failure'; did you mean 'consecutive_tool_failures'? (allowed: consecutive_tool_failures, "),
+    ("role_type: specialist", "role_type: specialst", "got 'specialst'; did you mean 'specialist'? (allowed: commander, executive, specialist)"),
+    ("  cooldown_turns:", "  cooldown_turn:", "unknown field; did you mean 'cooldown_turns'?"),
+], ids=["metric", "role_type", "field"])
+def test_a_misspelling_is_quoted_with_the_nearest_allowed_name(tmp_path, old, new, expected):
+    path = tmp_path / "codegen.yaml"
+    path.write_text(ROLE_SRC.replace(old, new, 1), encoding="utf-8")
+    [problem] = validate_file(path)
+    assert problem.line == line_of(path.read_text(), new.strip()) and problem.reason.startswith(expected), problem
 
 
 def test_a_role_whose_id_differs_from_its_file_name_is_refused_as_at_run_time(tmp_path):

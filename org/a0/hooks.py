@@ -11,6 +11,7 @@ from types import ModuleType
 from typing import Any
 
 from org.kernel import dispatcher
+from org.kernel.agent_scope import chat_project, top_agent
 from org.kernel.agent_zero import agent_number
 from org.kernel.log import logger, warn_once
 from org.kernel.outcomes import diagnosed_verdict
@@ -105,12 +106,12 @@ async def message_loop_end(agent: Any, loop_data: Any = None, **_: Any) -> None:
 _TASK_TRACE_KEY = "_org_task_trace"  # org.llm_supervisors.digests.TRACE_KEY
 
 
-def _llm_runner() -> Any:
-    """The supervisors' runner, or None with no active organization (then nothing is imported or read)."""
+def _llm_runner(agent: Any) -> Any:
+    """The supervisors' runner of the agent's project, or None with no active organization (then nothing is imported or read)."""
     if store.active() is None:
         return None
     runner_module: ModuleType = importlib.import_module("org.llm_supervisors.runner")
-    return runner_module.runner_for()
+    return runner_module.runner_for(project=chat_project(agent))
 
 
 async def monologue_start(agent: Any, loop_data: Any = None, **_: Any) -> None:
@@ -118,7 +119,7 @@ async def monologue_start(agent: Any, loop_data: Any = None, **_: Any) -> None:
     try:
         if agent_number(agent) != 0:
             return  # a subordinate's monologue is part of its superior's task
-        runner = _llm_runner()
+        runner = _llm_runner(agent)
         if runner is None:
             return
         if runner.in_flight() and runner.active_config() is not None:
@@ -131,7 +132,7 @@ async def monologue_start(agent: Any, loop_data: Any = None, **_: Any) -> None:
 def monologue_end(agent: Any, loop_data: Any = None, **_: Any) -> None:
     """``monologue_end``: the task's digest, the trigger counters, and the runs that are due."""
     try:
-        runner = _llm_runner()
+        runner = _llm_runner(agent)
         if runner is not None:
             runner.task_end(agent, loop_data)
     except Exception as exc:
@@ -141,7 +142,7 @@ def monologue_end(agent: Any, loop_data: Any = None, **_: Any) -> None:
 def message_loop_prompts_after(agent: Any, loop_data: Any = None, **_: Any) -> None:
     """``message_loop_prompts_after``: the PROJECT KNOWLEDGE and ACTIVE DIRECTIVES prompt sections."""
     try:
-        runner = _llm_runner()
+        runner = _llm_runner(agent)
         if runner is not None:
             runner.prompt_sections(agent, loop_data)
     except Exception as exc:
@@ -151,7 +152,8 @@ def message_loop_prompts_after(agent: Any, loop_data: Any = None, **_: Any) -> N
 def _note_tool_for_supervisors(agent: Any, response: Any, tool_name: Any) -> None:
     """A tool call into the running task's digest; nothing at all unless the supervisors trace the task."""
     try:
-        data = getattr(agent, "data", None)
+        top = agent if agent_number(agent) == 0 else top_agent(agent)  # a subordinate's calls are part of its superior's task
+        data = getattr(top, "data", None)
         if not isinstance(data, dict) or _TASK_TRACE_KEY not in data:
             return
         tool = tool_name if isinstance(tool_name, str) and tool_name else "unknown"

@@ -121,6 +121,7 @@ class SupervisorRun(Contract):
     interval_tasks: int | None = Field(None, ge=1, description="Its periodic interval after this run, convergence applied.")
     task: int = Field(0, ge=0, description="Completed tasks counted when it was triggered.")
     source: Literal["agent", "cli"] = "agent"
+    project: str | None = Field(None, description="The Agent-Zero project whose store and queue it used; null: the global ones.")
 
 
 class SupervisorCounter(Contract):
@@ -154,6 +155,8 @@ class ToolCall(Contract):
     args: str = Field("", max_length=400, description="Arguments, shortened.")
     ok: bool
     error_type: str | None = None
+    agent: int = Field(0, ge=0, description="The agent that called it: 0 the top agent, 1 and up its subordinates.")
+    output: str = Field("", max_length=300, description="The start of a successful call's output (failures are in errors).")
 
 
 class TaskDigest(Contract):
@@ -174,3 +177,8 @@ class TaskDigest(Contract):
     outcome: Literal["completed", "aborted"]
     abort_reason: str = Field("", max_length=300)
     steering: int = Field(0, ge=0, description="Radio-check steering messages the task received.")
+    reasoning: list[Annotated[str, Field(max_length=300)]] = Field(
+        default_factory=list, max_length=12, description="The agent's thoughts before its tool calls, shortened.")
+    workdir: str = Field("", max_length=500, description="The agent's working directory, against which relative file names were resolved.")
+    files_unresolved: list[str] = Field(default_factory=list, max_length=30,
+                                        description="Relative file names that could not be resolved (no working directory known).")

@@ -150,6 +150,10 @@ class SupervisorsConfig(Contract):
     urgency: Urgency = Field(default_factory=Urgency)
     knowledge: KnowledgeSettings = Field(default_factory=KnowledgeSettings)
     directives: DirectiveSettings = Field(default_factory=DirectiveSettings)
+    never_read: list[Annotated[str, Field(min_length=1, max_length=200)]] = Field(
+        default_factory=list, max_length=200,
+        description="Glob patterns of more files the supervisors never read (besides the built-in credential files), "
+                    "matched against the end of the path: '*.secret', 'config/prod.yaml'.")
 
     @field_validator("model")
     @classmethod

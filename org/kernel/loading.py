@@ -7,8 +7,11 @@ Every problem names the file, the line, the field path and the reason, e.g.::
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
+import types as types_module
+import typing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -174,9 +177,52 @@ def validate(model: type[M], data: Any, path: Path | str, lines: dict[tuple, int
             elif error["type"] == "value_error":
                 reason = reason.removeprefix("Value error, ")
             elif error["type"] == "extra_forbidden":
-                reason = "unknown field (check the spelling against the schema)"
+                reason = unknown_field(model, field_path)
+            elif error["type"] in ("literal_error", "enum") and isinstance(error["input"], str):
+                reason = not_allowed(error["input"], re.findall(r"'([^']*)'", str((error.get("ctx") or {}).get("expected", ""))))
             problems.append(Problem(str(path), _nearest_line(lines, field_path), _field_name(field_path), reason))
         raise DocumentError(problems) from None
+
+
+def did_you_mean(written: str, allowed: list[str]) -> str:
+    # two characters swapped ('=>' for '>=') first: difflib's ratio would rather drop one
+    close = [a for a in allowed if sorted(a) == sorted(written)] or difflib.get_close_matches(written, allowed, n=1, cutoff=0.6)
+    return f"; did you mean '{close[0]}'?" if close else ""
+
+
+def not_allowed(written: str, allowed: list[str]) -> str:
+    """``got 'consecutive_tool_failure'; did you mean 'consecutive_tool_failures'? (allowed: ...)``"""
+    return f"got {written!r}{did_you_mean(written, allowed)} (allowed: {', '.join(allowed)})"
+
+
+def unknown_field(model: type[BaseModel], path: tuple) -> str:
+    allowed = sorted(fields_at(model, path[:-1]) - {path[-1]}) if path else []
+    hint = did_you_mean(str(path[-1]), allowed) if allowed else ""
+    return f"unknown field{hint or ' (check the spelling against the schema)'}"
+
+
+def fields_at(model: Any, path: tuple) -> set[str]:
+    """The field names a mapping at ``path`` inside ``model`` may have (empty when unknown)."""
+    types = [model]
+    for part in path:
+        inner = []
+        for kind in _models_in(types):
+            field = kind.model_fields.get(part) if isinstance(part, str) else None
+            inner.extend([field.annotation] if field is not None else [])
+        for kind in types:  # list items and dict values
+            inner.extend(arg for arg in typing.get_args(kind) if typing.get_origin(kind) in (list, dict, tuple))
+        types = inner
+    return {name for kind in _models_in(types) for name in kind.model_fields}
+
+
+def _models_in(types: list[Any]) -> list[type[BaseModel]]:
+    found: list[type[BaseModel]] = []
+    for kind in types:
+        if isinstance(kind, type) and issubclass(kind, BaseModel):
+            found.append(kind)
+        elif typing.get_origin(kind) in (typing.Union, types_module.UnionType, typing.Annotated):
+            found.extend(_models_in(list(typing.get_args(kind))))
+    return found
 
 
 def load(model: type[M], path: Path, id_field: str | None = None) -> M:

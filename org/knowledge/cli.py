@@ -18,25 +18,48 @@ def _config():
     return load_config()
 
 
-def _store(root: str | None):
-    """The store at ``root`` (``--root``), else where ``supervisors.yaml`` puts it, else the default."""
+def _store(args: argparse.Namespace):
+    """The store at ``--root``, else the project's (``--project``), else the global one (``knowledge.root`` or the default)."""
     from org.kernel.paths import organizations_dir
 
-    from .store import KnowledgeStore, default_root
+    from . import locations
+    from .store import KnowledgeStore
 
-    if root:
-        return KnowledgeStore(Path(root))
+    if getattr(args, "root", None):
+        return KnowledgeStore(Path(args.root))
     config = _config()
-    return KnowledgeStore(config.knowledge_root(organizations_dir()) if config else default_root())
+    configured = config.knowledge.root if config else None
+    return KnowledgeStore(locations.knowledge_root(organizations_dir(), getattr(args, "project", None), configured))
+
+
+def _queue_path(args: argparse.Namespace, explicit: str | None) -> Path | None:
+    """The directive queue: given, else the one beside ``--root``'s store, else the project's (or the global) one."""
+    from org.kernel.paths import organizations_dir
+
+    from . import locations
+
+    if explicit:
+        return Path(explicit)
+    if getattr(args, "root", None):
+        return locations.directives_beside(Path(args.root))
+    return locations.directives_path(organizations_dir(), getattr(args, "project", None))
 
 
 def _list(args: argparse.Namespace) -> int:
-    store = _store(args.root)
+    from org.kernel.paths import organizations_dir
+
+    from . import locations
+
+    store = _store(args)
     documents = store.documents(args.category)
     for document in documents:
         who = "hand-written" if document.hand_written else f"by {document.meta.last_updated_by}"
         print(f"{document.path:<44} {document.status:<12} {who:<24} {document.title}")
-    print(f"{len(documents)} document(s) in {store.root}")
+    scope = "" if args.root else f" ({locations.describe(args.project)})"
+    print(f"{len(documents)} document(s) in {store.root}{scope}")
+    others = [p for p in locations.projects_with_stores(organizations_dir()) if p != args.project]
+    if not args.root and others:
+        print(f"projects with a store of their own: {', '.join(others)} (see one with --project NAME)")
     return 0
 
 
@@ -50,7 +73,7 @@ def _find(store, name: str):
 
 
 def _show(args: argparse.Namespace) -> int:
-    store = _store(args.root)
+    store = _store(args)
     document = _find(store, args.document)
     if document is None:
         print(f"no single document {args.document!r} in {store.root} (try `a0org knowledge list`)", file=sys.stderr)
@@ -84,7 +107,7 @@ def _describe(item: ReviewItem) -> list[str]:
 def _review(args: argparse.Namespace) -> int:
     from .store import ReviewError
 
-    store = _store(args.root)
+    store = _store(args)
     decision = args.approve or args.reject
     if decision:
         try:
@@ -103,23 +126,28 @@ def _review(args: argparse.Namespace) -> int:
 
 
 def _preview(args: argparse.Namespace) -> int:
+    """Both sections in the order the agent's prompt has them: knowledge, then directives (nearest the model's answer)."""
     from .directives import DirectiveQueue
-    from .selection import project_knowledge_section
+    from .selection import project_knowledge_section, select_documents
 
     config = _config()
     budget = args.budget or (config.knowledge.injection_token_budget if config else 2000)
     lessons = config.knowledge.recent_lessons if config else 5
-    knowledge = project_knowledge_section(_store(args.root), args.domain, args.plan, budget, recent_lessons=lessons)
-    directives = DirectiveQueue(Path(args.directives) if args.directives else None).active_directives_section()
-    shown = [part for part in (directives, knowledge) if part]
+    store = _store(args)
+    knowledge = project_knowledge_section(store, args.domain, args.plan, budget, recent_lessons=lessons)
+    directives = DirectiveQueue(_queue_path(args, args.directives)).active_directives_section()
+    shown = [part for part in (knowledge, directives) if part]
     print("\n\n".join(shown) if shown else "(nothing: no pending directives and no documents to show)")
+    left_out = [d.path for d in select_documents(store.documents(), args.domain, args.plan, lessons) if d.path not in knowledge]
+    if left_out:
+        print(f"\n({len(left_out)} document(s) left out to fit the {budget}-token budget: {', '.join(left_out)})", file=sys.stderr)
     return 0
 
 
 def _directives(args: argparse.Namespace) -> int:
     from .directives import DirectiveQueue
 
-    queue = DirectiveQueue(Path(args.path) if args.path else None)
+    queue = DirectiveQueue(_queue_path(args, args.path))
     if args.done:
         removed = queue.mark_addressed(args.done, by="human")
         print(f"addressed: {', '.join(removed) if removed else 'none of those were pending'}")
@@ -138,7 +166,9 @@ def _directives(args: argparse.Namespace) -> int:
 def add_commands(sub) -> None:
     """Register ``knowledge`` (list, show, review, preview) and ``directives``."""
     root = argparse.ArgumentParser(add_help=False)
-    root.add_argument("--root", help="the knowledge store's folder (default: knowledge.root of supervisors.yaml, else <organizations>/knowledge)")
+    where = root.add_mutually_exclusive_group()
+    where.add_argument("--root", help="the knowledge store's folder (default: knowledge.root of supervisors.yaml, else <organizations>/knowledge)")
+    where.add_argument("--project", metavar="NAME", help="the store of an Agent-Zero project (<organizations>/projects/NAME/knowledge)")
 
     p = sub.add_parser("knowledge", help="the knowledge store the supervisors write: list, show, review, preview")
     ks = p.add_subparsers(dest="knowledge_command", required=True)
@@ -158,15 +188,16 @@ def add_commands(sub) -> None:
     k.add_argument("--all", action="store_true", help="also list items already decided")
     k.set_defaults(func=_review)
 
-    k = ks.add_parser("preview", parents=[root], help="print the directives and knowledge sections the agent would see")
+    k = ks.add_parser("preview", parents=[root], help="print the knowledge and directives sections the agent would see, in its order")
     k.add_argument("--domain", help="the agent's current domain")
     k.add_argument("--plan", help="the plan or request text that design and domain documents are matched against")
     k.add_argument("--budget", type=int, help="token budget of the knowledge section (default: supervisors.yaml, else 2000)")
-    k.add_argument("--directives", help="directive queue file (default: <organizations>/supervisors/directives.json)")
+    k.add_argument("--directives", help="directive queue file (default: the one beside the store: <store>/../supervisors/directives.json)")
     k.set_defaults(func=_preview)
 
     p = sub.add_parser("directives", help="pending supervisor directives, in the order the agent gets them")
     p.add_argument("--path", help="directive queue file (default: <organizations>/supervisors/directives.json)")
+    p.add_argument("--project", metavar="NAME", help="the queue of an Agent-Zero project (<organizations>/projects/NAME/supervisors/directives.json)")
     p.add_argument("--done", nargs="+", metavar="ID", help="mark directives as addressed (e.g. D12)")
     p.add_argument("--history", action="store_true", help="directives that left the queue: addressed, aged out, capped")
     p.set_defaults(func=_directives)

@@ -31,6 +31,8 @@ RECENT_LESSONS = 5
 #: A cut document shorter than this is left out rather than shown as a stub.
 MIN_CUT_TOKENS = 40
 CUT_MARK = "\n... (cut to fit; the whole document is {path} in the knowledge store)"
+#: When not even a document's heading fits: the note alone.
+SHORT_CUT_MARK = "... (cut to fit: {path})"
 SEPARATOR = "\n\n"
 
 _PIECES = re.compile(r"[A-Za-z]+|[0-9]+|\n+|[ \t]{2,}|[^\x00-\x7f]|[^\sA-Za-z0-9]")
@@ -107,7 +109,8 @@ def _block(document: Document) -> str:
 
 def _cut(block: str, room: int, path: str) -> str | None:
     """The longest head of ``block`` (ending at a line or word break) that, with the cut
-    mark, fits in ``room`` tokens; None when too little of it would fit."""
+    mark, fits in ``room`` tokens; when too little of it would fit, its heading with the
+    mark, or the short mark alone; None when not even that fits."""
     mark = CUT_MARK.format(path=path)
     low, high, best = 0, len(block), None
     while low <= high:
@@ -119,9 +122,13 @@ def _cut(block: str, room: int, path: str) -> str | None:
             best, low = head, middle + 1
         else:
             high = middle - 1
-    if best is None or estimate_tokens(best) < MIN_CUT_TOKENS:
-        return None
-    return best + mark
+    if best is not None and estimate_tokens(best) >= MIN_CUT_TOKENS:
+        return best + mark
+    heading = block.split("\n", 1)[0]  # too little room for its text: at least say it is there and cut
+    for note in (heading + mark, SHORT_CUT_MARK.format(path=path)):
+        if estimate_tokens(note) <= room:
+            return note
+    return None
 
 
 def render_section(documents: list[Document], budget_tokens: int) -> str:

@@ -60,6 +60,10 @@ def stats(home: Path) -> dict[str, Any]:
     ledger = UsageLedger.for_organizations(home)
     config = load_config(home)
     budget = config.model.daily_budget_usd if config is not None and config.model is not None else None
+    if not ledger.path.exists():  # a read-only command: no lock file is made for a ledger that is not there
+        result["ledger"] = {"path": str(ledger.path), "today_usd": 0.0, "today_calls": 0, "total_usd": 0.0, "total_calls": 0,
+                            "total_tokens": 0, "daily_budget_usd": budget}
+        return result
     try:
         today_usage, total_usage = ledger.today(), ledger.totals()
         result["ledger"] = {"path": str(ledger.path), "today_usd": today_usage.cost_usd, "today_calls": today_usage.calls,
@@ -100,8 +104,20 @@ def render_stats(data: dict[str, Any], last: int) -> str:
     return "\n".join(lines)
 
 
+def _missing(home: Path) -> bool:
+    """Say so when the organizations folder does not exist (read-only commands create nothing)."""
+    if home.is_dir():
+        return False
+    print(f"error: the organizations folder {home} does not exist (give another with --org-dir, or set $A0ORG_HOME)",
+          file=sys.stderr)
+    return True
+
+
 def _stats(args: argparse.Namespace) -> int:
-    data = stats(_home(args.org_dir))
+    home = _home(args.org_dir)
+    if _missing(home):
+        return 1
+    data = stats(home)
     print(json.dumps(data, indent=2) if args.json else render_stats(data, args.last))
     return 0
 
@@ -114,7 +130,8 @@ def render_run(run: SupervisorRun) -> list[str]:
 
     when = run.started.strftime("%Y-%m-%d %H:%M:%S")
     head = (f"{when}  {run.supervisor:<12} {run.trigger:<9} {run.outcome:<9} {run.duration_seconds:6.1f} s  "
-            f"{run.prompt_tokens + run.completion_tokens:>6,} tokens  {_money(run.cost_usd)}  (task {run.task}, {run.source})")
+            f"{run.prompt_tokens + run.completion_tokens:>6,} tokens  {_money(run.cost_usd)}  (task {run.task}, {run.source}"
+            + (f", project {run.project})" if run.project else ")"))
     lines = [head, f"    {outcome_line(run)}"]
     if run.summary:
         lines.append(f"    summary: {run.summary}")
@@ -128,7 +145,10 @@ def render_run(run: SupervisorRun) -> list[str]:
 
 
 def _log(args: argparse.Namespace) -> int:
-    runs = _runs(_home(args.org_dir))
+    home = _home(args.org_dir)
+    if _missing(home):
+        return 1
+    runs = _runs(home)
     if args.supervisor:
         runs = [r for r in runs if r.supervisor == args.supervisor]
     runs = runs[-args.limit:] if args.limit else runs
@@ -151,7 +171,7 @@ def _run(args: argparse.Namespace) -> int:
     from .records import outcome_line
     from .runner import SupervisorRunner
 
-    runner = SupervisorRunner(_home(args.org_dir))
+    runner = SupervisorRunner(_home(args.org_dir), args.project)
     if runner.active_config() is None:
         print(f"error: no usable {runner.files.config} (missing, invalid or every supervisor switched off); "
               "see docs/supervisors-llm.md", file=sys.stderr)
@@ -164,6 +184,8 @@ def _run(args: argparse.Namespace) -> int:
         print(outcome_line(run))
         if run.summary:
             print(f"    {run.summary}")
+    if all(run.outcome == "skipped" for run in runs):
+        return 2  # nothing could run (no key, endpoint down, budget spent): the same as no supervisor at all
     return 0 if all(run.outcome == "applied" for run in runs) else 1
 
 
@@ -195,6 +217,7 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--milestone", action="store_true",
                    help="mark a milestone: run the supervisors that run on milestones (on_milestone in supervisors.yaml)")
     p.add_argument("--supervisor", action="append", choices=SUPERVISOR_NAMES, help="only this one (repeatable)")
+    p.add_argument("--project", metavar="NAME", help="for an Agent-Zero project: its tasks, store and queue (default: the global ones)")
     p.set_defaults(func=_run)
 
 

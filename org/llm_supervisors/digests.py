@@ -1,9 +1,11 @@
 """Task digests: what one task was, short enough to put many in a supervisor's prompt.
 
-While a task runs, a :class:`TaskTrace` on the agent (``agent.data["_org_task_trace"]``;
+While a task runs, a :class:`TaskTrace` on the top agent (``agent.data["_org_task_trace"]``;
 the leading underscore keeps it out of Agent-Zero's saved chats) collects the user's
-message, each tool call with shortened arguments, the files named in them, errors and
-the PACE levels seen. At the task's end it becomes a :class:`TaskDigest`, redacted, and
+message, each tool call with shortened arguments and the start of its output (also the
+calls of subordinate agents, numbered), the agent's thoughts, the files named in the
+calls (relative names taken from the agent's working directory), errors and the PACE
+levels seen. At the task's end it becomes a :class:`TaskDigest`, redacted, and
 is appended to ``<organizations>/supervisors/digests.jsonl``, which keeps the last
 :data:`DIGEST_LIMIT` tasks.
 """
@@ -19,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from org.contracts.supervisor_outputs import TaskDigest, ToolCall
-from org.kernel.agent_zero import read_attr
+from org.kernel.agent_scope import agent_workdir, last_thoughts, resolve_in, top_agent
+from org.kernel.agent_zero import agent_number, read_attr
 from org.kernel.classify import classify_output
 from org.kernel.dispatcher import PACE_ATTR
 from org.kernel.redact import redact
@@ -38,11 +41,14 @@ TEXT_CHARS = 1200
 ARG_CHARS = 80
 ARGS_CHARS = 400
 ERROR_CHARS = 200
+OUTPUT_CHARS = 300
+THOUGHT_CHARS = 300
+MAX_THOUGHTS = 12
 #: Argument names that hold a file or folder.
 PATH_ARGS = ("path", "file", "file_path", "filepath", "filename", "document", "target", "destination", "paths", "files")
 #: File names inside code or shell commands: something/with.an_extension
 _FILE_IN_CODE = re.compile(
-    r"(?<![\w/.-])((?:\.{0,2}/)?[\w.-]+(?:/[\w.-]+)*\.(?:py|js|ts|tsx|jsx|md|yaml|yml|json|toml|ini|cfg|txt|sh|go|rs|java|kt|c|h|cc|cpp|hpp|rb|php|html|css|sql))\b"
+    r"(?<![\w/.-])((?:\.{0,2}/)?[\w.-]+(?:/[\w.-]+)*\.(?:py|js|ts|tsx|jsx|md|yaml|yml|json|toml|ini|cfg|conf|env|properties|xml|tf|txt|sh|go|rs|java|kt|swift|cs|c|h|cc|cpp|hpp|rb|php|html|css|scss|vue|sql))\b"
 )
 
 
@@ -116,44 +122,77 @@ class TaskTrace:
     pace_levels: list[str] = field(default_factory=list)
     turns: int = 0
     steering_at_start: int = 0
+    #: the agent's working directory: relative file names are taken from it, not from this process's
+    workdir: str = ""
+    reasoning: list[str] = field(default_factory=list)
+    unresolved: dict[str, None] = field(default_factory=dict)
 
     def note_pace(self, level: Any) -> None:
         if isinstance(level, str) and level and level not in self.pace_levels and len(self.pace_levels) < 4:
             self.pace_levels.append(level)
 
-    def note_tool(self, tool: str, args: Any, output: str, ok: bool | None, error_type: str | None, ends_task: bool) -> None:
-        if ends_task:
-            ok, error_type = True, None  # the agent's own answer (response tool), not a tool's output
+    def note_thoughts(self, thoughts: list[str]) -> None:
+        """The agent's reasoning before a call, bounded: :data:`MAX_THOUGHTS` entries, redacted."""
+        text = clean(" ".join(thoughts), THOUGHT_CHARS)
+        if text and text not in self.reasoning and len(self.reasoning) < MAX_THOUGHTS:
+            self.reasoning.append(text)
+
+    def note_tool(self, tool: str, args: Any, output: str, ok: bool | None, error_type: str | None, ends_task: bool,
+                  agent: int = 0) -> None:
+        """One tool call; ``agent`` is the caller's number (a subordinate's calls are part of the task too)."""
+        answer = tool == "response" or ends_task  # an agent's own answer, not a tool's output
+        if answer:
+            ok, error_type = True, None
         elif ok is None:
             verdict = classify_output(output)
             ok, error_type = not verdict.failed, verdict.error_type
         self.tool_calls += 1
         if len(self.tools) < MAX_TOOLS:
-            self.tools.append(ToolCall(tool=shorten(tool, 100), args=short_args(args), ok=ok, error_type=None if ok else error_type or "execution"))
-        for name in [] if ends_task else files_in(args):
-            if len(self.files) < MAX_FILES:
-                self.files.setdefault(name, None)
+            shown = clean(output, OUTPUT_CHARS) if ok and not (answer and agent == 0) else ""
+            self.tools.append(ToolCall(tool=shorten(tool, 100), args=short_args(args), ok=ok, error_type=None if ok else error_type or "execution",
+                                       agent=max(0, agent), output=shown))
+        for name in [] if answer else files_in(args):
+            resolved = resolve_in(Path(self.workdir) if self.workdir else None, name)
+            if resolved is None:
+                if len(self.unresolved) < MAX_FILES:
+                    self.unresolved.setdefault(name, None)
+            elif len(self.files) < MAX_FILES:
+                self.files.setdefault(resolved, None)
         if not ok and len(self.errors) < MAX_ERRORS:
             self.errors.append(clean(f"{tool}: {output}", ERROR_CHARS))
-        if ok and ends_task:
+        if ok and ends_task and agent == 0:
             self.responded = True
             text = args.get("text") or args.get("message") if isinstance(args, dict) else None
             self.final_response = str(text if text is not None else output)
 
 
 def begin(agent: Any, loop_data: Any) -> TaskTrace:
-    trace = TaskTrace(user_message=message_text(read_attr(loop_data, "user_message")), steering_at_start=steering_count(agent))
+    trace = TaskTrace(user_message=message_text(read_attr(loop_data, "user_message")), steering_at_start=steering_count(agent),
+                      workdir=str(agent_workdir(agent)))
     trace.note_pace(read_attr(agent, PACE_ATTR))
     agent.data[TRACE_KEY] = trace
     return trace
 
 
 def current(agent: Any) -> TaskTrace | None:
+    """The running task's trace: on the top agent, also when ``agent`` is one of its subordinates."""
     try:
         trace = agent.data.get(TRACE_KEY)
+        if trace is None and agent_number(agent) != 0:
+            trace = top_agent(agent).data.get(TRACE_KEY)
     except Exception:
         return None
     return trace if isinstance(trace, TaskTrace) else None
+
+
+def note_tool(agent: Any, tool: str, args: Any, output: str, ok: bool | None, error_type: str | None, ends_task: bool) -> None:
+    """One tool call of the agent or of a subordinate into the running task (only while a task is traced)."""
+    trace = current(agent)
+    if trace is None:
+        return
+    number = agent_number(agent)
+    trace.note_thoughts(last_thoughts(agent))
+    trace.note_tool(tool, args, output, ok, error_type, ends_task and number == 0, agent=number)
 
 
 def steering_count(agent: Any) -> int:
@@ -202,6 +241,9 @@ def finish(agent: Any, task: int) -> TaskDigest | None:
         outcome="aborted" if aborted else "completed",
         abort_reason=reason,
         steering=max(0, steering_count(agent) - trace.steering_at_start),
+        reasoning=list(trace.reasoning),
+        workdir=clean(trace.workdir, 500),
+        files_unresolved=[clean(name, 300) for name in trace.unresolved],
     )
 
 

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 from org.contracts.supervisor_outputs import SupervisorRun
 from org.kernel.files import atomic_write_text, exclusive, first_error, lock_file_for
 from org.kernel.log import warn_once
+from org.kernel.redact import redact, redact_model
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -42,7 +43,7 @@ class JsonLinesLog(Generic[M]):
         self.lock_file = lock_file_for(path)
 
     def append(self, item: M) -> None:
-        line = item.model_dump_json() + "\n"
+        line = redact_model(item).model_dump_json() + "\n"  # whatever the caller did: no secret reaches the file
         with exclusive(self.lock_file):
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with open(self.path, "a", encoding="utf-8") as handle:
@@ -104,7 +105,7 @@ def outcome_line(run: SupervisorRun) -> str:
     if run.bootstrap:
         label += " (bootstrap)"
     if run.outcome != "applied":
-        return f"{label}: {run.outcome}: {run.reason}"
+        return redact(f"{label}: {run.outcome}: {run.reason}")
     return f"{label}: {_details(run)}"
 
 

@@ -17,6 +17,7 @@ from org.contracts.supervisors import SupervisorsConfig
 from org.kernel.agent_zero import ui_log
 from org.kernel.files import atomic_write_text
 from org.kernel.log import logger, warn_once
+from org.kernel.redact import redact_model
 from org.knowledge.store import OwnershipError, check_owner
 
 from .records import LABELS, RunLog, outcome_line
@@ -120,8 +121,9 @@ def apply_outcome(outcome: Outcome, config: SupervisorsConfig | None, agent: Any
         directives=applied.directives if applied else [], documents=applied.documents if applied else [],
         review_items=applied.review_items if applied else 0,
         bootstrap=bool(outcome.run_input and outcome.run_input.bootstrap), converging=bool(converging),
-        interval_tasks=every, task=request.task, source=request.source,
+        interval_tasks=every, task=request.task, source=request.source, project=files.project,
     )
+    run = redact_model(run)  # reasons quote the model's answer and errors; the record, the log and the UI get it redacted
     _report(run, agent, log)
     return run
 

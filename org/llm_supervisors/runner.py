@@ -31,6 +31,7 @@ from org.kernel.agent_zero import agent_number
 from org.kernel.log import warn_once
 from org.kernel.paths import organizations_dir
 from org.kernel.redact import remember_secret
+from org.knowledge.locations import project_name
 from org.llm.config import load_config
 
 from . import agent_prompt, digests
@@ -45,8 +46,8 @@ from .worker import ABANDON_AFTER_SECONDS, Flight, Worker
 class SupervisorRunner:
     """The supervisors of one organizations folder: triggers, background runs, results."""
 
-    def __init__(self, home: Path):
-        self.files = Files(home)
+    def __init__(self, home: Path, project: str | None = None):
+        self.files = Files(home, project)
         self.state = StateFile(self.files.state)
         self.log = RunLog(self.files.runs)
         self.digest_log = digests.DigestLog(self.files.digests)
@@ -236,24 +237,21 @@ def _with_first(first: str, reasons: list[str]) -> list[str]:
     return [first] + [r for r in reasons if r != first]
 
 
-_runners: dict[Path, SupervisorRunner] = {}
+_runners: dict[tuple[Path, str | None], SupervisorRunner] = {}
 _runners_lock = threading.Lock()
 
 
-def runner_for(home: Path | None = None) -> SupervisorRunner:
-    """The runner of an organizations folder (default: the current one), kept for the process."""
-    home = home or organizations_dir()
+def runner_for(home: Path | None = None, project: str | None = None) -> SupervisorRunner:
+    """The runner of an organizations folder (default: the current one) and Agent-Zero project, kept for the process."""
+    key = (home or organizations_dir(), project_name(project))
     with _runners_lock:
-        runner = _runners.get(home)
+        runner = _runners.get(key)
         if runner is None:
-            runner = _runners[home] = SupervisorRunner(home)
+            runner = _runners[key] = SupervisorRunner(*key)
         return runner
 
 
 def note_tool(agent: Any, tool_name: Any, args: Any, output: str, verdict: tuple[bool, str | None] | None, ends_task: bool) -> None:
     """``tool_execute_after``: one tool call into the running task's digest (only while a task is traced)."""
-    trace = digests.current(agent)
-    if trace is None:
-        return
     ok, error_type = verdict if verdict is not None else (None, None)
-    trace.note_tool(tool_name if isinstance(tool_name, str) and tool_name else "unknown", args, output, ok, error_type, ends_task)
+    digests.note_tool(agent, tool_name if isinstance(tool_name, str) and tool_name else "unknown", args, output, ok, error_type, ends_task)

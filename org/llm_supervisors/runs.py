@@ -19,6 +19,8 @@ from pydantic import BaseModel
 
 from org.contracts.supervisors import SupervisorsConfig
 from org.kernel.log import logger
+from org.kernel.redact import redact_model
+from org.knowledge import locations
 from org.knowledge.directives import DirectiveQueue
 from org.knowledge.store import KnowledgeStore
 from org.llm.answer import ModelOutputInvalid
@@ -36,16 +38,22 @@ Status = Literal["ok", "skipped", "discarded", "failed"]
 
 
 class Files:
-    """Where the supervisors keep their files in one organizations folder."""
+    """Where the supervisors keep their files: the organizations folder's, or one Agent-Zero project's.
 
-    def __init__(self, home: Path):
+    A project has its own store, queue, digests and counters (:mod:`org.knowledge.locations`);
+    the config, the run records and the usage ledger are the organizations folder's.
+    """
+
+    def __init__(self, home: Path, project: str | None = None):
         self.home = home
-        self.folder = home / FOLDER
+        self.project = locations.project_name(project)
+        self.scope = locations.scope_folder(home, self.project)
+        self.folder = self.scope / FOLDER
         self.config = home / CONFIG_NAME
         self.state = self.folder / "state.json"
-        self.runs = self.folder / "runs.jsonl"
+        self.runs = home / FOLDER / "runs.jsonl"
         self.digests = self.folder / "digests.jsonl"
-        self.directives = self.folder / "directives.json"
+        self.directives = locations.directives_path(home, self.project)
 
 
 @dataclass
@@ -88,7 +96,8 @@ class Outcome:
 
 
 def store_for(config: SupervisorsConfig, files: Files) -> KnowledgeStore:
-    return KnowledgeStore(config.knowledge_root(files.home), establish_after_tasks=config.knowledge.establish_after_tasks)
+    root = locations.knowledge_root(files.home, files.project, config.knowledge.root)
+    return KnowledgeStore(root, establish_after_tasks=config.knowledge.establish_after_tasks)
 
 
 def queue_for(config: SupervisorsConfig, files: Files) -> DirectiveQueue:
@@ -107,11 +116,13 @@ def execute(request: Request, config: SupervisorsConfig, files: Files) -> Outcom
         own, other = split_documents(spec, store.documents())
         recent = digests.DigestLog(files.digests).recent(request.recent)
         pending = [f"{d.id} [{d.priority} {d.type}, from {d.source}]: {d.description}" for d in queue_for(config, files).pending()]
-        touched = read_touched_files(recent, skip_under=(files.home.resolve(), store.root.resolve())) if spec.reads_files else []
+        touched = read_touched_files(recent, skip_under=(files.home.resolve(), store.root.resolve()),
+                                     never_read=tuple(config.never_read)) if spec.reads_files else []
         run_input = RunInput(recent, own, other, pending, touched, request.previous_findings)
         client = ChatClient(config.model_for(name), UsageLedger.for_organizations(files.home), supervisor=name)
         result = client.complete(build_messages(spec, run_input), schema=spec.schema, deadline=request.deadline)
-        return _outcome(request, client, run_input, "ok", parsed=result.parsed, model=result.model, attempts=result.attempts)
+        # the model may repeat a secret it was shown (or invent one): nothing of its answer is kept unredacted
+        return _outcome(request, client, run_input, "ok", parsed=redact_model(result.parsed), model=result.model, attempts=result.attempts)
     except ModelUnavailable as exc:
         return _outcome(request, client, run_input, "skipped", exc.reason)
     except ModelOutputInvalid as exc:

@@ -22,7 +22,8 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from org.contracts.knowledge import OWNERSHIP, DirectiveDraft, KnowledgeDraft
-from org.contracts.supervisor_outputs import CodeStyleOutput, DesignOutput, InternaliserOutput, KnowledgeItem, TaskDigest
+from org.contracts.supervisor_outputs import CodeStyleOutput, DesignOutput, InternaliserOutput, KnowledgeItem, TaskDigest, ToolCall
+from org.kernel.credentials import is_credential_file, is_credential_text
 from org.kernel.redact import redact
 from org.knowledge.documents import Document
 
@@ -38,14 +39,12 @@ FINDINGS_CHARS = 3000
 FILE_CHARS = 3000
 FILES_CHARS = 9000
 MAX_FILES = 6
+#: Files named but not read, listed with the reason.
+MAX_UNREAD = 10
 #: Files larger than this are not read at all.
 MAX_FILE_BYTES = 1_000_000
 #: How many recent tasks a supervisor reads at least, and at most.
 MIN_TASKS, MAX_TASKS = 3, 10
-#: Files never sent to a model, whatever redaction would leave of them.
-_SECRET_FILE = re.compile(
-    r"(^/(proc|sys|dev)/|(^|/)(\.env(\..*)?|.*\.(pem|key|p12|pfx|keystore|kdbx)|id_[a-z0-9]+|\.netrc|\.pgpass|\.htpasswd"
-    r"|\.git-credentials|authorized_keys|g?shadow|credentials(\..*)?|secrets?(\..*)?)$)", re.I)
 _RULE_LINE = re.compile(r"^\s*\d+\.\s+(.*\S)\s*$")
 
 
@@ -130,7 +129,7 @@ class RunInput:
     own_documents: list[Document]
     other_documents: list[Document]
     directives: list[str]
-    files: list[tuple[str, str]] = field(default_factory=list)
+    files: list[tuple[str, str | None]] = field(default_factory=list)  #: (name, text); text None: not read, name says why
     previous_findings: list[str] = field(default_factory=list)
 
     @property
@@ -143,41 +142,55 @@ def split_documents(spec: SupervisorSpec, documents: list[Document]) -> tuple[li
     return own, [d for d in documents if d.category not in spec.categories]
 
 
-def read_touched_files(digests: list[TaskDigest], skip_under: tuple[Path, ...] = ()) -> list[tuple[str, str]]:
-    """The newest files the tasks named that can be read here, each cut short and redacted."""
+def read_touched_files(digests: list[TaskDigest], skip_under: tuple[Path, ...] = (),
+                       never_read: tuple[str, ...] = ()) -> list[tuple[str, str | None]]:
+    """The newest files the tasks named that can be read here, each cut short and redacted.
+
+    A file that cannot be read is listed with None (and why, in :data:`NOT_READ`), so the
+    supervisor is told instead of the file being skipped without a word.
+    """
     names: dict[str, None] = {}
     for digest in reversed(digests):
         for name in digest.files_touched:
             names.setdefault(name, None)
-    files: list[tuple[str, str]] = []
-    total = 0
+    files: list[tuple[str, str | None]] = []
+    total = read = 0
     for name in names:
-        if len(files) >= MAX_FILES or total >= FILES_CHARS:
+        if read >= MAX_FILES or total >= FILES_CHARS:
             break
-        text = _readable(Path(name), skip_under)
+        text, why = _readable(Path(name), skip_under, never_read)
         if text is None:
+            if why and len(files) - read < MAX_UNREAD:
+                files.append((f"{name} ({why})", None))
             continue
         text = redact(text)[: min(FILE_CHARS, FILES_CHARS - total)]  # redacted before it is cut
         files.append((name, text))
         total += len(text)
+        read += 1
     return files
 
 
-def _readable(path: Path, skip_under: tuple[Path, ...]) -> str | None:
-    if _SECRET_FILE.search(path.as_posix()):
-        return None
+def _readable(path: Path, skip_under: tuple[Path, ...], never_read: tuple[str, ...] = ()) -> tuple[str | None, str]:
+    """The file's text, or None and why: credential files (by name, also after links are followed, or by content) are never read."""
+    if is_credential_file(path, never_read):
+        return None, "a credential file: never read"
     try:
         resolved = path.resolve()
         if any(base == resolved or base in resolved.parents for base in skip_under):
-            return None  # the pack's own files (the knowledge store, run records) are not code under review
-        if not resolved.is_file() or resolved.stat().st_size > MAX_FILE_BYTES:
-            return None
+            return None, ""  # the pack's own files (the knowledge store, run records) are not code under review
+        if is_credential_file(resolved, never_read):
+            return None, "a credential file: never read"
+        if not resolved.is_file():
+            return None, "not found here"
+        if resolved.stat().st_size > MAX_FILE_BYTES:
+            return None, "too large"
         data = resolved.read_bytes()[: FILE_CHARS * 4]
-    except OSError:
-        return None
+    except OSError as exc:
+        return None, f"cannot be read: {exc.strerror or type(exc).__name__}"
     if b"\x00" in data:
-        return None  # binary
-    return data.decode("utf-8", "replace")
+        return None, "binary"
+    text = data.decode("utf-8", "replace")
+    return (None, "a credential file: never read") if is_credential_text(text) else (text, "")
 
 
 # --------------------------------------------------------------------------- the prompt
@@ -187,18 +200,30 @@ def _cap(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 30].rstrip() + "\n... (cut to fit)"
 
 
+def _call_text(call: ToolCall) -> str:
+    who = f"[subordinate A{call.agent}] " if call.agent else ""
+    verdict = "ok" if call.ok else f"FAILED {call.error_type or ''}".rstrip()
+    return f"{who}{call.tool}({call.args}) {verdict}" + (f" -> {call.output}" if call.output else "")
+
+
 def digest_text(digest: TaskDigest) -> str:
     pace = "/".join(digest.pace_levels) or "-"
     lines = [f"### Task {digest.task} ({digest.outcome}{': ' + digest.abort_reason if digest.abort_reason else ''}; "
              f"{digest.turns} turns, {digest.duration_seconds:.0f} s, PACE {pace})"]
     if digest.user_message:
         lines.append(f"User: {digest.user_message}")
+    if digest.workdir:
+        lines.append(f"Working directory: {digest.workdir}")
+    if digest.reasoning:
+        lines.append("Reasoning: " + " | ".join(digest.reasoning))
     if digest.tools:
-        calls = [f"{c.tool}({c.args}) {'ok' if c.ok else 'FAILED ' + (c.error_type or '')}".rstrip() for c in digest.tools]
-        more = f" (+{digest.tool_calls - len(digest.tools)} more)" if digest.tool_calls > len(digest.tools) else ""
-        lines.append("Tools: " + "; ".join(calls) + more)
+        lines.append("Tools:" + "".join(f"\n- {_call_text(c)}" for c in digest.tools))
+        if digest.tool_calls > len(digest.tools):
+            lines.append(f"(+{digest.tool_calls - len(digest.tools)} more calls)")
     if digest.files_touched:
         lines.append("Files: " + ", ".join(digest.files_touched))
+    if digest.files_unresolved:
+        lines.append("Files named relative to an unknown folder (not read): " + ", ".join(digest.files_unresolved))
     if digest.errors:
         lines.append("Errors: " + " | ".join(digest.errors))
     if digest.steering:
@@ -253,7 +278,9 @@ def build_messages(spec: SupervisorSpec, run: RunInput) -> list[dict[str, str]]:
         ("PENDING DIRECTIVES", _cap("\n".join(f"- {d}" for d in run.directives), DIRECTIVE_CHARS) or "(none)"),
     ]
     if spec.reads_files:
-        files = "\n\n".join(f"### {name}\n```\n{text}\n```" for name, text in run.files)
+        files = "\n\n".join(f"### {name}\n```\n{text}\n```" for name, text in run.files if text is not None)
+        unread = [name for name, text in run.files if text is None]
+        files += ("\n\n" if files else "") + ("Not read: " + ", ".join(unread) if unread else "")
         sections.append(("FILES THE RECENT TASKS TOUCHED", files or "(none could be read)"))
     if run.previous_findings:
         sections.append(("YOUR PREVIOUS FINDINGS (use the same wording for what is still true)",

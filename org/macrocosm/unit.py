@@ -31,10 +31,9 @@ import re
 import socket
 import time
 from dataclasses import dataclass, field
+from logging import INFO, WARNING
 from pathlib import Path
 from typing import Any
-
-from logging import INFO, WARNING
 
 from org.contracts import RoleProfile, SaluteReport
 from org.contracts.common import is_identifier

@@ -45,6 +45,8 @@ class Context:
         self.id = uuid.uuid4().hex[:8]
         self.log = Log()
         self.paused = False
+        self.data: dict[str, Any] = {}  # Agent-Zero: the chat's data; "project" names its project
+        self.agent0: Any = None
 
 
 @dataclass
@@ -107,6 +109,15 @@ class StandInAgent:
         self.config = Config(era, ctx_length)
         self.ctx_length = ctx_length
         self.loop_data = LoopData()
+        if number == 0:
+            self.context.agent0 = self
+
+    def subordinate(self) -> "StandInAgent":
+        """A subordinate the way ``call_subordinate`` makes one: the next number, the same chat, its superior in data."""
+        agent = StandInAgent(self.era, self.number + 1, self.ctx_length)
+        agent.context = self.context
+        agent.data["_superior"] = self
+        return agent
 
     def get_data(self, field: str) -> Any:
         return self.data.get(field, None)

@@ -1,0 +1,119 @@
+"""The pack's own secret patterns: the shapes detect-secrets has no plugin for.
+
+Each pattern marks a span to replace: the whole match, or only its group named ``s``
+(the secret) so the words around it stay readable (``--password [REDACTED]``).
+detect-secrets covers the rest (see :mod:`org.kernel.redact`); what is here fills its
+gaps: newer token formats (Stripe keys longer than its 24 characters, Hugging Face,
+npm, ...), secrets on command lines and in HTTP headers, Docker and kubeconfig files,
+URLs with an empty user name, and ``NAME=value`` lines without quotes.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: Values that are never secrets: numbers, variables and placeholders, masks.
+PLACEHOLDER = re.compile(
+    r"^(?:\d+(?:\.\d+)?|\$.*|<.*|\{.*|%.*|\*+|x+|X+|\.\.\.|…|none|null|nil|true|false|yes|no|on|off|undefined|changeme"
+    r"|os\.environ.*|getenv.*|env\(.*|process\.env.*|\[redacted\].*)$",
+    re.IGNORECASE,
+)
+#: An unquoted value that is code, not a secret: a keyword, a type, a call, an attribute or an index.
+CODE_VALUE = re.compile(
+    r"^(?:raise|return|pass|continue|break|not|and|or|in|is|if|else|elif|await|async|lambda|yield|def|class|import|from"
+    r"|self|cls|this|str|int|float|bool|bytes|dict|list|tuple|set|object|any|Any|string|number|boolean|Optional.*|Union.*"
+    r"|Secret[A-Za-z]*|SecretStr|None|True|False|required|optional|string\(.*"
+    r"|[A-Za-z_][\w]*\(.*|[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)+|[A-Za-z_][\w]*\[.*)$"
+)
+#: A value with this much randomness is a secret even when it has the shape of code (``kUb3T0k3n.a1b2c3``).
+RANDOM_LOOKING = re.compile(r"\d.*\d.*\d|(?=.*[a-z])(?=.*[A-Z])(?=.*\d)")
+
+_NAMES = (
+    # long names whatever comes before them (PGPASSWORD, DB_PASSWORD, githubToken) ...
+    r"(?:[a-z0-9_.\-]*?(?:password|passwd|passphrase|secret|token|api[_\-]?key|apikey|access[_\-]?key|private[_\-]?key"
+    r"|credentials?|client-key-data|signing[_\-]?key|encryption[_\-]?key|master[_\-]?key|session[_\-]?key)"
+    # ... short ones only as a whole word or after a separator (DB_PASS, MYSQL_PWD; not bypass, compass)
+    r"|(?:[a-z0-9]+[_.\-])*(?:pass|pwd|pw|auth|key-data|sig))"
+)
+
+#: ``name = value`` and ``name: value`` where the name says secret; quoted values may hold spaces.
+ASSIGNMENT = re.compile(
+    r"(?i)(?<![A-Za-z0-9])(?P<key>[\"']?" + _NAMES + r"[\"']?[ \t]*(?::=|=>|=|:)[ \t]*)"
+    r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s,;\"'`)\]}]+)"
+)
+
+#: Tokens recognisable by their shape alone (whole match replaced), each with the literal
+#: pieces (lower case) one of which the text must hold: a substring test is far cheaper than a scan.
+TOKENS: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
+    (needles, re.compile(pattern))
+    for needles, pattern in (
+        (("sk-",), r"\bsk-[A-Za-z0-9_\-]{16,}"),  # OpenAI, OpenRouter (sk-or-...), Anthropic (sk-ant-...)
+        (("k_live_", "k_test_"), r"\b[rsp]k_(?:live|test)_[0-9A-Za-z]{10,}"),  # Stripe secret, restricted and publishable keys
+        (("whsec_",), r"\bwhsec_[0-9A-Za-z]{16,}"),  # Stripe webhook secrets
+        (("hf_",), r"\bhf_[A-Za-z0-9]{30,}"),  # Hugging Face
+        (("npm_",), r"\bnpm_[A-Za-z0-9]{30,}"),  # npm
+        (("pypi-",), r"\bpypi-[A-Za-z0-9_\-]{50,}"),  # PyPI
+        (("sg.",), r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}"),  # SendGrid
+        (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"\bgh[pousr]_[A-Za-z0-9]{20,}"),  # GitHub tokens
+        (("github_pat_",), r"\bgithub_pat_[A-Za-z0-9_]{20,}"),  # GitHub fine-grained tokens
+        (("glpat-",), r"\bglpat-[A-Za-z0-9_\-]{20,}"),  # GitLab tokens
+        (("akia", "asia"), r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),  # AWS access key ids
+        (("xox",), r"\bxox[abposre]-[A-Za-z0-9\-]{10,}"),  # Slack tokens
+        (("xapp-",), r"\bxapp-[0-9]-[A-Za-z0-9\-]{10,}"),  # Slack app tokens
+        (("hooks.slack.com",), r"https://hooks\.slack\.com/services/[A-Za-z0-9/_\-]+"),  # Slack webhooks
+        (("/api/webhooks/",), r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_\-]+"),  # Discord webhooks
+        (("eyj",), r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),  # JWTs
+        (("aiza",), r"\bAIza[0-9A-Za-z_\-]{35}"),  # Google API keys
+        (("ya29.",), r"\bya29\.[0-9A-Za-z_\-]{20,}"),  # Google OAuth access tokens
+        (("dop_v1_",), r"\bdop_v1_[a-f0-9]{64}"),  # DigitalOcean
+        (("shpat_", "shpca_", "shppa_", "shpss_"), r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"),  # Shopify
+        (("dapi",), r"\bdapi[a-f0-9]{32}"),  # Databricks
+        (("pmak-",), r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}"),  # Postman
+        (("lin_api_",), r"\blin_api_[A-Za-z0-9]{40}"),  # Linear
+        (("dp.",), r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}"),  # Doppler
+        (("age-secret-key-1",), r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}"),  # age private keys
+        (("secret_",), r"\bsecret_[A-Za-z0-9]{43}\b"),  # Notion integrations
+    )
+)
+
+#: Secrets inside a larger text, the secret being the group ``s``; with their needles, as above.
+IN_CONTEXT: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
+    (needles, re.compile(pattern))
+    for needles, pattern in (
+        # Authorization headers, whatever the scheme; also bare ``Bearer <token>``
+        (("authorization",),
+         r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?(?:(?:basic|bearer|token|digest|apikey|negotiate)\s+)?(?P<s>[^\s\"',;]{6,})"),
+        (("bearer", "basic"), r"(?i)\b(?:bearer|basic)\s+(?P<s>[A-Za-z0-9._~+/\-]{16,}=*)"),
+        (("api-key", "auth-token", "access-token", "private-token"),
+         r"(?i)\b(?:x-api-key|x-auth-token|api-key|x-access-token|private-token)[\"']?\s*[:=]\s*[\"']?(?P<s>[^\s\"',;]{6,})"),
+        # user:password@ in URLs, the user name may be empty (redis://:pw@host)
+        (("://",), r"(?i)\b[a-z][a-z0-9+.\-]*://[^\s:/@]*:(?P<s>[^\s@/]+)@"),
+        # curl -u user:pass, --user user:pass (the password part)
+        (("-u", "--user", "--proxy-user"), r"(?:\s-u\s*|--user[= ]\s*|--proxy-user[= ]\s*)[\"']?[^\s:\"']+:(?P<s>[^\s\"']+)"),
+        # mysql -pSECRET (no space: with a space mysql asks for it)
+        (("mysql",), r"\bmysql(?:dump|admin|import|sh|check)?\b[^\n|;&]*?\s-p(?P<s>[^\s\"']+|\"[^\"]*\"|'[^']*')"),
+        # --password X, --password=X, --token X, --api-key X, ...
+        (("-pass", "-token", "-secret", "-api", "-access", "-auth", "-client"),
+         r"(?i)(?<![\w-])--?(?:[a-z0-9]+-)*(?:password|passwd|pass|token|secret|api-?key|access-?key|auth-?token|client-?secret)"
+         r"(?:=|\s+)(?P<s>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'-][^\s\"']*)"),
+        (("sshpass",), r"\bsshpass\s+-p\s*(?P<s>\S+)"),
+        # .netrc: machine host login user password secret
+        (("machine",), r"(?i)\bmachine\s+\S+\s+login\s+\S+\s+password\s+(?P<s>\S+)"),
+        # query strings: ?access_token=...&sig=...
+        (("?", "&"),
+         r"(?i)[?&](?:access_token|refresh_token|id_token|token|api_key|apikey|key|sig|signature|x-amz-signature|x-amz-credential"
+         r"|password|secret)=(?P<s>[^&\s\"'#]{6,})"),
+        # connection strings: AccountKey=...; SharedAccessKey=...;
+        (("accountkey", "sharedaccess"), r"(?i)\b(?:AccountKey|SharedAccessKey|SharedAccessSignature)=(?P<s>[^;\s\"']+)"),
+    )
+)
+
+#: Lines that can hold a ``name = value`` secret: the others are not scanned for one.
+NAME_HINT = re.compile(r"(?i)pass|pwd|pw\b|secret|key|token|auth|cred|sig\b|contrase")
+
+
+def present(needles: tuple[str, ...], lowered: str) -> bool:
+    return any(needle in lowered for needle in needles)
+
+
+__all__ = ["ASSIGNMENT", "CODE_VALUE", "IN_CONTEXT", "NAME_HINT", "PLACEHOLDER", "RANDOM_LOOKING", "TOKENS", "present"]
