@@ -44,6 +44,8 @@ def test_an_agent_zero_with_plugins_gets_the_plugin_by_default(tmp_path, pack):
     manifest = (tree / PLUGIN / "plugin.yaml").read_text()
     for line in (f"name: {PLUGIN_NAME}", "per_project_config: true", "per_agent_config: true", "always_enabled: false"):
         assert line in manifest.splitlines()
+    assert "settings_sections: [agent]" in manifest.splitlines()
+    assert (tree / PLUGIN / "hooks.py").is_file() and (tree / PLUGIN / "webui" / "config.html").is_file()
     assert not (tree / "usr" / "extensions").exists()
     assert "form:        Agent-Zero plugin usr/plugins/a0_org_kernel/" in result.stdout
     # the manifest comes first, so Agent-Zero knows the plugin before its hooks appear
@@ -136,8 +138,9 @@ def test_a_folder_with_other_files_in_the_plugin_stays(tmp_path, pack):
     tree = make_a0_tree(tmp_path / "a0", "P")
     install(pack, tree)
     config = touch(tree / PLUGIN / "config.json")
+    touch(tree / PLUGIN / "__pycache__" / "hooks.cpython-312.pyc")  # Agent-Zero imported hooks.py
     install(pack, tree, "--form", "extensions")
-    assert config.is_file() and not (tree / PLUGIN / "plugin.yaml").exists() and not (tree / PLUGIN / "extensions").exists()
+    assert config.is_file() and sorted(p.name for p in (tree / PLUGIN).iterdir()) == ["config.json"]
 
 
 def test_one_component_moves_the_other_hooks_along(tmp_path, pack):
@@ -241,3 +244,28 @@ def test_the_switch_follows_agent_zeros_rule(tmp_path, files, project, profile, 
         touch(tree / rel)
     assert enabled_for(tree, project, profile) is on
     assert {t.path for t in toggles(tree)} == {tree / rel for rel in files}
+
+
+# --------------------------------------------------------------------------- the settings screen
+
+
+def test_the_settings_screen_shows_the_active_organization_and_its_doctrine(tmp_path):
+    from a0_trees import make_pack
+
+    from org.a0.plugin_settings import settings_view
+
+    pack = make_pack(tmp_path / "pack", real_doctrine=True)
+    tree = make_a0_tree(tmp_path / "a0", "P")
+    orgs = tree / "usr" / "organizations"
+    assert settings_view(orgs)["state"] == "off"  # no organizations folder yet
+    install(pack, tree, "--activate", "software_dev")
+    view = settings_view(orgs)
+    assert view["state"] == "active" and view["org_id"] == "software_dev" and view["default_role"]
+    codegen = next(r for r in view["roles"] if r["role_id"] == "codegen")
+    assert not codegen["error"] and codegen["file"] == str(orgs / "roles" / "codegen.yaml")
+    assert {"name": "radio_check_interval_turns", "value": "1"} in codegen["doctrine"]  # as roles/codegen.yaml says
+    (orgs / "roles" / "codegen.yaml").write_text("role_id: codegen\n")
+    broken = next(r for r in settings_view(orgs)["roles"] if r["role_id"] == "codegen")
+    assert "codegen.yaml" in broken["error"] and broken["doctrine"] == []
+    (orgs / "active.json").write_text("{not json")
+    assert settings_view(orgs)["state"] == "invalid"

@@ -118,3 +118,36 @@ def test_the_extension_form_still_steers_and_leaves_no_plugin(tree, tmp_path):
     assert (tree / "usr" / "extensions" / "python" / "message_loop_end" / "_50_supervisor_loop.py").is_file()
     result = run_chat(tree, LOOP, tmp_path)
     assert len(steering(result)) == 1 and "[SUPERVISOR] Loop" in steering(result)[0], warnings(result)
+
+
+PROBE = """
+import asyncio, json, os, sys
+sys.path.insert(0, os.getcwd())
+from helpers import plugins
+from api.plugins import Plugins
+item = plugins.get_enhanced_plugins_list(custom=True, builtin=False, plugin_names=[sys.argv[1]])[0]
+api = Plugins(None, None)
+config = asyncio.run(api.process({"action": "get_config", "plugin_name": sys.argv[1]}, None))
+saved = asyncio.run(api.process({"action": "save_config", "plugin_name": sys.argv[1], "project_name": "",
+                                 "agent_profile": "", "settings": {"anything": 1}}, None))
+print(json.dumps({"item": item.model_dump(), "config": config, "saved": saved}))
+"""
+
+
+def test_agent_zeros_plugin_list_and_settings_screen_read_the_plugin(tree, tmp_path):
+    """Through Agent-Zero's own plugin API, as its web UI calls it."""
+    install_as(tree)
+    probe = tmp_path / "probe.py"
+    probe.write_text(PROBE)
+    done = subprocess.run([A0_PYTHON, str(probe), PLUGIN_NAME], cwd=tree, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          capture_output=True, text=True, timeout=120)
+    answer = json.loads(done.stdout.strip().splitlines()[-1])
+    item = answer["item"]
+    assert item["display_name"] == "Organization kernel" and item["is_custom"] and item["toggle_state"] == "enabled"
+    assert item["per_project_config"] and item["per_agent_config"] and not item["always_enabled"]
+    assert item["has_config_screen"] and item["settings_sections"] == ["agent"]
+    view = answer["config"]["data"]
+    assert view["state"] == "active" and view["org_id"] == "software_dev"
+    codegen = next(r for r in view["roles"] if r["role_id"] == "codegen")
+    assert {"name": "radio_check_interval_turns", "value": "1"} in codegen["doctrine"]  # the edit install_as made
+    assert answer["saved"] == {"ok": True} and not (tree / "usr" / "plugins" / PLUGIN_NAME / "config.json").exists()

@@ -5,7 +5,8 @@ from __future__ import annotations
 from org.doctor.report import INFO, OK, PROBLEM, WARNING, Check
 from org.install.contents import Pack, sha256_bytes, sha256_file
 from org.install.eras import Tree
-from org.install.plugin import EXTENSIONS_FORM, PLUGIN_FORM, PLUGIN_META, choose_form, describe_toggles, plugin_yaml, toggles
+from org.install.plugin import EXTENSIONS_FORM, PLUGIN_FORM, PLUGIN_META, choose_form, describe_toggles, toggles
+from org.install.plugin_files import plugin_files
 
 
 def tree_in_its_form(tree: Tree) -> Tree:
@@ -27,19 +28,23 @@ def check_form(tree: Tree, pack: Pack | None) -> list[Check]:
                       "to switch it on and off per project or agent in Agent-Zero's plugin settings: install_all.sh --form plugin")]
     if tree.form != PLUGIN_FORM or not installed:
         return []
-    return [_manifest(tree, pack, label), _toggle_state(tree)]
+    files = [_plugin_file(tree, pack, label, rel, content) for rel, content, _ in plugin_files(pack.version if pack else "")]
+    return [*files, _toggle_state(tree)]
 
 
-def _manifest(tree: Tree, pack: Pack | None, label: str) -> Check:
-    path = tree.plugin_dir / PLUGIN_META
+def _plugin_file(tree: Tree, pack: Pack | None, label: str, rel: str, content: bytes) -> Check:
+    path = tree.plugin_dir / rel
+    if not path.is_file() and rel == PLUGIN_META:
+        return Check("plugin", PROBLEM, label + rel, "missing: Agent-Zero does not see the plugin, so none of its hooks run",
+                     "run install_all.sh")
     if not path.is_file():
-        return Check("plugin", PROBLEM, label + PLUGIN_META, "missing: Agent-Zero does not see the plugin, so none of its hooks run",
+        return Check("plugin", WARNING, label + rel, "missing: the plugin's settings screen does not show the organization",
                      "run install_all.sh")
     if pack is None:
-        return Check("plugin", OK, label + PLUGIN_META, "installed (no pack to compare with)")
-    if sha256_file(path) != sha256_bytes(plugin_yaml(pack.version)):
-        return Check("plugin", WARNING, label + PLUGIN_META, "differs from the one the installer writes", "run install_all.sh")
-    return Check("plugin", OK, label + PLUGIN_META, "current")
+        return Check("plugin", OK, label + rel, "installed (no pack to compare with)")
+    if sha256_file(path) != sha256_bytes(content):
+        return Check("plugin", WARNING, label + rel, "differs from the one the installer writes", "run install_all.sh")
+    return Check("plugin", OK, label + rel, "current")
 
 
 def _toggle_state(tree: Tree) -> Check:

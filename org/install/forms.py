@@ -14,7 +14,8 @@ from typing import Sequence
 
 from org.install.contents import HOOKS, Hook, Pack
 from org.install.eras import Tree
-from org.install.plugin import OFF_FILE, ON_FILE, PLUGIN_FORM, PLUGIN_META, plugin_yaml, toggles
+from org.install.plugin import OFF_FILE, ON_FILE, PLUGIN_FORM, toggles
+from org.install.plugin_files import plugin_files
 from org.install.steps import Phase, Plan, Step, empty_folder_steps, file_step, hook_steps, pycache_steps, remove_file
 
 
@@ -25,12 +26,12 @@ def form_label(tree: Tree) -> str:
 
 
 def plugin_phase(tree: Tree, pack: Pack, hooks: Sequence[Hook], plan: Plan) -> Phase | None:
-    """The plugin's manifest (first, so Agent-Zero knows the plugin before its hooks appear),
-    and the hooks that move in from the other form although this run does not install them."""
+    """The plugin's manifest (first, so Agent-Zero knows the plugin before its hooks appear) and
+    settings screen, and the hooks that move in from the other form although this run does not install them."""
     if tree.form != PLUGIN_FORM:
         return None
     phase = Phase("Plugin form")
-    phase.steps.append(file_step(tree.plugin_dir / PLUGIN_META, plugin_yaml(pack.version), "plugin manifest"))
+    phase.steps += [file_step(tree.plugin_dir / rel, content, what) for rel, content, what in plugin_files(pack.version)]
     phase.steps += hook_steps(tree, pack, moving_hooks(tree, hooks), plan)
     return phase
 
@@ -75,7 +76,7 @@ def form_removal_steps(tree: Tree, hooks: Sequence[Hook], plan: Plan, uninstalli
         left = [h for h in HOOKS if tree.hook_path(h).is_file() and tree.hook_path(h) not in removing]
         if not left:
             steps += plugin_file_removal_steps(tree, plan, uninstalling)
-            removed_dirs.append(tree.plugin_dir / "extensions" / "python")
+            removed_dirs += [tree.plugin_dir / "extensions" / "python", tree.plugin_dir / "webui"]
     plan.hooks_changed = plan.hooks_changed or bool(removed_dirs)
     candidates = [parent for folder in removed_dirs for parent in (folder, *folder.parents)
                   if parent not in stops and tree.root in parent.parents]
@@ -89,9 +90,11 @@ def plugin_file_removal_steps(tree: Tree, plan: Plan, uninstalling: bool) -> lis
     """The plugin's manifest and its own toggle files. Its switches for projects and agent profiles
     go with an uninstall; a switch of form keeps them (switching back restores them) and says so."""
     steps: list[Step] = []
-    for path in (tree.plugin_dir / PLUGIN_META, tree.plugin_dir / OFF_FILE, tree.plugin_dir / ON_FILE):
+    ours = [tree.plugin_dir / rel for rel, _, _ in plugin_files("")] + [tree.plugin_dir / OFF_FILE, tree.plugin_dir / ON_FILE]
+    for path in ours:
         if path.is_file():
             steps.append(Step(path, "installed", "remove", lambda p=path: remove_file(p), writes=path))
+    steps += pycache_steps(tree.plugin_dir)  # hooks.py, once Agent-Zero has imported it
     scoped = [t for t in toggles(tree.root) if t.project or t.profile]
     if uninstalling:
         for toggle in scoped:

@@ -37,26 +37,6 @@ def plugin_dir(root: Path) -> Path:
     return root / "usr" / "plugins" / PLUGIN_NAME
 
 
-def plugin_yaml(version: str) -> bytes:
-    """The manifest Agent-Zero reads; generated, so the pack keeps one source per hook."""
-    text = (
-        "# Written by the a0-org-kernel installer (install_all.sh); it is replaced on every install.\n"
-        f"name: {PLUGIN_NAME}\n"
-        "title: Organization kernel\n"
-        "description: >-\n"
-        "  a0-org-kernel: watches the agent after every turn and steers it out of loops, stalls and\n"
-        "  tool-failure cascades with short [SUPERVISOR] messages, following the active organization's\n"
-        "  doctrine (usr/organizations). Switch it off for a project or an agent profile to leave\n"
-        "  those agents unsupervised.\n"
-        f'version: "{version}"\n'
-        "settings_sections: []\n"
-        "per_project_config: true\n"
-        "per_agent_config: true\n"
-        "always_enabled: false\n"
-    )
-    return text.encode("utf-8")
-
-
 # ----------------------------------------------------------------------------- toggles
 
 
