@@ -263,14 +263,12 @@ def searched_around(tree: Tree) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return before, after
 
 
-def _plugin_kind(tree: Tree, path: Path, point: str) -> str | None:
+def _plugin_kind(tree: Tree, path: Path) -> str | None:
     """For a file in another plugin's extension folder: does that plugin come before ours?"""
-    if tree.form != PLUGIN_FORM:
-        return None
     rel = path.relative_to(tree.root).parts
     name = rel[2] if rel[0] == "usr" else rel[1]
     if name == PLUGIN_NAME:
-        return "shadowed"  # a core plugins/<our name>: usr/plugins/<name> wins over it
+        return None  # a core plugins/<our name> is shadowed by ours: Agent-Zero never reads it
     return "replaces ours" if name < PLUGIN_NAME else "replaced by ours"
 
 
@@ -295,7 +293,7 @@ def find_clashes(tree: Tree, hooks: Iterable[Hook] = HOOKS) -> list[Clash]:
                 for path in sorted(tree.root.glob(pattern.format(point=hook.point) + "/" + hook.name)):
                     if not path.is_file() or path == ours or path in other_copies:
                         continue
-                    found = _plugin_kind(tree, path, hook.point) if kind == "plugin" else kind
-                    if found in ("replaces ours", "replaced by ours", "stale copy"):
+                    found = _plugin_kind(tree, path) if kind == "plugin" else kind
+                    if found:
                         clashes.append(Clash(hook, path, found, ours, _scope(tree.root, path.parent)))
     return clashes
