@@ -26,7 +26,7 @@ for entry in (str(ROOT), str(Path(__file__).resolve().parent)):
 from run import emit, percentile, r, set_home, temp_root  # noqa: E402
 
 from org.a0 import hooks  # noqa: E402
-from org.contracts.supervisor_outputs import CodeStyleOutput  # noqa: E402
+from org.contracts.supervisor_outputs import CodeStyleOutput, DesignOutput, InternaliserOutput  # noqa: E402
 from org.kernel.redact import MARK, redact  # noqa: E402
 from org.knowledge import directives, selection  # noqa: E402
 from org.knowledge.directives import DirectiveQueue  # noqa: E402
@@ -34,7 +34,7 @@ from org.llm_supervisors.agent_prompt import SECTIONS_KEY  # noqa: E402
 from org.llm_supervisors.runner import runner_for  # noqa: E402
 from org.replay import prepare_organization  # noqa: E402
 from org.standin.agent import LoopData, Response, StandInAgent  # noqa: E402
-from org.standin.model_server import Reply, ScriptedServer, Slow  # noqa: E402
+from org.standin.model_server import For, Reply, ScriptedServer, Slow  # noqa: E402
 
 DOCUMENT = """---
 schema_version: 1
@@ -189,22 +189,42 @@ def bench_task_boundaries(base: Path, quick: bool) -> None:
 
 
 def bench_wait(base: Path) -> None:
+    """The bounded wait at a task's start: a stalled endpoint, and three supervisors due together."""
     home = base / "wait"
     home.mkdir()
     set_home(home)
-    budget, slow = 1.0, 5.0
+    wait, slow = 1.0, 5.0
     answer = Reply.valid(CodeStyleOutput, {"summary": "nothing"})
     with ScriptedServer(Slow(slow, answer)) as server:
-        write_config(home, server.base_url, budget=budget)
+        write_config(home, server.base_url)
+        (home / "supervisors.yaml").write_text((home / "supervisors.yaml").read_text() + f"wait_seconds: {wait}\n")
         agent = StandInAgent()
         runner = runner_for(home)
         runner.task_start(agent, LoopData())
         hooks.tool_execute_after(agent, response=Response(message="ok", break_loop=True), tool_name="response")
         runner.task_end(agent, LoopData())
         waited = runner.wait_for_runs()
-        runner.collect()
-    emit("wait_at_task_start", r(waited), "s", budget=budget, answer_after=slow,
-         what="how long the next task start waited for a run whose answer takes longer than its time budget")
+    emit("wait_at_task_start_stalled_endpoint", r(waited), "s", wait_seconds=wait, budget=120.0, answer_after=slow,
+         what="how long the next task start waited for a run whose answer takes longer than wait_seconds")
+
+    home = base / "wait3"
+    home.mkdir()
+    set_home(home)
+    each = 1.0
+    answers = [For(schema.__name__, Slow(each, Reply.valid(schema, data))) for schema, data in (
+        (CodeStyleOutput, {"summary": "ok"}), (DesignOutput, {"summary": "ok"}), (InternaliserOutput, {"summary": "ok"}))]
+    with ScriptedServer(*answers) as server:
+        (home / "supervisors.yaml").write_text(
+            f"model: {{base_url: '{server.base_url}', model: bench, api_key_env: null}}\nmilestone_every_tasks: 1\n", encoding="utf-8")
+        agent = StandInAgent()
+        runner = runner_for(home)
+        runner.task_start(agent, LoopData())
+        hooks.tool_execute_after(agent, response=Response(message="ok", break_loop=True), tool_name="response")
+        runner.task_end(agent, LoopData())
+        waited = runner.wait_for_runs()
+        applied = [run.supervisor for run in runner.collect() if run.outcome == "applied"]
+    emit("wait_for_three_supervisors_due_together", r(waited), "s", answer_after_each=each, applied=len(applied),
+         what="a milestone makes all three due at a task's end; they run side by side, so the next start waits about one answer")
 
 
 def main() -> int:

@@ -20,10 +20,10 @@ from typing import Any, Iterator
 import yaml
 
 from org.contracts import Organization, RoleProfile, TraceHeader, TraceTurn
-from org.kernel import loading
+from org.kernel import cascade, loading
 from org.kernel.loading import DocumentError, Problem
 from org.kernel.log import forget_logged
-from org.kernel.paths import ENV_HOME
+from org.kernel.paths import ENV_HOME, OrganizationLayout
 from org.macrocosm.volume import ENV_VOLUME
 from org.resources import organizations_templates_dir, roles_dir
 from org.standin.session import StandInSession, TurnResult
@@ -82,10 +82,10 @@ def role_of(header: TraceHeader | None) -> dict[str, Any]:
     overrides applied and validated: :class:`DocumentError` with fields like ``doctrine.cooldown_turns``."""
     default = yaml.safe_load((organizations_templates_dir() / "software_dev.yaml").read_text(encoding="utf-8"))["default_role"]
     role_id = header.role if header and header.role else default
-    role_path = roles_dir() / f"{role_id}.yaml"
-    if not role_path.is_file():
+    if not (roles_dir() / f"{role_id}.yaml").is_file():
         raise DocumentError([Problem("trace header", 1, "role", f"no role '{role_id}' among the pack's roles")])
-    role = yaml.safe_load(role_path.read_text(encoding="utf-8"))
+    role = cascade.resolve_role(OrganizationLayout(roles_dir()), role_id, roles_dir=roles_dir()).role.model_dump(
+        mode="json", exclude={"extends"})
     if header and header.doctrine:
         role["doctrine"] = _deep_merge(role.get("doctrine", {}), header.doctrine)
         loading.validate(RoleProfile, role, "trace header")

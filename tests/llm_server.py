@@ -4,7 +4,9 @@ conftest.py makes the fixtures available to every test module; import the helper
 (``TEST_KEY``, ``KEY_ENV``, ``model_config_for``) where needed.
 
 ``llm_server`` is a running :class:`~org.standin.model_server.ScriptedServer` (script it
-with ``llm_server.script(...)``, read ``llm_server.requests``); ``llm_key`` puts
+with ``llm_server.script(...)``, read ``llm_server.requests``); every test that uses it
+runs twice, against a server that keeps connections open and one that closes each
+connection after its answer (``Connection: close``, as some local servers do); ``llm_key`` puts
 :data:`TEST_KEY` into :data:`KEY_ENV`; ``llm_model`` is a ``ModelConfig`` pointing at the
 server with that key and short backoff, so retries take milliseconds.
 """
@@ -17,6 +19,7 @@ from typing import Any, Iterator
 import pytest
 
 from org.contracts.supervisors import ModelConfig
+from org.llm.structured import forget_all
 from org.standin.model_server import ScriptedServer
 
 KEY_ENV = "A0ORG_TEST_LLM_KEY"
@@ -31,10 +34,11 @@ def model_config_for(server: ScriptedServer, **overrides: Any) -> ModelConfig:
     return ModelConfig.model_validate({**fields, **overrides})
 
 
-@pytest.fixture
-def llm_server() -> Iterator[ScriptedServer]:
-    """A scripted server on 127.0.0.1, stopped after the test."""
-    with ScriptedServer() as server:
+@pytest.fixture(params=["keep-alive", "close"])
+def llm_server(request: pytest.FixtureRequest) -> Iterator[ScriptedServer]:
+    """A scripted server on 127.0.0.1, stopped after the test; once keeping connections, once closing them."""
+    forget_all()  # the response format each endpoint accepted starts unknown
+    with ScriptedServer(connection=request.param) as server:
         yield server
 
 

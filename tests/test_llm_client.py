@@ -39,7 +39,7 @@ from org.llm import (
 )
 from org.llm.answer import extract_json_text
 from org.llm.transport import parse_retry_after
-from org.standin.model_server import Drop, Reply, Slow, Status
+from org.standin.model_server import Drop, Reply, ScriptedServer, Slow, Status
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "roles" / "organizations" / "supervisors.example.yaml"
@@ -91,7 +91,9 @@ def test_a_valid_answer_is_parsed_and_the_request_is_openai_shaped(llm_server, l
     assert request.headers["content-type"] == "application/json"
     body = request.body
     assert body["model"] == "scripted/model" and body["max_tokens"] == 500 and body["stream"] is False
-    assert body["response_format"] == {"type": "json_object"}
+    assert body["response_format"]["type"] == "json_schema"  # structured output first
+    assert body["response_format"]["json_schema"]["name"] == "Findings"
+    assert body["response_format"]["json_schema"]["schema"] == Findings.model_json_schema()
     system, user = body["messages"]
     assert system["role"] == "system" and system["content"].startswith("You review code.")
     assert "exactly one JSON object" in system["content"] and '"summary"' in system["content"]  # the schema
@@ -126,30 +128,40 @@ def test_a_fenced_json_block_is_accepted(llm_server, llm_model):
     ("", "the answer is empty"),
     ("[1, 2]", "expected a JSON object, found list"),
 ])
-def test_malformed_output_is_refused_whole_and_not_retried(llm_server, llm_model, ledger, content, reason):
-    llm_server.script(Reply(content), Reply.valid(Findings, GOOD))
+def test_malformed_output_gets_one_repair_round_then_is_refused_whole(llm_server, llm_model, ledger, content, reason):
+    llm_server.script(Reply(content), Reply(content), Reply.valid(Findings, GOOD))
     client = ChatClient(llm_model, ledger, supervisor="design")
     with pytest.raises(ModelOutputInvalid) as raised:
         ask(client)
     assert reason in raised.value.reason and len(raised.value.reason) < 120
-    assert raised.value.raw_text == content
-    assert len(llm_server.requests) == 1 and llm_server.pending == 1
-    assert ledger.today().calls == 1 and client.run_calls == 1  # the tokens were paid for all the same
+    assert raised.value.raw_text == content and raised.value.answers == [content, content] and raised.value.repairs == 1
+    assert len(llm_server.requests) == 2 and llm_server.pending == 1  # one repair round, no more
+    assert ledger.today().calls == 2 and client.run_calls == 2  # the tokens were paid for all the same
+    repair = llm_server.requests[1].body["messages"]
+    sent = llm_server.requests[0].body["messages"]
+    assert repair[:len(sent)] == sent and reason in repair[-1]["content"]
+    assert repair[len(sent):-1] == ([{"role": "assistant", "content": content}] if content else [])
 
 
 def test_output_that_breaks_the_schema_names_the_field(llm_server, llm_model):
     broken = {"directives": [{"type": "refactor", "description": "x"}, {"type": "cleanup"}], "summary": 3}
-    llm_server.script(Reply.of(broken))
+    llm_server.script(Reply.of(broken), Reply.of(broken))
     with pytest.raises(ModelOutputInvalid) as raised:
         ask(ChatClient(llm_model))
     assert raised.value.reason.startswith("does not match Findings: directives.0.type: Input should be 'functional' or 'cleanup'")
     assert raised.value.reason.endswith("(and 2 more)")
+    sent_back = llm_server.requests[1].body["messages"][-1]["content"]
+    assert "- directives.1.description: Field required" in sent_back and "- summary: Input should be a valid string" in sent_back
 
 
-def test_an_answer_cut_off_at_max_tokens_is_invalid(llm_server, llm_model):
-    llm_server.script(Reply(json.dumps(GOOD), finish_reason="length"))
-    with pytest.raises(ModelOutputInvalid, match=r"cut off at max_tokens \(2000\)"):
+def test_an_answer_cut_off_at_max_tokens_is_asked_again_shorter(llm_server, llm_model):
+    llm_server.script(Reply(json.dumps(GOOD)[:40], finish_reason="length"), Reply(json.dumps(GOOD)[:30], finish_reason="length"))
+    with pytest.raises(ModelOutputInvalid, match=r"cut off at max_tokens \(8000\)") as raised:
         ask(ChatClient(llm_model))
+    repair = llm_server.requests[1].body["messages"]
+    assert repair[-1]["role"] == "user" and "cut off at the 8000-token limit" in repair[-1]["content"]
+    assert all(m["role"] != "assistant" for m in repair)  # the cut-off text is not paid for twice
+    assert raised.value.repairs == 1
 
 
 def test_max_tokens_never_exceeds_the_configured_request_limit(llm_server, llm_key):
@@ -243,10 +255,10 @@ def test_an_endpoint_that_is_down_is_unavailable(llm_key):
     (404, "rejected", "(check base_url and model)"),
     (402, "budget", "(the account is out of credit)"),
 ])
-def test_other_client_errors_are_not_retried(llm_server, llm_model, status, kind, hint):
+def test_other_client_errors_are_not_retried(llm_server, llm_key, status, kind, hint):
     llm_server.script(Status(status, "nope"), Reply.valid(Findings, GOOD))
     with pytest.raises(ModelUnavailable) as raised:
-        ask(ChatClient(llm_model))
+        ask(ChatClient(model_config_for(llm_server, json_mode=False)))
     assert raised.value.kind == kind
     assert raised.value.reason == f"HTTP {status} from 127.0.0.1:{llm_server.port}: nope" + (f" {hint}" if hint else "")
     assert len(llm_server.requests) == 1
@@ -343,8 +355,8 @@ def test_the_key_never_reaches_logs_exceptions_or_files(llm_server, llm_model, t
     client = ChatClient(llm_model, ledger, supervisor="internaliser")
     llm_server.script(
         Status(503, f"upstream said: invalid key {TEST_KEY}"), Drop(), Reply.valid(Findings, GOOD, cost=0.01),  # retried
-        Reply("{broken"),                                                                                       # malformed
-        Reply.of({"summary": 1}),                                                                               # off-schema
+        Reply("{broken"), Reply(f"{{broken again {TEST_KEY}"),                                                  # malformed
+        Reply.of({"summary": 1}), Reply.of({"summary": 2}),                                                     # off-schema
         Status(401, f"User not found for key {TEST_KEY}"),                                                     # final
     )
     outcomes: list[object] = [ask(client)]
@@ -356,7 +368,7 @@ def test_the_key_never_reaches_logs_exceptions_or_files(llm_server, llm_model, t
     texts = [caplog.text, *(repr(o) for o in outcomes), *(str(o) for o in outcomes),
              *(getattr(o, "reason", "") for o in outcomes)]
     texts += [p.read_text(errors="replace") for p in tmp_path.rglob("*") if p.is_file()]
-    assert len(llm_server.requests) == 6 and all(r.headers["authorization"] == f"Bearer {TEST_KEY}" for r in llm_server.requests)
+    assert len(llm_server.requests) == 8 and all(r.headers["authorization"] == f"Bearer {TEST_KEY}" for r in llm_server.requests)
     assert "retry 1 of 3" in caplog.text  # the log was captured, and it held the retries
     assert [t for t in texts if TEST_KEY in t] == []
 
@@ -589,3 +601,11 @@ def test_a0org_validate_skips_the_supervisors_state_folder(tmp_path, ledger):
     done = subprocess.run([sys.executable, "-m", "org", "validate", str(ledger.path.parent.parent)], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "1 file(s) checked: valid", done.stderr
+
+
+def test_an_http_1_0_endpoint_that_closes_after_its_answer_is_read_whole(llm_key):
+    """HTTP/1.0 answers close the connection: http.client closes the socket once the body is read."""
+    with ScriptedServer(Reply.valid(Findings, GOOD), Reply.valid(Findings, GOOD), connection="http/1.0") as server:
+        client = ChatClient(model_config_for(server, max_retries=0))
+        assert ask(client).attempts == 1 and ask(client).parsed == Findings.model_validate(GOOD)
+        assert len(server.requests) == 2

@@ -23,7 +23,7 @@ from org.knowledge.store import KnowledgeStore
 from org.llm.budget import UsageLedger
 from org.llm_supervisors.runner import SupervisorRunner, runner_for
 from org.replay import prepare_organization
-from org.standin.model_server import Drop, Reply, ScriptedServer, Slow, Status
+from org.standin.model_server import Drop, For, Reply, ScriptedServer, Slow, Status
 from org.standin.session import StandInSession, render_extras
 
 # --------------------------------------------------------------------------- scenario pieces
@@ -35,15 +35,16 @@ CONVENTION = {"category": "conventions", "name": "error_handling", "title": "Err
 CLEANUP = {"type": "cleanup", "description": "Use ToolError in app/tools.py", "files": ["app/tools.py"], "priority": "low"}
 
 
-def code_style(**fields: Any) -> Reply:
+def code_style(**fields: Any) -> For:
+    """The code style supervisor's answer, for its request only (runs due together go at the same time)."""
     data = {"conventions_updated": [CONVENTION], "inconsistencies": ["app/tools.py raises bare Exception",
                                                                       "app/io.py returns None on error"],
             "directives": [CLEANUP], "summary": "error handling is inconsistent"}
-    return Reply.valid(CodeStyleOutput, {**data, **fields}, cost=0.0021)
+    return For("CodeStyleOutput", Reply.valid(CodeStyleOutput, {**data, **fields}, cost=0.0021))
 
 
-def internaliser(*items: dict, summary: str = "captured") -> Reply:
-    return Reply.valid(InternaliserOutput, {"knowledge_items": list(items), "summary": summary})
+def internaliser(*items: dict, summary: str = "captured") -> For:
+    return For("InternaliserOutput", Reply.valid(InternaliserOutput, {"knowledge_items": list(items), "summary": summary}))
 
 
 def lesson(content: str, **fields: Any) -> dict:
@@ -297,12 +298,12 @@ def assert_nothing_applied(home: Path) -> None:
     (Reply.of({"conventions_updated": [CONVENTION], "directives": [CLEANUP]}), "invalid answer: does not match CodeStyleOutput: summary"),
     (Reply.of({"conventions_updated": [{**CONVENTION, "name": "../escape"}], "summary": "s"}),
      "invalid answer: does not match CodeStyleOutput: conventions_updated.0.name"),
-    (Reply.of({"conventions_updated": [CONVENTION], "summary": "s", "mood": "great"}), "invalid answer: does not match CodeStyleOutput: mood"),
 ])
-def test_a_malformed_or_off_schema_answer_is_discarded_whole(home, llm_server, caplog, answer, reason):  # noqa: F811
-    run = run_code_style_now(home, llm_server, answer)
+def test_a_malformed_or_off_schema_answer_is_discarded_whole_after_its_repair_round(home, llm_server, caplog, answer, reason):  # noqa: F811
+    run = run_code_style_now(home, llm_server, answer, answer)
     assert run.outcome == "discarded" and run.reason.startswith(reason), run.reason
-    assert (run.prompt_tokens, run.completion_tokens) == (120, 40)  # paid for, though unusable
+    assert (run.prompt_tokens, run.completion_tokens, run.repairs) == (240, 80, 1)  # both paid for, though unusable
+    assert "the repaired answer could not be used either" in run.answer_notes
     assert_nothing_applied(home)
     assert [m for m in pack_warnings(caplog) if "Code style supervisor" in m] == [f"Code style supervisor: discarded: {run.reason}"]
 
@@ -404,27 +405,6 @@ def test_the_config_is_read_again_when_it_changes_even_if_the_folder_came_later(
     with open(config, "w", encoding="utf-8") as handle:  # rewritten in place: the folder itself does not change
         handle.write("enabled: false\n")
     assert runner.active_config() is None
-
-
-def test_a_result_that_arrives_after_the_wait_is_applied_at_the_following_task(home, llm_server):  # noqa: F811
-    seed_hand_written_convention(home)
-    write_config(home, llm_server, code_style={"every_tasks": 100, "time_budget_seconds": 10},
-                 internaliser={"every_tasks": 100, "time_budget_seconds": 10})
-    # an aborted task pulls every supervisor forward; they run one after the other
-    llm_server.script(Slow(0.6, code_style()), Slow(0.6, internaliser(lesson("the build needs make 4.3"))))
-    session = StandInSession()
-    session.run_task("deploy", turns(failing(1)))  # no response: aborted
-    second = session.run_task("check", turns(respond()))
-    assert "Error handling" in second[0].extras["org_knowledge"]  # waited for: it was running
-    assert "make 4.3" not in second[0].extras["org_knowledge"]  # queued behind it, so not waited for
-    assert [r.supervisor for r in runs(home)] == ["code_style"]
-    third = session.run_task("again", turns(respond()))
-    assert "the build needs make 4.3" in third[0].extras["org_knowledge"]
-    assert [(r.supervisor, r.trigger, r.outcome) for r in runs(home)] == [("code_style", "urgency", "applied"),
-                                                                         ("internaliser", "urgency", "applied")]
-
-
-# --------------------------------------------------------------------------- triggers, urgency, convergence
 
 
 def test_periodic_triggers_count_completed_tasks(home, llm_server):  # noqa: F811

@@ -18,7 +18,7 @@ from pack_commands import a0org, install
 from test_real_agent_zero import A0_PYTHON, A0_ROOT, FINAL, reply, run_chat, tree  # noqa: F401 (tree: a fixture)
 
 from org.contracts.supervisor_outputs import CodeStyleOutput
-from org.standin.model_server import Reply, ScriptedServer
+from org.standin.model_server import Reply, ScriptedServer, Slow
 
 pytestmark = [
     pytest.mark.real_a0,
@@ -71,3 +71,32 @@ def test_digests_and_prompt_sections_in_a_real_agent_zero(tree, tmp_path):  # no
         assert "## ACTIVE DIRECTIVES" in prompt and "D1 [low cleanup, from code_style]" in prompt
     state = json.loads((organizations / "supervisors" / "state.json").read_text())
     assert state["tasks_completed"] == 2
+
+
+@pytest.mark.parametrize("connection", ["keep-alive", "close"])
+def test_a_run_started_by_the_agent_is_applied_at_its_next_task_in_a_real_agent_zero(tree, tmp_path, connection):  # noqa: F811
+    """The whole way inside Agent-Zero: the run starts at a task's end (its own thread), the next task's start
+    shows the wait in the UI and applies the answer, and the next prompts carry it; also against an endpoint
+    that closes the connection after every answer, as some local servers do."""
+    install(ROOT, tree, "--with-supervisors", "--activate", "software_dev", python=A0_PYTHON)
+    organizations = tree / "usr" / "organizations"
+    mine = organizations / "knowledge" / "conventions" / "naming.md"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("# Naming\n\n## Rules\n\n1. Scripts are named for what they do\n")
+    with ScriptedServer(Slow(1.5, Reply.valid(CodeStyleOutput, ANSWER)), connection=connection) as server:
+        (organizations / "supervisors.yaml").write_text(yaml.safe_dump({
+            "model": {"base_url": server.base_url, "model": "scripted/model", "api_key_env": None},
+            "wait_seconds": 60,
+            "supervisors": {"code_style": {"every_tasks": 1}, "design": {"enabled": False}, "internaliser": {"enabled": False}},
+        }))
+        result = run_chat(tree, [FINAL], tmp_path, harness_args=("--then", "Check it once more",
+                                                                 "--dump-requests", str(tmp_path / "chat.json")))
+    # the second task's end starts another run, which the script leaves unanswered: only the first counts here
+    run = json.loads((organizations / "supervisors" / "runs.jsonl").read_text().splitlines()[0])
+    assert (run["outcome"], run["source"], run["task"]) == ("applied", "agent", 1), run["reason"]
+    headings = [(item["type"], item["heading"]) for item in result["log"]]
+    assert ("info", "Code style supervisor: 0 inconsistencies, 1 cleanup directive, 1 convention written") in headings
+    assert any(kind == "info" and heading.startswith("Supervisor results in after") for kind, heading in headings), headings
+    prompts = main_prompts(tmp_path / "chat.json")
+    assert "Check that a file exists before reading it" not in prompts[0]
+    assert "Check that a file exists before reading it" in prompts[-1] and "## ACTIVE DIRECTIVES" in prompts[-1]

@@ -23,6 +23,7 @@ from org.contracts import (
     ActiveOrganization,
     Finding,
     Organization,
+    OrganizationOverrides,
     RoleProfile,
     SaluteReport,
     SteeringMessage,
@@ -30,7 +31,7 @@ from org.contracts import (
     TraceTurn,
 )
 from org.kernel.outcomes import ToolOutcome
-from org.schema_export import schema_documents
+from org.schema_export import ROLE_LAYER, schema_documents
 from org.supervisor.signals import signals_from_snapshot
 from org.supervisor.snapshot import Snapshot
 
@@ -44,7 +45,18 @@ DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 
 
 def test_every_contract_has_a_schema_file_name():
-    assert sorted(GENERATED) == sorted(f"{stem}.schema.json" for stem in SCHEMAS)
+    assert sorted(GENERATED) == sorted([f"{stem}.schema.json" for stem in SCHEMAS] + [f"{ROLE_LAYER}.schema.json"])
+
+
+def test_the_role_layer_schema_takes_a_role_that_extends_another():
+    """bugfix.yaml gives only what differs from codegen: the layer schema takes it, the
+    whole-role schema would not; null (remove the inherited entry) is allowed anywhere."""
+    layer = jsonschema.Draft202012Validator(json.loads(GENERATED["role_layer.schema.json"]))
+    whole = jsonschema.Draft202012Validator(json.loads(GENERATED["role_profile.schema.json"]))
+    child = yaml.safe_load((ROOT / "roles" / "bugfix.yaml").read_text(encoding="utf-8"))
+    assert list(layer.iter_errors(child)) == [] and list(whole.iter_errors(child)) != []
+    assert list(layer.iter_errors({"doctrine": {"cooldown_overrides": None, "loop": {"exempt_tools": None}}})) == []
+    assert list(layer.iter_errors({"doctrine": {"cooldown_turnz": 2}})) != []
 
 
 @pytest.mark.parametrize("name", sorted(GENERATED))
@@ -139,6 +151,8 @@ def _instances() -> dict[str, object]:
         "role_profile": role,
         "organization": organization,
         "active_organization": ActiveOrganization(org_id="software_dev", activated_at=now, activated_by="test"),
+        "organization_overrides": OrganizationOverrides(every_role={"doctrine": {"cooldown_turns": 4}},
+                                                        roles={"codegen": {"doctrine": {"loop": {"repeat_threshold": 5}}}}),
         "salute_report": report,
         "trace_header": TraceHeader(kind="header", role="codegen", doctrine={"cooldown_turns": 1}),
         "trace_turn": TraceTurn(turn=1, tool="code_execution_tool", args={"code": "ls"}, output="x", htn={"turns_since_progress": 2},
@@ -165,6 +179,7 @@ def _supervisor_instances(now: datetime) -> dict[str, object]:
         CodeStyleOutput,
         DesignOutput,
         InternaliserOutput,
+        SupervisorAnswers,
         SupervisorRun,
         SupervisorsState,
         TaskDigest,
@@ -185,7 +200,10 @@ def _supervisor_instances(now: datetime) -> dict[str, object]:
         "supervisor_run": SupervisorRun(run_id="0123456789ab", supervisor="code_style", trigger="periodic", reasons=["periodic"],
                                         started=now, duration_seconds=1.5, model="m", prompt_tokens=10, completion_tokens=5,
                                         cost_usd=0.001, attempts=1, outcome="applied", findings=1,
-                                        directives=["cleanup/low: x"], documents=["conventions/errors.md"], interval_tasks=10),
+                                        directives=["cleanup/low: x"], documents=["conventions/errors.md"], interval_tasks=10,
+                                        response_format="json_object", repairs=1, answer_notes=["JSON taken from a fenced block"]),
+        "supervisor_answers": SupervisorAnswers(run_id="0123456789ab", supervisor="code_style", started=now,
+                                                answers=["Sure: {", '{"summary": "s"}']),
         "supervisors_state": SupervisorsState.model_validate({"tasks_completed": 3, "urgency": 0.5, "supervisors": {
             "design": {"tasks_since_run": 2, "pending": ["abort"], "last_run": now.isoformat()}}}),
         "task_digest": TaskDigest.model_validate({

@@ -592,6 +592,8 @@ def expected_schema(path: Path) -> str:
         return "organization.schema.json"
     if path.name == "steering.yaml":
         return "steering.schema.json"
+    if "extends" in yaml.safe_load(path.read_text(encoding="utf-8")):
+        return "role_layer.schema.json"  # a role that gives only what differs from the one it extends
     return "role_profile.schema.json"
 
 

@@ -1,4 +1,4 @@
-# LLM-backed supervisors: at a task's start, waits (at most the rest of their time budgets)
+# LLM-backed supervisors: at a task's start, waits (at most wait_seconds, shown in the UI)
 # for supervisor runs and applies their results. All logic lives in the `org` package.
 try:
     from helpers.extension import Extension  # Agent-Zero v0.9.9 and later

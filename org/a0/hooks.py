@@ -115,7 +115,7 @@ def _llm_runner(agent: Any) -> Any:
 
 
 async def monologue_start(agent: Any, loop_data: Any = None, **_: Any) -> None:
-    """``monologue_start``: wait (at most the rest of their time budgets) for supervisor runs, apply their results."""
+    """``monologue_start``: wait (at most ``wait_seconds``, shown in the UI) for supervisor runs, apply their results."""
     try:
         if agent_number(agent) != 0:
             return  # a subordinate's monologue is part of its superior's task
@@ -123,7 +123,7 @@ async def monologue_start(agent: Any, loop_data: Any = None, **_: Any) -> None:
         if runner is None:
             return
         if runner.in_flight() and runner.active_config() is not None:
-            await asyncio.to_thread(runner.wait_for_runs)  # the event loop stays free while we wait
+            await asyncio.to_thread(runner.wait_for_runs, agent)  # the event loop stays free while we wait
         runner.task_start(agent, loop_data)
     except Exception as exc:
         _failed("org LLM supervisors (task start)", exc)

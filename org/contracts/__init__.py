@@ -2,12 +2,20 @@
 
 from .finding import Finding
 from .knowledge import Directive, DirectiveQueueFile, KnowledgeDocument, ReviewItem
-from .organization import ActiveOrganization, Organization
+from .organization import ActiveOrganization, Organization, OrganizationOverrides
 from .role import Doctrine, PacePlan, RoleProfile
 from .salute import SaluteReport
 from .steering import SteeringTemplates
 from .steering_message import SteeringMessage
-from .supervisor_outputs import CodeStyleOutput, DesignOutput, InternaliserOutput, SupervisorRun, SupervisorsState, TaskDigest
+from .supervisor_outputs import (
+    CodeStyleOutput,
+    DesignOutput,
+    InternaliserOutput,
+    SupervisorAnswers,
+    SupervisorRun,
+    SupervisorsState,
+    TaskDigest,
+)
 from .supervisors import SupervisorsConfig
 from .trace import TraceHeader, TraceTurn
 
@@ -16,6 +24,7 @@ SCHEMAS = {
     "role_profile": RoleProfile,
     "organization": Organization,
     "active_organization": ActiveOrganization,
+    "organization_overrides": OrganizationOverrides,
     "salute_report": SaluteReport,
     "trace_header": TraceHeader,
     "trace_turn": TraceTurn,
@@ -31,6 +40,7 @@ SCHEMAS = {
     "design_output": DesignOutput,
     "internaliser_output": InternaliserOutput,
     "supervisor_run": SupervisorRun,
+    "supervisor_answers": SupervisorAnswers,
     "supervisors_state": SupervisorsState,
     "task_digest": TaskDigest,
 }
@@ -43,6 +53,7 @@ __all__ = [
     "Directive",
     "DirectiveQueueFile",
     "Doctrine",
+    "OrganizationOverrides",
     "Finding",
     "InternaliserOutput",
     "KnowledgeDocument",
@@ -53,6 +64,7 @@ __all__ = [
     "SaluteReport",
     "SteeringMessage",
     "SteeringTemplates",
+    "SupervisorAnswers",
     "SupervisorRun",
     "SupervisorsState",
     "SupervisorsConfig",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
@@ -48,6 +48,9 @@ class Organization(Contract):
     domain_routing: dict[str, list[Identifier]] = Field(
         default_factory=dict, description="BST domain -> roles to try, in order."
     )
+    role_defaults: dict[str, Any] = Field(default_factory=dict, description=(
+        "Part of a role (e.g. doctrine values) every role of this organization starts from; "
+        "each role's own file wins over it (see role_layer.schema.json)."))
 
     @field_validator("default_role")
     @classmethod
@@ -93,3 +96,14 @@ class ActiveOrganization(Contract):
     org_id: Identifier
     activated_at: Timestamp | None = None
     activated_by: str | None = None
+
+
+class OrganizationOverrides(Contract):
+    """``overrides.yaml``: the user's changes to the shipped roles, kept out of the files the
+    installer updates; also ``projects/<project>/overrides.yaml`` for one Agent-Zero project."""
+
+    schema_version: SchemaVersion = 1
+    every_role: dict[str, Any] = Field(default_factory=dict, description="Part of a role merged into every role.")
+    roles: dict[Identifier, dict[str, Any]] = Field(
+        default_factory=dict, description="role id -> part of that role merged into it (after every_role).",
+        json_schema_extra={"propertyNames": {"pattern": IDENTIFIER_PATTERN}})

@@ -194,10 +194,14 @@ class Capabilities(Contract):
 
 
 class RoleProfile(Contract):
-    """A role and its doctrine: the file ``roles/<role_id>.yaml``."""
+    """A role and its doctrine: the file ``roles/<role_id>.yaml`` (with the roles it extends
+    and the overrides merged in: org/kernel/cascade.py)."""
 
     schema_version: SchemaVersion = 1
     role_id: Identifier
+    extends: Identifier | None = Field(None, description=(
+        "Another role in the same folder this one starts from: mappings merge key by key, lists and other values "
+        "replace, and null removes an inherited entry."))
     role_name: str = Field(min_length=1)
     role_type: Literal["commander", "executive", "specialist"]
     description: str = ""

@@ -5,6 +5,8 @@ what the supervisors keep on disk.
   supervisor's model must return (documents in the knowledge store's draft form). An
   answer that does not validate is discarded whole.
 * ``SupervisorRun``: one line of ``<organizations>/supervisors/runs.jsonl`` per run.
+* ``SupervisorAnswers``: one line of ``<organizations>/supervisors/answers.jsonl`` per run
+  that got an answer: the raw answers as received, redacted.
 * ``SupervisorsState``: ``<organizations>/supervisors/state.json``, the trigger counters.
 * ``TaskDigest``: one line of ``<organizations>/supervisors/digests.jsonl`` per task.
 """
@@ -19,7 +21,7 @@ from .common import Contract, SchemaVersion, Timestamp
 from .knowledge import DIRECTIVE_ID_PATTERN, KnowledgeDraft
 from .supervisors import SUPERVISOR_NAMES, SupervisorName
 
-Trigger = Literal["periodic", "milestone", "abort", "urgency", "manual"]
+Trigger = Literal["periodic", "milestone", "abort", "replan", "urgency", "manual"]
 Priority = Literal["critical", "normal", "low"]
 
 Line = Annotated[str, StringConstraints(min_length=1, max_length=300)]
@@ -122,6 +124,22 @@ class SupervisorRun(Contract):
     task: int = Field(0, ge=0, description="Completed tasks counted when it was triggered.")
     source: Literal["agent", "cli"] = "agent"
     project: str | None = Field(None, description="The Agent-Zero project whose store and queue it used; null: the global ones.")
+    response_format: Literal["json_schema", "json_object", "none", ""] = Field(
+        "", description="The structured-output level the endpoint answered at; empty: no answer.")
+    repairs: int = Field(0, ge=0, le=1, description="Repair rounds (the problems sent back to the model).")
+    answer_notes: list[ShortText] = Field(default_factory=list, max_length=30,
+                                          description="What was done to get a usable answer: fallbacks, JSON found in prose, fields cut, the repair.")
+
+
+class SupervisorAnswers(Contract):
+    """The raw answers of one run, redacted, as ``a0org supervisors log --raw`` shows them."""
+
+    schema_version: SchemaVersion = 1
+    run_id: str = Field(pattern=r"^[0-9a-f]{12}$")
+    supervisor: SupervisorName
+    started: Timestamp
+    answers: list[Annotated[str, StringConstraints(max_length=200_000)]] = Field(
+        max_length=2, description="The answer, and the repaired one when there was a repair round.")
 
 
 class SupervisorCounter(Contract):
@@ -131,8 +149,8 @@ class SupervisorCounter(Contract):
     applied_runs: int = Field(0, ge=0, description="Runs whose answer was applied; their findings are compared.")
     last_findings: list[str] = Field(default_factory=list, max_length=60)
     last_run: Timestamp | None = None
-    pending: list[Literal["milestone", "abort", "urgency"]] = Field(
-        default_factory=list, max_length=3, description="Triggers waiting for its next run (kept while a run is in flight).")
+    pending: list[Literal["milestone", "abort", "replan", "urgency"]] = Field(
+        default_factory=list, max_length=4, description="Triggers waiting for its next run (kept while a run is in flight).")
 
 
 def _counters() -> dict[str, SupervisorCounter]:

@@ -31,7 +31,8 @@ Seconds = Annotated[float, Field(gt=0, le=3600)]
 
 _KEY_ENV_HELP = ("Name of the environment variable that holds the API key (upper case; read at every call, never logged). "
                  "null: the endpoint needs no key (a local server).")
-_JSON_MODE_HELP = ("Ask for response_format {type: json_object}. Turn off for endpoints that reject it; "
+_JSON_MODE_HELP = ("Ask for structured output: response_format json_schema, falling back by itself to json_object "
+                   "and then none where the endpoint refuses it. false: never send response_format; "
                    "the prompt asks for JSON either way.")
 _BUDGET_HELP = "US dollars the supervisors may spend per UTC day, from the usage ledger; null: no daily limit."
 _PRICE_HELP = ("US dollars per million {} tokens, used for the cost when the endpoint does not report it "
@@ -49,8 +50,8 @@ class ModelConfig(Contract):
     timeout_seconds: float = Field(60.0, gt=0, le=600, description="Longest wait for one answer; never past the run's time budget.")
     max_retries: int = Field(3, ge=0, le=10, description="Retries after 429, 5xx, timeouts and connection errors; other errors are not retried.")
     backoff_seconds: float = Field(1.0, ge=0, le=60, description="First retry delay; it doubles on each retry, with jitter. A 429's Retry-After wins when longer.")
-    max_tokens_per_request: int = Field(2000, ge=16, le=200_000, description="Most tokens one answer may have (the request's max_tokens).")
-    max_tokens_per_run: int = Field(20_000, ge=64, le=2_000_000, description="Prompt plus answer tokens one supervisor run may use; a call that would pass it is refused.")
+    max_tokens_per_request: int = Field(8000, ge=16, le=200_000, description="Most tokens one answer may have (the request's max_tokens); one answer may hold six documents.")
+    max_tokens_per_run: int = Field(40_000, ge=64, le=2_000_000, description="Prompt plus answer tokens one supervisor run may use, repair round included; a call that would pass it is refused.")
     daily_budget_usd: float | None = Field(1.0, ge=0, description=_BUDGET_HELP)
     price_per_million_input: float = Field(0.0, ge=0, description=_PRICE_HELP.format("prompt"))
     price_per_million_output: float = Field(0.0, ge=0, description=_PRICE_HELP.format("answer"))
@@ -85,7 +86,8 @@ class SupervisorSettings(Contract):
     every_tasks: int | None = Field(None, ge=1, le=1000, description="Run after this many completed tasks; null: not periodically.")
     on_milestone: bool = Field(True, description="Run when a milestone is marked (a0org supervisors run, or milestone_every_tasks).")
     on_abort: bool = Field(False, description="Run after a task ends in a PACE emergency or an error.")
-    time_budget_seconds: Seconds = Field(120.0, description="A run's deadline, retries included; the agent never waits longer.")
+    on_replan: bool = Field(False, description="Run after a task that abandoned its plan for another (its PACE level reached contingent).")
+    time_budget_seconds: Seconds = Field(120.0, description="A run's deadline, retries and the repair round included. The agent waits at most wait_seconds of it.")
     model: ModelOverride | None = None
 
 
@@ -96,9 +98,10 @@ class CodeStyleSettings(SupervisorSettings):
 
 
 class DesignSettings(SupervisorSettings):
-    """Design: on milestones and after aborted tasks."""
+    """Design: on milestones, after aborted tasks and after a re-plan."""
 
     on_abort: bool = True
+    on_replan: bool = True
 
 
 class InternaliserSettings(SupervisorSettings):
@@ -130,7 +133,7 @@ class Urgency(Contract):
 class KnowledgeSettings(Contract):
     root: str | None = Field(None, min_length=1, description="The knowledge store's folder; relative to the organizations folder. Default: knowledge.")
     injection_token_budget: int = Field(2000, ge=100, le=50_000, description="Most tokens the PROJECT KNOWLEDGE section may take.")
-    establish_after_tasks: int = Field(5, ge=1, le=1000, description="Clean tasks after which a provisional document becomes established.")
+    establish_after_tasks: int = Field(5, ge=1, le=1000, description="Clean tasks that were shown a provisional document, after which it becomes established.")
     recent_lessons: int = Field(5, ge=0, le=100)
 
 
@@ -147,6 +150,8 @@ class SupervisorsConfig(Contract):
     model: ModelConfig | None = Field(None, validate_default=True, description="Required while enabled is true.")
     supervisors: Supervisors = Field(default_factory=Supervisors)
     milestone_every_tasks: int | None = Field(None, ge=1, le=10_000, description="Treat every Nth completed task as a milestone; null: only when marked by hand.")
+    wait_seconds: float = Field(20.0, ge=0, le=3600, description="Longest a task's start waits for supervisor runs still going; "
+                                "later results are applied at the next task's start or end. 0: never wait.")
     urgency: Urgency = Field(default_factory=Urgency)
     knowledge: KnowledgeSettings = Field(default_factory=KnowledgeSettings)
     directives: DirectiveSettings = Field(default_factory=DirectiveSettings)

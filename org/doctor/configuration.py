@@ -69,8 +69,9 @@ def check_active(orgs: Path, templates: list[str]) -> Check:
 def _validate_with_contracts(orgs: Path, active: Path) -> Check | None:
     """Validate the active organization and its roles with the library; None when it cannot be imported."""
     try:
-        from org.contracts import ActiveOrganization, Organization, RoleProfile
-        from org.kernel import loading
+        from org.contracts import ActiveOrganization, Organization
+        from org.kernel import cascade, loading
+        from org.kernel.paths import OrganizationLayout
     except Exception:
         return None
     fix = "fix the file named in the message (the .schema.json files in schemas/ describe every field)"
@@ -86,8 +87,8 @@ def _validate_with_contracts(orgs: Path, active: Path) -> Check | None:
         return Check("organization", PROBLEM, str(active), f"{_problems(exc)}; the organization kernel stays off", fix)
     problems = []
     for role_id in organization.role_ids():
-        try:
-            loading.load(RoleProfile, orgs / "roles" / f"{role_id}.yaml", id_field="role_id")
+        try:  # as the kernel loads it: with the roles it extends and the overrides
+            cascade.resolve_role(OrganizationLayout(orgs), role_id, org_path)
         except loading.DocumentError as exc:
             problems.append(_problems(exc))
     details = {"org_id": organization.org_id, "roles": organization.role_ids()}

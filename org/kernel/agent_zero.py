@@ -44,6 +44,16 @@ def ui_log(agent: Any, *, type: str, heading: str, content: str = "", kvps: dict
         return None
 
 
+def ui_update(item: Any, **fields: Any) -> None:
+    """Change a UI log item written by :func:`ui_log` (``LogItem.update``, keywords only); never raises."""
+    if item is None:
+        return
+    try:
+        item.update(**fields)
+    except Exception as exc:
+        logger.debug("UI log update failed: %s", exc)
+
+
 async def add_warning(agent: Any, text: str) -> Any:
     """Append a warning to the agent's history, the way Agent-Zero's own warnings go in."""
     result = agent.hist_add_warning(text)

@@ -23,6 +23,7 @@ from org.contracts.salute import SaluteSignals
 from org.kernel.agent_zero import agent_number, read_attr, ui_log
 
 from . import salute
+from .agent_scope import chat_project
 from .context_fill import context_fill, model_name
 from .layers import AgentReadings, read_bst, read_htn
 from .log import warn_once
@@ -77,8 +78,8 @@ def dispatch(agent: Any, loop_data: Any, store: OrganizationStore) -> str | None
         state = data[STATE_KEY] = DispatchState()
     state.turn += 1
     bst = read_bst(agent)
-    role = select_role(loaded, bst.domain if bst else None)
-    setattr(agent, ROLE_ATTR, loaded.role_dicts[role.role_id])
+    role = select_role(loaded, bst.domain if bst else None, store.roles_for(loaded, chat_project(agent)))
+    setattr(agent, ROLE_ATTR, loaded.role_dict(role))
     setattr(agent, ORG_ATTR, loaded.organization.org_id)
     state.chosen = (loaded, role, bst)
     return _judge(agent, loaded, role, state, bst)

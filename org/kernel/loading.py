@@ -14,7 +14,7 @@ import types as types_module
 import typing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Callable, TypeVar
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -104,7 +104,7 @@ def _field_name(path: tuple) -> str:
     return out
 
 
-def _nearest_line(lines: dict[tuple, int], path: tuple) -> int | None:
+def nearest_line(lines: dict[tuple, int], path: tuple) -> int | None:
     while True:
         if path in lines:
             return lines[path]
@@ -165,6 +165,11 @@ def validate(model: type[M], data: Any, path: Path | str, lines: dict[tuple, int
     lines = lines or {}
     if data is None:
         raise DocumentError([Problem(str(path), None, "", "the file is empty")])
+    return validate_located(model, data, lambda field_path: (str(path), nearest_line(lines, field_path)))
+
+
+def validate_located(model: type[M], data: Any, locate: Callable[[tuple], tuple[str, int | None]]) -> M:
+    """Validate data merged from several files: ``locate`` says which file and line gave a field."""
     try:
         return model.model_validate(data)
     except ValidationError as exc:
@@ -180,7 +185,7 @@ def validate(model: type[M], data: Any, path: Path | str, lines: dict[tuple, int
                 reason = unknown_field(model, field_path)
             elif error["type"] in ("literal_error", "enum") and isinstance(error["input"], str):
                 reason = not_allowed(error["input"], re.findall(r"'([^']*)'", str((error.get("ctx") or {}).get("expected", ""))))
-            problems.append(Problem(str(path), _nearest_line(lines, field_path), _field_name(field_path), reason))
+            problems.append(Problem(*locate(field_path), _field_name(field_path), reason))
         raise DocumentError(problems) from None
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from org.contracts import ActiveOrganization, Organization, RoleProfile
 
-from . import loading
+from . import cascade, loading
 from .log import forget_logged_about, warn_once
 from .paths import OrganizationLayout, UnsafePathError, organizations_dir
 
@@ -27,11 +27,18 @@ class LoadedOrganization:
     organization: Organization
     roles: dict[str, RoleProfile]
     layout: OrganizationLayout
-    #: the same roles as plain dicts, handed to other layers as ``agent._org_active_role``
-    role_dicts: dict[str, dict[str, Any]] = field(init=False)
+    org_path: Path | None = None
+    #: project -> its roles, with the project's overrides (the same dict as ``roles`` without any)
+    projects: dict[str, dict[str, RoleProfile]] = field(default_factory=dict)
+    #: each role as a plain dict, handed to other layers as ``agent._org_active_role``; keyed by
+    #: the role object's id, which lives as long as this organization holds it
+    _dicts: dict[int, dict[str, Any]] = field(default_factory=dict, repr=False)
 
-    def __post_init__(self) -> None:
-        self.role_dicts = {rid: role.model_dump(mode="json") for rid, role in self.roles.items()}
+    def role_dict(self, role: RoleProfile) -> dict[str, Any]:
+        key = id(role)
+        if key not in self._dicts:
+            self._dicts[key] = role.model_dump(mode="json")
+        return self._dicts[key]
 
 
 def _stamp(path: Path) -> tuple[str, int, int] | None:
@@ -100,34 +107,70 @@ class OrganizationStore:
             warn_once(f"{layout.active_file}: org_id: {exc}; the organization kernel stays off")
             return None
 
-        roles: dict[str, RoleProfile] = {}
-        for role_id in organization.role_ids():
-            role_path = layout.role_file(role_id)
-            self._file_stamps[role_path] = _stamp(role_path)
-            try:
-                roles[role_id] = loading.load(RoleProfile, role_path, id_field="role_id")
-            except loading.DocumentError as exc:
-                for problem in exc.problems:
-                    warn_once(f"{problem}; role '{role_id}' is skipped until this is fixed")
+        overrides = layout.root / cascade.OVERRIDES_NAME
+        self._file_stamps[overrides] = _stamp(overrides)
+        roles = self._resolve_all(layout, organization.role_ids(), org_path, None)
         if organization.default_role not in roles:
             warn_once(
                 f"{org_path}: default_role: role '{organization.default_role}' "
                 "could not be loaded; the organization kernel stays off"
             )
             return None
-        for path in (layout.active_file, org_path, *(layout.role_file(r) for r in roles)):
+        for path in (layout.active_file, *self._file_stamps):
             forget_logged_about(str(path))
-        return LoadedOrganization(organization=organization, roles=roles, layout=layout)
+        return LoadedOrganization(organization=organization, roles=roles, layout=layout, org_path=org_path)
+
+    def _resolve_all(self, layout: OrganizationLayout, role_ids: list[str], org_path: Path | None,
+                     project: str | None) -> dict[str, RoleProfile]:
+        """The roles through their cascades, those that cannot be used left out. Each problem is
+        logged once, with every role it keeps out (a mistake in a role others extend keeps
+        them all out), and every file of a cascade is watched for edits."""
+        roles: dict[str, RoleProfile] = {}
+        skipped: dict[str, list[str]] = {}
+        for role_id in role_ids:
+            role_path = layout.role_file(role_id)
+            self._file_stamps.setdefault(role_path, _stamp(role_path))
+            try:
+                resolved = cascade.resolve_role(layout, role_id, org_path, project)
+            except loading.DocumentError as exc:
+                for problem in exc.problems:
+                    skipped.setdefault(str(problem), []).append(role_id)
+                continue
+            for path in resolved.files:
+                self._file_stamps.setdefault(path, _stamp(path))
+            roles[role_id] = resolved.role
+        for problem, ids in skipped.items():
+            who = f"role '{ids[0]}' is" if len(ids) == 1 else f"roles {', '.join(repr(i) for i in ids)} are"
+            warn_once(f"{problem}; {who} skipped until this is fixed")
+        return roles
+
+    def roles_for(self, loaded: LoadedOrganization, project: str | None) -> dict[str, RoleProfile]:
+        """The roles of a chat in ``project``: with that project's ``overrides.yaml``, if it has one."""
+        if project is None:
+            return loaded.roles
+        if project not in loaded.projects:
+            try:
+                path = cascade.project_overrides(loaded.layout, project)
+            except UnsafePathError:  # a project name that is no plain folder name has no overrides
+                loaded.projects[project] = loaded.roles
+                return loaded.roles
+            self._file_stamps.setdefault(path, _stamp(path))
+            if not path.is_file():
+                loaded.projects[project] = loaded.roles
+            else:
+                loaded.projects[project] = self._resolve_all(loaded.layout, list(loaded.roles), loaded.org_path, project)
+        return loaded.projects[project]
 
 
-def select_role(loaded: LoadedOrganization, bst_domain: str | None) -> RoleProfile:
+def select_role(loaded: LoadedOrganization, bst_domain: str | None, roles: dict[str, RoleProfile] | None = None) -> RoleProfile:
     """The role for the current domain: routing table first, then role capabilities, then the default."""
+    roles = loaded.roles if roles is None else roles
     if bst_domain:
         for role_id in loaded.organization.domain_routing.get(bst_domain, ()):
-            if role_id in loaded.roles:
-                return loaded.roles[role_id]
+            if role_id in roles:
+                return roles[role_id]
         rank = {"specialist": 0, "executive": 1, "commander": 2}
-        candidates = [r for r in loaded.roles.values() if bst_domain in r.capabilities.bst_domains]
+        candidates = [r for r in roles.values() if bst_domain in r.capabilities.bst_domains]
         if candidates:
             return min(candidates, key=lambda r: rank[r.role_type])
-    return loaded.roles[loaded.organization.default_role]
+    return roles.get(loaded.organization.default_role) or loaded.roles[loaded.organization.default_role]

@@ -231,17 +231,19 @@ class KnowledgeStore:
         entry = change_entry(utc_now(), by, None, entry_text) if entry_text else None
         atomic_write_text(path, restamp(path.read_text(encoding="utf-8"), meta, entry))
 
-    def note_task_completed(self, problems: bool) -> list[str]:
+    def note_task_completed(self, problems: bool, used: set[str] | None = None) -> list[str]:
         """Count one finished task for every provisional document the pack wrote.
 
         A task without problems counts towards establishing them; a task with problems
-        starts the count again. Returns the paths that became established.
+        starts the count again. With ``used`` (paths of the documents the task's prompt
+        showed), only those count: a document is established by tasks that used it.
+        Returns the paths that became established.
         """
         promoted: list[str] = []
         with self._lock():
             for document in self.documents():
                 meta = document.meta
-                if meta is None or meta.status != "provisional":
+                if meta is None or meta.status != "provisional" or used is not None and document.path not in used:
                     continue
                 if problems:
                     if meta.clean_tasks:

@@ -5,9 +5,11 @@ One :class:`ChatClient` serves one supervisor run. Each :meth:`ChatClient.comple
 * reads the API key from the environment variable the config names, at call time; the key
   goes into the ``Authorization`` header and nowhere else (no log, exception or file);
 * refuses before sending when the run's token cap or the day's cost budget would be passed;
-* asks for one JSON object (``response_format`` when the endpoint supports it, and always in
-  the prompt), then parses and validates it against the caller's pydantic schema
-  (:mod:`org.llm.answer`);
+* asks for one JSON object: ``response_format`` ``json_schema``, falling back by itself to
+  ``json_object`` or none where the endpoint refuses it (:mod:`org.llm.structured`), and
+  always in the prompt; then finds, tolerates and validates it against the caller's
+  pydantic schema (:mod:`org.llm.answer`), with one repair round that sends the problems
+  back when the answer cannot be used;
 * sends through :class:`~org.llm.transport.Transport`, which retries with backoff and never
   passes the run's deadline;
 * records tokens and cost in the :class:`~org.llm.budget.UsageLedger`, also when the
@@ -35,14 +37,21 @@ from org.kernel.log import warn_once
 from org.kernel.redact import remember_secret
 from org.kernel.values import plain_number
 
-from .answer import ModelOutputInvalid, json_instruction, parse_output, with_instruction
+from . import structured
+from .answer import ModelOutputInvalid, ParsedAnswer, content_text, json_instruction, parse_answer, with_instruction
 from .budget import LedgerError, UsageLedger
+from .structured import ResponseFormat
 from .transport import Answer, ModelUnavailable, Transport, error_message
 
 
 @dataclass(frozen=True)
 class ChatResult:
-    """A validated answer and what it cost."""
+    """A validated answer, what it cost, and what it took to get it.
+
+    ``answers`` are the raw answers as received (the first, and the repaired one when
+    there was a repair round); ``notes`` say what was done (structured-output fallback,
+    JSON found in prose, fields cut, the repair); ``response_format`` is the level used.
+    """
 
     parsed: BaseModel
     raw_text: str
@@ -52,11 +61,29 @@ class ChatResult:
     attempts: int
     seconds: float
     model: str = ""
+    answers: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    repairs: int = 0
+    response_format: str = "none"
 
     @property
     def total_tokens(self) -> int:
         """Prompt plus completion tokens."""
         return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass
+class _Call:
+    """One answered call."""
+
+    text: str
+    finish_reason: str | None
+    model: str
+    attempts: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float
+    refusal: str = ""
 
 
 def deadline_after(seconds: float) -> float:
@@ -97,7 +124,7 @@ class ChatClient:
 
     # ------------------------------------------------------------------ the call
 
-    def complete(self, messages: list[dict[str, str]], *, schema: type[BaseModel], max_tokens: int | None = None,
+    def complete(self, messages: list[dict[str, Any]], *, schema: type[BaseModel], max_tokens: int | None = None,
                  deadline: float) -> ChatResult:
         """Ask the model and return its answer validated against ``schema``.
 
@@ -105,7 +132,9 @@ class ChatClient:
         is added to the system message. ``max_tokens`` caps the answer (at most the config's
         ``max_tokens_per_request``, which is also the default). ``deadline`` is a
         ``time.monotonic()`` instant (see :func:`deadline_after`): no attempt or pause
-        passes it. Raises :class:`ModelUnavailable` or :class:`ModelOutputInvalid`.
+        passes it. An answer that cannot be used gets one repair round (its errors sent
+        back) when the run's token cap, the budget and the deadline allow.
+        Raises :class:`ModelUnavailable` or :class:`ModelOutputInvalid`.
         """
         started = time.monotonic()
         if started >= deadline:
@@ -113,19 +142,94 @@ class ChatClient:
         key = self._key()
         messages = with_instruction(messages, json_instruction(schema))
         limit = min(max_tokens or self.config.max_tokens_per_request, self.config.max_tokens_per_request)
-        prompt_estimate = sum(approx_tokens(m.get("content") or "") + 4 for m in messages)
+        notes: list[str] = []
+        level = structured.first_level(self.config)
+        call, level = self._call(messages, limit, schema, level, deadline, key, notes)
+        calls = [call]
+        try:
+            parsed = self._parse(call, limit, schema)
+        except ModelOutputInvalid as invalid:
+            repair = repair_messages(messages, call, invalid, limit)
+            why_not = self._why_no_repair(repair, limit, deadline)
+            if why_not:
+                raise self._given_up(invalid, calls, notes + [f"no repair round: {why_not}"]) from None
+            notes.append(f"repair round: {len(invalid.errors)} problem(s) sent back ({invalid.reason})")
+            try:
+                call, level = self._call(repair, limit, schema, level, deadline, key, notes)
+            except ModelUnavailable as exc:
+                raise self._given_up(invalid, calls, notes + [f"the repair round failed: {exc.reason}"]) from None
+            calls.append(call)
+            try:
+                parsed = self._parse(call, limit, schema)
+            except ModelOutputInvalid as again:
+                raise self._given_up(again, calls, notes + ["the repaired answer could not be used either"]) from None
+            notes.append("repaired answer accepted")
+        notes += parsed.notes
+        return ChatResult(parsed=parsed.value, raw_text=call.text, prompt_tokens=sum(c.prompt_tokens for c in calls),
+                          completion_tokens=sum(c.completion_tokens for c in calls), cost_usd=sum(c.cost for c in calls),
+                          attempts=sum(c.attempts for c in calls), seconds=time.monotonic() - started, model=call.model,
+                          answers=tuple(c.text for c in calls), notes=tuple(notes), repairs=len(calls) - 1,
+                          response_format=level)
+
+    def _call(self, messages: list[dict[str, Any]], limit: int, schema: type[BaseModel], level: ResponseFormat,
+              deadline: float, key: str | None, notes: list[str]) -> tuple[_Call, ResponseFormat]:
+        """One answered call; an endpoint that refuses the response format is asked again with a weaker one."""
+        prompt_estimate = sum(approx_tokens(_text_of(m)) + 4 for m in messages)
         self._check_token_cap(prompt_estimate + limit)
         self._check_budget(prompt_estimate, limit)
-        body = json.dumps(self._request_body(messages, limit)).encode("utf-8")
-        answer, attempts = self.transport.send(body, self._headers(key), deadline, key)
+        first = level
+        while True:
+            body = json.dumps(self._request_body(messages, limit, structured.response_format(level, schema))).encode("utf-8")
+            try:
+                answer, attempts = self.transport.send(body, self._headers(key), deadline, key)
+                break
+            except ModelUnavailable as exc:
+                lower = structured.lower_level(level)
+                if exc.kind != "rejected" or exc.status not in structured.REFUSED_STATUSES or lower is None:
+                    raise
+                notes.append(f"the endpoint refused response_format {level} ({exc.reason}); asked again with {lower}")
+                level = lower
+        if level != first:
+            structured.remember(self.config, level)
         envelope = self._envelope(answer, key)
-        text, finish_reason, model = _message(envelope)
+        text, finish_reason, model, refusal = _message(envelope)
         prompt_tokens, completion_tokens, cost = self._account(envelope.get("usage"), prompt_estimate, text)
-        if finish_reason == "length":
-            raise ModelOutputInvalid(f"the answer was cut off at max_tokens ({limit})", text)
-        parsed = parse_output(text, schema)
-        return ChatResult(parsed=parsed, raw_text=text, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
-                          cost_usd=cost, attempts=attempts, seconds=time.monotonic() - started, model=model)
+        return _Call(text, finish_reason, model, attempts, prompt_tokens, completion_tokens, cost, refusal), level
+
+    def _parse(self, call: _Call, limit: int, schema: type[BaseModel]) -> ParsedAnswer:
+        if call.refusal and not call.text.strip():
+            raise ModelOutputInvalid(f"the model refused: {call.refusal[:200]}", call.text, [f"you refused: {call.refusal[:200]}"])
+        try:
+            parsed = parse_answer(call.text, schema)
+        except ModelOutputInvalid as exc:
+            if call.finish_reason == "length":
+                raise ModelOutputInvalid(f"the answer was cut off at max_tokens ({limit})", call.text,
+                                         [f"your answer was cut off at {limit} tokens, before the JSON object was complete"],
+                                         exc.notes) from None
+            raise
+        if call.finish_reason == "length":
+            parsed.notes.append(f"cut off at max_tokens ({limit}), but the JSON object was complete")
+        return parsed
+
+    def _why_no_repair(self, repair: list[dict[str, Any]], limit: int, deadline: float) -> str:
+        """Why a repair round cannot be made ("" when it can)."""
+        if time.monotonic() >= deadline:
+            return "the run's time budget is spent"
+        needed = sum(approx_tokens(_text_of(m)) + 4 for m in repair) + limit
+        if self.run_tokens + needed > self.config.max_tokens_per_run:
+            return f"the run's token cap ({self.run_tokens} of {self.config.max_tokens_per_run} used, the repair may need {needed})"
+        try:
+            self._check_budget(needed - limit, limit)
+        except ModelUnavailable as exc:
+            return exc.reason
+        return ""
+
+    @staticmethod
+    def _given_up(invalid: ModelOutputInvalid, calls: list[_Call], notes: list[str]) -> ModelOutputInvalid:
+        invalid.answers = [c.text for c in calls]
+        invalid.repairs = len(calls) - 1
+        invalid.notes = notes + [n for n in invalid.notes if n not in notes]
+        return invalid
 
     # ------------------------------------------------------------------ checks before sending
 
@@ -165,11 +269,11 @@ class ChatClient:
 
     # ------------------------------------------------------------------ the request
 
-    def _request_body(self, messages: list[dict[str, str]], limit: int) -> dict[str, Any]:
+    def _request_body(self, messages: list[dict[str, Any]], limit: int, response_format: dict[str, Any] | None) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.config.model, "messages": messages, "max_tokens": limit,
                                 "temperature": self.config.temperature, "stream": False}
-        if self.config.json_mode:
-            body["response_format"] = {"type": "json_object"}
+        if response_format is not None:
+            body["response_format"] = response_format
         return body
 
     def _headers(self, key: str | None) -> dict[str, str]:
@@ -216,14 +320,38 @@ class ChatClient:
         return prompt_tokens, completion_tokens, cost
 
 
-def _message(envelope: dict[str, Any]) -> tuple[str, str | None, str]:
+def _message(envelope: dict[str, Any]) -> tuple[str, str | None, str, str]:
+    """The answer's text (content as a string or as a list of parts), finish reason, model and refusal."""
     choice = envelope["choices"][0]
     message = choice.get("message") if isinstance(choice, dict) else None
-    content = message.get("content") if isinstance(message, dict) else None
-    text = content if isinstance(content, str) else ""
+    text = content_text(message.get("content")) if isinstance(message, dict) else ""
+    refusal = message.get("refusal") if isinstance(message, dict) else None
     finish = choice.get("finish_reason") if isinstance(choice, dict) else None
     model = envelope.get("model")
-    return text, finish if isinstance(finish, str) else None, model if isinstance(model, str) else ""
+    return (text, finish if isinstance(finish, str) else None, model if isinstance(model, str) else "",
+            refusal if isinstance(refusal, str) else "")
+
+
+def _text_of(message: dict[str, Any]) -> str:
+    return content_text(message.get("content"))
+
+
+#: Characters of a broken answer sent back in the repair round.
+REPAIR_ANSWER_CHARS = 24_000
+
+
+def repair_messages(messages: list[dict[str, Any]], call: _Call, invalid: ModelOutputInvalid, limit: int) -> list[dict[str, Any]]:
+    """The conversation for the repair round: the broken answer and its problems (a cut-off answer is not sent back)."""
+    problems = "\n".join(f"- {error}" for error in invalid.errors)
+    if call.finish_reason == "length":
+        return messages + [{"role": "user", "content": (
+            f"Your previous answer was cut off at the {limit}-token limit, so it could not be used. Answer again with one "
+            "complete JSON object that fits well within that limit: fewer documents, shorter rules and examples.")}]
+    broken = [{"role": "assistant", "content": call.text[:REPAIR_ANSWER_CHARS]}] if call.text.strip() else []
+    return messages + broken + [
+        {"role": "user", "content": ("Your answer could not be used:\n" + problems + "\nAnswer again with the complete, corrected "
+                                     "JSON object only, valid against the schema in the instructions.")},
+    ]
 
 
 def _count(value: Any, fallback: int) -> int:

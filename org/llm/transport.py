@@ -1,8 +1,9 @@
 """Posting to an OpenAI-compatible chat-completions endpoint, standard library only.
 
 One :class:`Transport` per endpoint. :meth:`Transport.send` POSTs a request body and
-returns the 2xx answer. It retries 429 (honouring ``Retry-After``), 5xx, timeouts and
-connection errors with exponential backoff and jitter, and never waits or reads past the
+returns the 2xx answer. It retries 429 (honouring ``Retry-After``), 5xx, timeouts,
+connection errors and provider errors sent with a 200 (OpenRouter's ``{"error": ...}``
+body, a choice with ``finish_reason: "error"``) with exponential backoff and jitter, and never waits or reads past the
 run's deadline: every socket wait is bounded by it, however slowly the server trickles.
 Other errors are final. Everything that gives up raises :class:`ModelUnavailable`; the
 API key never appears in its message.
@@ -43,10 +44,11 @@ class ModelUnavailable(Exception):
     cause. The message never contains the key.
     """
 
-    def __init__(self, reason: str, kind: UnavailableKind = "unreachable"):
+    def __init__(self, reason: str, kind: UnavailableKind = "unreachable", status: int | None = None):
         super().__init__(reason)
         self.reason = reason
         self.kind = kind
+        self.status = status  #: the HTTP status of a refused request
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,7 @@ class _Failure:
     retryable: bool
     kind: UnavailableKind = "unreachable"
     retry_after: float | None = None
+    status: int | None = None
 
 
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
@@ -111,9 +114,9 @@ class Transport:
             if isinstance(outcome, Answer):
                 return outcome, attempt
             if not outcome.retryable:
-                raise ModelUnavailable(outcome.reason, outcome.kind)
+                raise ModelUnavailable(outcome.reason, outcome.kind, outcome.status)
             if attempt > self.config.max_retries:
-                raise ModelUnavailable(f"{outcome.reason} (gave up after {attempt} attempts)", outcome.kind)
+                raise ModelUnavailable(f"{outcome.reason} (gave up after {attempt} attempts)", outcome.kind, outcome.status)
             delay = self._delay(attempt, outcome.retry_after)
             if time.monotonic() + delay >= deadline:
                 raise ModelUnavailable(f"{outcome.reason}; no time left for another attempt within the run's time budget",
@@ -138,13 +141,13 @@ class Transport:
             detail = _scrub(str(exc) or type(exc).__name__, key)
             return _Failure(f"cannot reach {self.endpoint}: {type(exc).__name__}: {detail}"[:REASON_CHARS * 2], retryable=True)
         if 200 <= answer.status < 300:
-            return answer
+            return provider_failure(answer, self.endpoint, key) or answer
         message = error_message(answer.body, key)
         reason = f"HTTP {answer.status} from {self.endpoint}" + (f": {message}" if message else "")
         if answer.status in RETRY_STATUSES:
             return _Failure(reason, retryable=True, retry_after=parse_retry_after(answer.headers.get("Retry-After")))
         return _Failure(reason + _hint(answer.status, self.config.api_key_env), retryable=False,
-                        kind="budget" if answer.status == 402 else "rejected")
+                        kind="budget" if answer.status == 402 else "rejected", status=answer.status)
 
     def _post(self, body: bytes, headers: dict[str, str], until: float) -> Answer:
         """One POST, every socket wait bounded by ``until``, however the server trickles."""
@@ -164,7 +167,9 @@ class Transport:
             sock.settimeout(remaining())
             response = connection.getresponse()
             chunks, size = [], 0
-            while True:
+            while not response.isclosed():
+                # With ``Connection: close`` (or HTTP/1.0) http.client hands the socket to the
+                # response and closes it once the body is read: a timeout set then fails (EBADF).
                 sock.settimeout(remaining())
                 chunk = response.read(65536)
                 if not chunk:
@@ -176,6 +181,37 @@ class Transport:
             return Answer(response.status, response.headers, b"".join(chunks))
         finally:
             connection.close()
+
+
+def provider_failure(answer: Answer, endpoint: str, key: str | None) -> _Failure | None:
+    """A 200 that is an error: an ``error`` body instead of a completion, or a choice that ended in an error.
+
+    Retried like a 5xx when its code is one (or it has none); other codes are final.
+    """
+    try:
+        data = json.loads(answer.body)
+    except ValueError:
+        return None  # not JSON at all: the client says so
+    if not isinstance(data, dict):
+        return None
+    choices = data.get("choices")
+    error = data.get("error")
+    if error is not None and not choices:
+        code = error.get("code") if isinstance(error, dict) else None
+        status = code if isinstance(code, int) and not isinstance(code, bool) else None
+        message = error_message(answer.body, key)
+        reason = f"{endpoint} answered 200 with an error" + (f" {status}" if status else "") + (f": {message}" if message else "")
+        if status is None or status in RETRY_STATUSES:
+            return _Failure(reason, retryable=True)
+        return _Failure(reason, retryable=False, kind="budget" if status == 402 else "rejected", status=status)
+    first = choices[0] if isinstance(choices, list) and choices else None
+    if isinstance(first, dict) and first.get("finish_reason") == "error":
+        detail = first.get("error")
+        message = detail.get("message") if isinstance(detail, dict) else detail if isinstance(detail, str) else ""
+        text = " ".join(_scrub(str(message or ""), key).split())[:REASON_CHARS]
+        return _Failure(f"the model behind {endpoint} failed while answering (finish_reason error)" + (f": {text}" if text else ""),
+                        retryable=True)
+    return None
 
 
 def error_message(body: bytes, key: str | None) -> str:
@@ -218,4 +254,5 @@ __all__ = [
     "UnavailableKind",
     "error_message",
     "parse_retry_after",
+    "provider_failure",
 ]

@@ -43,6 +43,14 @@ def add_sections(agent: Any, loop_data: Any, config: SupervisorsConfig, files: F
         extras[DIRECTIVES_EXTRA] = directives
 
 
+def shown_documents(loop_data: Any) -> str:
+    """The PROJECT KNOWLEDGE section this task's prompt showed ("" when none): each document in it is
+    headed ``### <title> (<path>, <status>)``."""
+    persistent = read_attr(loop_data, "params_persistent")
+    cached = persistent.get(SECTIONS_KEY) if isinstance(persistent, dict) else None
+    return cached[0] if isinstance(cached, tuple) and cached and isinstance(cached[0], str) else ""
+
+
 def _sections(agent: Any, config: SupervisorsConfig, files: Files, top: bool) -> tuple[str, str]:
     bst, htn, trace = read_bst(agent), read_htn(agent), digests.current(agent)
     plan = " ".join(p for p in (htn.plan_name if htn else None, htn.current_step if htn else None,
@@ -53,4 +61,4 @@ def _sections(agent: Any, config: SupervisorsConfig, files: Files, top: bool) ->
     return knowledge, directives
 
 
-__all__ = ["DIRECTIVES_EXTRA", "KNOWLEDGE_EXTRA", "SECTIONS_KEY", "add_sections"]
+__all__ = ["DIRECTIVES_EXTRA", "KNOWLEDGE_EXTRA", "SECTIONS_KEY", "add_sections", "shown_documents"]

@@ -141,6 +141,8 @@ def render_run(run: SupervisorRun) -> list[str]:
         lines.append(f"    note: {run.reason}")
     if run.converging:
         lines.append(f"    converging: interval now {run.interval_tasks} tasks")
+    if run.response_format or run.answer_notes:
+        lines.append(f"    answer ({run.response_format or 'no answer'}): " + ("; ".join(run.answer_notes) or "clean JSON"))
     return lines
 
 
@@ -159,8 +161,17 @@ def _log(args: argparse.Namespace) -> int:
     if not runs:
         print("No supervisor runs recorded yet.")
         return 0
+    answers = {}
+    if args.raw:
+        from .answers import AnswerLog
+        from .runs import Files
+
+        answers = AnswerLog(Files(_home(args.org_dir)).answers).of({run.run_id for run in runs})
     for run in runs:
         print("\n".join(render_run(run)))
+        for number, text in enumerate(answers[run.run_id].answers if run.run_id in answers else [], start=1):
+            print(f"    raw answer {number} of run {run.run_id}:")
+            print("\n".join(f"      | {line}" for line in text.splitlines() or [""]))
     return 0
 
 
@@ -210,6 +221,7 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--limit", type=int, default=20, metavar="N", help="the last N runs (default 20; 0: all)")
     p.add_argument("--supervisor", choices=SUPERVISOR_NAMES, help="only this supervisor's runs")
     p.add_argument("--json", action="store_true", help="one JSON line per run (the run records as stored)")
+    p.add_argument("--raw", action="store_true", help="also print each run's raw answers, as received (secrets redacted)")
     p.set_defaults(func=_log)
 
     p = commands.add_parser("run", help="run the supervisors now and apply their results")

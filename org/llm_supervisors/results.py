@@ -20,6 +20,7 @@ from org.kernel.log import logger, warn_once
 from org.kernel.redact import redact_model
 from org.knowledge.store import OwnershipError, check_owner
 
+from .answers import AnswerLog
 from .records import LABELS, RunLog, outcome_line
 from .runs import Files, Outcome, queue_for, store_for
 from .supervisors import SPECS, changes_from
@@ -122,8 +123,11 @@ def apply_outcome(outcome: Outcome, config: SupervisorsConfig | None, agent: Any
         review_items=applied.review_items if applied else 0,
         bootstrap=bool(outcome.run_input and outcome.run_input.bootstrap), converging=bool(converging),
         interval_tasks=every, task=request.task, source=request.source, project=files.project,
+        response_format=outcome.response_format if outcome.response_format in ("json_schema", "json_object", "none") else "",  # type: ignore[arg-type]
+        repairs=min(1, outcome.repairs), answer_notes=[n[:300] for n in outcome.notes][:30],
     )
     run = redact_model(run)  # reasons quote the model's answer and errors; the record, the log and the UI get it redacted
+    AnswerLog(files.answers).keep(run.run_id, run.supervisor, run.started, outcome.answers)
     _report(run, agent, log)
     return run
 

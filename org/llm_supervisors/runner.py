@@ -1,11 +1,12 @@
 """Running the supervisors beside the agent, never in its way.
 
 At a task's end (``monologue_end``) the task's digest is written, the counters are
-updated and every supervisor that is due starts in a background thread with a time
-budget, which the model client gets as its deadline. At the next task's start
-(``monologue_start``) the agent waits for runs still going, but at most for the rest of
-their budgets; then it applies the results that are in. A result that arrives later is
-applied at the following task's start (or end).
+updated and every supervisor that is due starts at once in a background thread of its
+own with a time budget, which the model client gets as its deadline. At the next task's
+start (``monologue_start``) the agent waits for runs still going, at most
+``wait_seconds`` (and never past their budgets), with a line in Agent-Zero's UI saying
+so; then it applies the results that are in. A result that arrives later is applied at
+the following task's start (or end).
 
 The parts: one run is :mod:`.runs`, the background thread :mod:`.worker`, applying and
 recording a result :mod:`.results`, the prompt sections :mod:`.agent_prompt`; when a
@@ -19,6 +20,7 @@ exactly as it would without them.
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
@@ -40,6 +42,7 @@ from .results import apply_outcome
 from .runs import Files, Outcome, Request, execute, queue_for, store_for
 from .supervisors import MAX_TASKS, MIN_TASKS
 from .triggers import StateFile, TriggerSettings, counter_of, due, note_task, started
+from .waiting import wait_ended, waiting_line
 from .worker import ABANDON_AFTER_SECONDS, Flight, Worker
 
 
@@ -53,9 +56,6 @@ class SupervisorRunner:
         self.digest_log = digests.DigestLog(self.files.digests)
         self.worker = Worker(lambda request, config: execute(request, config, self.files))
         self._config_key: tuple[int, int] | None = None
-        self._config: SupervisorsConfig | None = None
-        #: seconds the last task start waited for runs (for tests and benchmarks)
-        self.last_wait_seconds = 0.0
         self._config: SupervisorsConfig | None = None
         #: seconds the last task start waited for runs (for tests and benchmarks)
         self.last_wait_seconds = 0.0
@@ -90,14 +90,20 @@ class SupervisorRunner:
     def in_flight(self) -> list[Flight]:
         return self.worker.in_flight()
 
-    def wait_for_runs(self) -> float:
-        """Block until the running runs are done, never past the end of their time budgets.
+    def wait_for_runs(self, agent: Any = None) -> float:
+        """Block until the runs going now are done, at most ``wait_seconds`` and never past their budgets.
 
-        Runs still queued behind them have not started their budgets: they are not waited
-        for, and their results are applied at a later task start. Returns the seconds waited.
+        With ``agent``, a line in Agent-Zero's UI says what the task waits for, and is
+        updated when the wait ends. Returns the seconds waited.
         """
+        config = self.config()
+        limit = config.wait_seconds if config is not None else None
         began = time.monotonic()
-        self.worker.wait()
+        going = self.worker.running()
+        if going:
+            item = waiting_line(agent, going, limit)
+            self.worker.wait(limit)
+            wait_ended(item, self.worker.running(), time.monotonic() - began)
         self.last_wait_seconds = time.monotonic() - began
         return self.last_wait_seconds
 
@@ -153,20 +159,22 @@ class SupervisorRunner:
 
         _, (digest, signals, requests) = self.state.update(count_and_pick)
         self.digest_log.append(digest)
-        self._note_task_in_store(config, digest, trace.final_response, signals)
+        self._note_task_in_store(config, digest, trace.final_response, signals, agent_prompt.shown_documents(loop_data))
         for request in requests:
             self.worker.launch(request, config)
         return requests
 
-    def _note_task_in_store(self, config: SupervisorsConfig, digest: TaskDigest, response: str, signals: list[str]) -> None:
-        """Directives marked done and aged; provisional documents one task closer to established."""
+    def _note_task_in_store(self, config: SupervisorsConfig, digest: TaskDigest, response: str, signals: list[str],
+                            shown: str) -> None:
+        """Directives marked done and aged; the provisional documents the task was shown one task closer to established."""
         try:
             queue_for(config, self.files).note_task_completed(response)
         except Exception as exc:
             warn_once(f"{self.files.directives}: the directive queue could not be updated: {exc}", key=f"{self.files.directives}:note")
         try:
             problems = digest.outcome == "aborted" or "qa_failure" in signals
-            store_for(config, self.files).note_task_completed(problems)
+            store = store_for(config, self.files)
+            store.note_task_completed(problems, used={d.path for d in store.documents() if f"({d.path}, " in shown})
         except Exception as exc:
             warn_once(f"knowledge store: the finished task could not be counted: {exc}", key="knowledge:note_task")
 
@@ -200,10 +208,16 @@ class SupervisorRunner:
             return requests
 
         _, requests = self.state.update(pick)
+        flights = [self.worker.launch(request, config) for request in requests]  # all at once, as at a task's end
+        for flight in flights:
+            flight.done.wait(max(0.0, flight.request.deadline - time.monotonic()) + ABANDON_AFTER_SECONDS)
+        self.worker.take_ended(math.inf)  # every one of them is out of the worker's hands now
         runs = []
-        for request in requests:
-            request.restart_clock()
-            runs.append(self.apply(execute(request, config, self.files), config, None))
+        for flight in flights:  # in running order, whatever order they ended in
+            outcome = flight.outcome if flight.outcome is not None else Outcome(
+                flight.request, "failed", f"no answer {ABANDON_AFTER_SECONDS:.0f} s after its time budget; given up",
+                seconds=time.monotonic() - flight.request.clock)
+            runs.append(self.apply(outcome, config, None))
         return runs
 
     # -- results

@@ -29,8 +29,8 @@ from org.llm.client import ChatClient
 from org.llm.config import CONFIG_NAME
 from org.llm.transport import ModelUnavailable
 
-from . import digests
-from .supervisors import SPECS, RunInput, build_messages, read_touched_files, split_documents
+from . import codebase, digests
+from .supervisors import SPECS, RunInput, build_messages, read_touched_files, readable_file, split_documents
 
 FOLDER = "supervisors"
 
@@ -54,6 +54,7 @@ class Files:
         self.runs = home / FOLDER / "runs.jsonl"
         self.digests = self.folder / "digests.jsonl"
         self.directives = locations.directives_path(home, self.project)
+        self.answers = home / FOLDER / "answers.jsonl"  # beside the run records, whose run ids it carries
 
 
 @dataclass
@@ -93,6 +94,10 @@ class Outcome:
     cost_usd: float = 0.0
     attempts: int = 0
     seconds: float = 0.0
+    answers: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    repairs: int = 0
+    response_format: str = ""
 
 
 def store_for(config: SupervisorsConfig, files: Files) -> KnowledgeStore:
@@ -116,17 +121,27 @@ def execute(request: Request, config: SupervisorsConfig, files: Files) -> Outcom
         own, other = split_documents(spec, store.documents())
         recent = digests.DigestLog(files.digests).recent(request.recent)
         pending = [f"{d.id} [{d.priority} {d.type}, from {d.source}]: {d.description}" for d in queue_for(config, files).pending()]
-        touched = read_touched_files(recent, skip_under=(files.home.resolve(), store.root.resolve()),
-                                     never_read=tuple(config.never_read)) if spec.reads_files else []
-        run_input = RunInput(recent, own, other, pending, touched, request.previous_findings)
+        skip = (files.home.resolve(), store.root.resolve())
+        never_read = tuple(config.never_read)
+        touched = read_touched_files(recent, skip_under=skip, never_read=never_read) if spec.reads_files else []
+        base = None
+        if spec.reads_files and not own:  # a bootstrap run: the code base as it is, not only what was touched
+            base = codebase.scan(recent, lambda path: readable_file(path, skip, never_read), skip, {name for name, _ in touched})
+        run_input = RunInput(recent, own, other, pending, touched, request.previous_findings, base)
         client = ChatClient(config.model_for(name), UsageLedger.for_organizations(files.home), supervisor=name)
         result = client.complete(build_messages(spec, run_input), schema=spec.schema, deadline=request.deadline)
         # the model may repeat a secret it was shown (or invent one): nothing of its answer is kept unredacted
-        return _outcome(request, client, run_input, "ok", parsed=redact_model(result.parsed), model=result.model, attempts=result.attempts)
+        outcome = _outcome(request, client, run_input, "ok", parsed=redact_model(result.parsed), model=result.model,
+                           attempts=result.attempts)
+        outcome.answers, outcome.notes, outcome.repairs = list(result.answers), list(result.notes), result.repairs
+        outcome.response_format = result.response_format
+        return outcome
     except ModelUnavailable as exc:
         return _outcome(request, client, run_input, "skipped", exc.reason)
     except ModelOutputInvalid as exc:
-        return _outcome(request, client, run_input, "discarded", f"invalid answer: {exc.reason}")
+        outcome = _outcome(request, client, run_input, "discarded", f"invalid answer: {exc.reason}")
+        outcome.answers, outcome.notes, outcome.repairs = list(exc.answers), list(exc.notes), exc.repairs
+        return outcome
     except Exception as exc:  # a bug or a broken file must not end in the agent's loop
         logger.debug("supervisor %s failed", name, exc_info=True)
         return _outcome(request, client, run_input, "failed", f"{type(exc).__name__}: {exc}")

@@ -27,6 +27,7 @@ from org.kernel.credentials import is_credential_file, is_credential_text
 from org.kernel.redact import redact
 from org.knowledge.documents import Document
 
+from .codebase import CodeBase
 from .records import LABELS
 
 #: Characters of prompt per section: at most about 8k tokens of input in all (the design budgets
@@ -131,6 +132,7 @@ class RunInput:
     directives: list[str]
     files: list[tuple[str, str | None]] = field(default_factory=list)  #: (name, text); text None: not read, name says why
     previous_findings: list[str] = field(default_factory=list)
+    codebase: CodeBase | None = None  #: the bootstrap scan (code style and design, bootstrap runs only)
 
     @property
     def bootstrap(self) -> bool:
@@ -168,6 +170,11 @@ def read_touched_files(digests: list[TaskDigest], skip_under: tuple[Path, ...] =
         total += len(text)
         read += 1
     return files
+
+
+def readable_file(path: Path, skip_under: tuple[Path, ...] = (), never_read: tuple[str, ...] = ()) -> str | None:
+    """A file's text as a supervisor may see it (start only), or None when it is refused or unreadable."""
+    return _readable(path, skip_under, never_read)[0]
 
 
 def _readable(path: Path, skip_under: tuple[Path, ...], never_read: tuple[str, ...] = ()) -> tuple[str | None, str]:
@@ -282,6 +289,10 @@ def build_messages(spec: SupervisorSpec, run: RunInput) -> list[dict[str, str]]:
         unread = [name for name, text in run.files if text is None]
         files += ("\n\n" if files else "") + ("Not read: " + ", ".join(unread) if unread else "")
         sections.append(("FILES THE RECENT TASKS TOUCHED", files or "(none could be read)"))
+    if spec.reads_files and run.codebase is not None and (run.codebase.layout or run.codebase.files):
+        sample = "\n\n".join(f"### {name}\n```\n{text}\n```" for name, text in run.codebase.files)
+        sections.append(("CODE BASE (bootstrap scan: the project's layout and a sample of its files)",
+                         f"```\n{run.codebase.layout}\n```" + (f"\n\n{sample}" if sample else "")))
     if run.previous_findings:
         sections.append(("YOUR PREVIOUS FINDINGS (use the same wording for what is still true)",
                          _cap("\n".join(f"- {f}" for f in run.previous_findings), FINDINGS_CHARS)))

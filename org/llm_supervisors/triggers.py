@@ -4,6 +4,10 @@ Counters live in ``<organizations>/supervisors/state.json`` (:class:`Supervisors
 and are read and written under a lock, so the agent and ``a0org supervisors run`` can
 update them at the same time, and they survive a restart.
 
+A task whose PACE level reached ``contingent`` gave up its plan for another one: that is
+the seed's *scope re-plan*, and it queues a ``replan`` run for the supervisors with
+``on_replan`` (the design supervisor by default).
+
 Urgency, the seed's pull-forward, mapped to Agent-Zero (see docs/supervisors-llm.md):
 
 ===================  ======  ================================================================
@@ -43,7 +47,9 @@ MAX_INTERVAL_MULTIPLIER = 8
 #: Findings whose words overlap at least this much are the same finding, reworded.
 SAME_FINDING = 0.6
 #: Reasons in the order they name a run's trigger.
-REASON_ORDER = ("abort", "milestone", "urgency", "periodic", "manual")
+REASON_ORDER = ("abort", "replan", "milestone", "urgency", "periodic", "manual")
+#: The PACE level at which a task has abandoned its plan for another: the seed's scope re-plan.
+REPLAN_LEVEL = "contingent"
 
 R = TypeVar("R")
 
@@ -56,6 +62,7 @@ class Schedule:
     every_tasks: int | None
     on_milestone: bool
     on_abort: bool
+    on_replan: bool = False
 
 
 @dataclass(frozen=True)
@@ -68,7 +75,7 @@ class TriggerSettings:
     milestone_every_tasks: int | None = None
 
     def schedule(self, name: str) -> Schedule:
-        return self.schedules.get(name) or Schedule(False, None, False, False)
+        return self.schedules.get(name) or Schedule(False, None, False, False, False)
 
     @classmethod
     def from_config(cls, config: SupervisorsConfig) -> "TriggerSettings":
@@ -76,7 +83,8 @@ class TriggerSettings:
         schedules = {}
         for name in SUPERVISOR_NAMES:
             settings = config.settings_for(name)
-            schedules[name] = Schedule(name in enabled, settings.every_tasks, settings.on_milestone, settings.on_abort)
+            schedules[name] = Schedule(name in enabled, settings.every_tasks, settings.on_milestone, settings.on_abort,
+                                       settings.on_replan)
         return cls(schedules, config.urgency.weights.model_dump(), config.urgency.threshold, config.milestone_every_tasks)
 
 
@@ -112,6 +120,8 @@ def note_task(state: SupervisorsState, settings: TriggerSettings, digest: TaskDi
     else:
         state.tasks_aborted += 1
         mark(state, settings, "abort")
+    if REPLAN_LEVEL in digest.pace_levels:
+        mark(state, settings, "replan")
     signals = task_signals(digest)
     for signal in signals:
         state.urgency = round(state.urgency + max(0.0, settings.weights.get(signal, 0.0)), 6)
@@ -120,11 +130,11 @@ def note_task(state: SupervisorsState, settings: TriggerSettings, digest: TaskDi
 
 
 def mark(state: SupervisorsState, settings: TriggerSettings, trigger: str) -> list[str]:
-    """Queue a milestone or abort for every supervisor that runs on it; returns their names."""
+    """Queue a milestone, abort or re-plan for every supervisor that runs on it; returns their names."""
     marked = []
     for name in SUPERVISOR_NAMES:
         schedule = settings.schedule(name)
-        wanted = schedule.on_milestone if trigger == "milestone" else schedule.on_abort
+        wanted = {"milestone": schedule.on_milestone, "abort": schedule.on_abort, "replan": schedule.on_replan}.get(trigger, False)
         if schedule.enabled and wanted:
             counter = counter_of(state, name)
             if trigger not in counter.pending:

@@ -18,6 +18,15 @@ class LogItem:
     kvps: dict | None = None
     id: str | None = None
 
+    def update(self, type: str | None = None, heading: str | None = None, content: str | None = None,
+               kvps: dict | None = None, **kwargs: Any) -> None:
+        """``LogItem.update``: the fields given replace the item's."""
+        self.type = type if type is not None else self.type
+        self.heading = heading if heading is not None else self.heading
+        self.content = content if content is not None else self.content
+        if kvps or kwargs:
+            self.kvps = {**(self.kvps or {}), **(kvps or {}), **kwargs}
+
 
 class Log:
     """``context.log``: ``log(type, heading=None, content=None, kvps=None, update_progress=None, id=None, **kwargs)``."""

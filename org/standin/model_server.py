@@ -10,10 +10,18 @@ It answers real HTTP on a free port from a background thread. Each request to
         server.requests[0].headers["authorization"]   # every request is recorded
 
 Behaviours: :class:`Reply` (an answer: valid JSON, fenced, malformed, off-schema — any
-text), :class:`Status` (an HTTP error such as 429 with ``Retry-After``, 500, 502, 503),
-:class:`Slow` (wait, before the answer or in the middle of its body) and :class:`Drop`
-(close the connection without answering). With the queue empty it answers 500, so an
-unexpected extra call shows. It is not a model and not for production use.
+text, or a list of content parts), :class:`Status` (an HTTP error such as 429 with
+``Retry-After``, 500, 502, 503), :class:`ProviderError` (HTTP 200 whose body is an error,
+as OpenRouter sends when the provider behind it fails), :class:`Slow` (wait, before the
+answer or in the middle of its body) and :class:`Drop` (close the connection without
+answering); :class:`For` gives a behaviour to the request whose body names something (a
+schema's title), for callers that ask at the same time. With the queue empty it answers
+500, so an unexpected extra call shows.
+
+``connection`` picks how it treats connections: ``"keep-alive"`` (HTTP/1.1, the
+default), ``"close"`` (HTTP/1.1 with ``Connection: close`` after every answer) or
+``"http/1.0"`` (the answer is HTTP/1.0, which closes too), as some local servers do.
+It is not a model and not for production use.
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Union
+from typing import Any, Literal, Union
 
 from pydantic import BaseModel
 
@@ -34,17 +42,20 @@ from pydantic import BaseModel
 class Reply:
     """A 200 chat completion whose message content is ``content``.
 
+    ``content`` may be a list of content parts (``[{"type": "text", "text": ...}]``).
     ``cost`` adds OpenRouter's ``usage.cost``; ``usage=False`` leaves usage out entirely;
-    ``finish_reason="length"`` says the answer was cut off.
+    ``finish_reason="length"`` says the answer was cut off, ``"error"`` that the provider
+    failed while answering (``error`` is then the choice's error object).
     """
 
-    content: str
+    content: str | list[Any]
     prompt_tokens: int = 120
     completion_tokens: int = 40
     cost: float | None = None
     finish_reason: str = "stop"
     usage: bool = True
     model: str = "scripted-model"
+    error: dict[str, Any] | None = None
 
     @classmethod
     def valid(cls, schema: type[BaseModel], data: dict[str, Any], **options: Any) -> Reply:
@@ -63,6 +74,8 @@ class Reply:
             "choices": [{"index": 0, "message": {"role": "assistant", "content": self.content},
                          "finish_reason": self.finish_reason}],
         }
+        if self.error is not None:
+            completion["choices"][0]["error"] = self.error
         if self.usage:
             usage: dict[str, Any] = {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
                                      "total_tokens": self.prompt_tokens + self.completion_tokens}
@@ -79,6 +92,17 @@ class Status:
     code: int
     message: str = "scripted error"
     retry_after: float | str | None = None
+
+
+@dataclass(frozen=True)
+class ProviderError:
+    """HTTP 200 with an error body (``{"error": {"code", "message"}}``) instead of a completion."""
+
+    code: int = 502
+    message: str = "scripted provider error"
+
+    def body(self) -> dict[str, Any]:
+        return {"error": {"code": self.code, "message": self.message}}
 
 
 @dataclass(frozen=True)
@@ -99,7 +123,22 @@ class Drop:
     """Close the connection without answering."""
 
 
-Behaviour = Union[Reply, Status, Slow, Drop]
+@dataclass(frozen=True)
+class For:
+    """``then`` answers only a request whose body contains ``match`` (such as a schema's title).
+
+    Requests made at the same time arrive in no fixed order; ``For`` lets one server
+    answer several callers, each with its own script. A request takes the first queued
+    behaviour meant for it: a ``For`` that matches, or one that is not a ``For``.
+    """
+
+    match: str
+    then: Behaviour
+
+
+Behaviour = Union[Reply, Status, ProviderError, Slow, Drop, For]
+Connection = Literal["keep-alive", "close", "http/1.0"]
+CONNECTIONS: tuple[Connection, ...] = ("keep-alive", "close", "http/1.0")
 
 
 @dataclass(frozen=True)
@@ -129,13 +168,18 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         pass  # quiet: tests and the demo print what matters themselves
 
+    def setup(self) -> None:
+        super().setup()
+        if self.server.owner.connection == "http/1.0":
+            self.protocol_version = "HTTP/1.0"
+
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self._json(404, {"error": {"message": f"no such path: {self.path}"}})
             return
-        behaviour = self.server.owner._next()
+        behaviour = self.server.owner._next(raw)
         self.server.owner._record(RecordedRequest(
             method="POST", path=self.path, headers={k.lower(): v for k, v in self.headers.items()},
             raw_body=raw, behaviour=type(behaviour).__name__, received_at=time.time()))
@@ -145,7 +189,9 @@ class _Handler(BaseHTTPRequestHandler):
         self._json(404, {"error": {"message": "only POST .../chat/completions is scripted"}})
 
     def _perform(self, behaviour: Behaviour) -> None:
-        if isinstance(behaviour, Drop):
+        if isinstance(behaviour, For):
+            self._perform(behaviour.then)
+        elif isinstance(behaviour, Drop):
             self._drop()
         elif isinstance(behaviour, Slow):
             self._slow(behaviour)
@@ -156,8 +202,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(200, behaviour.body())
 
     def _slow(self, slow: Slow) -> None:
-        if slow.stage == "body" and isinstance(slow.then, (Reply, Status)):
-            code, payload = (200, slow.then.body()) if isinstance(slow.then, Reply) else (
+        if slow.stage == "body" and isinstance(slow.then, (Reply, Status, ProviderError)):
+            code, payload = (200, slow.then.body()) if isinstance(slow.then, (Reply, ProviderError)) else (
                 slow.then.code, {"error": {"code": slow.then.code, "message": slow.then.message}})
             data = json.dumps(payload).encode("utf-8")
             self._head(code, len(data), {})
@@ -180,6 +226,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(code)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(length))
+        if self.server.owner.connection == "close":
+            self.send_header("Connection", "close")  # http.server closes after this answer
         for name, value in headers.items():
             self.send_header(name, value)
         self.end_headers()
@@ -206,7 +254,10 @@ class _Server(ThreadingHTTPServer):
 class ScriptedServer:
     """An OpenAI-compatible server on 127.0.0.1 that answers from a script; see the module doc."""
 
-    def __init__(self, *behaviours: Behaviour):
+    def __init__(self, *behaviours: Behaviour, connection: Connection = "keep-alive"):
+        if connection not in CONNECTIONS:
+            raise ValueError(f"connection must be one of {CONNECTIONS}, not {connection!r}")
+        self.connection = connection
         self._queue: deque[Behaviour] = deque(behaviours)
         self._lock = threading.Lock()
         self._requests: list[RecordedRequest] = []
@@ -275,13 +326,26 @@ class ScriptedServer:
         with self._lock:
             return list(self._requests)
 
-    def _next(self) -> Behaviour:
+    def _next(self, body: bytes = b"") -> Behaviour:
+        text = body.decode("utf-8", "replace")
         with self._lock:
-            return self._queue.popleft() if self._queue else Status(500, "the script has no more answers")
+            for index, behaviour in enumerate(self._queue):
+                match = _match_of(behaviour)
+                if match is None or match in text:
+                    del self._queue[index]
+                    return behaviour
+            return Status(500, "the script has no more answers" + (" for this request" if self._queue else ""))
 
     def _record(self, request: RecordedRequest) -> None:
         with self._lock:
             self._requests.append(request)
 
 
-__all__ = ["Behaviour", "Drop", "RecordedRequest", "Reply", "ScriptedServer", "Slow", "Status"]
+def _match_of(behaviour: Behaviour) -> str | None:
+    """What a request's body must contain to take ``behaviour`` (None: any request)."""
+    while isinstance(behaviour, Slow):
+        behaviour = behaviour.then
+    return behaviour.match if isinstance(behaviour, For) else None
+
+
+__all__ = ["CONNECTIONS", "Behaviour", "Connection", "Drop", "For", "ProviderError", "RecordedRequest", "Reply", "ScriptedServer", "Slow", "Status"]

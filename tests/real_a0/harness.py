@@ -280,6 +280,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--script", required=True, help="JSON script file (list of replies or {main,util})")
     ap.add_argument("--message", default="hello harness", help="user message for the turn")
+    ap.add_argument("--then", action="append", default=[], metavar="MESSAGE",
+                    help="a further user message, sent in the same chat once the previous task ended (repeatable); "
+                         "their results are in \"results\"")
     ap.add_argument("--timeout", type=float, default=180, help="result_sync timeout (s)")
     ap.add_argument("--tree", help="pristine A0 tree: copy it to a temp dir and run there "
                                    "(default: run in the cwd, which must already be a copy)")
@@ -371,6 +374,10 @@ def main():
                 out["result"] = task.result_sync(max(1.0, deadline - time.monotonic()))
         else:
             out["result"] = task.result_sync(args.timeout)
+        out["results"] = [out["result"]]
+        for message in args.then:
+            task = context.communicate(UserMessage(message=message, attachments=[]))
+            out["results"].append(task.result_sync(args.timeout))
         out["paused"] = bool(context.paused)
         out["ok"] = True
     except BaseException as e:  # noqa: BLE001 - report everything
