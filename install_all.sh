@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Install the organization kernel and the supervisor loop into Agent-Zero.
 #   ./install_all.sh [--a0-root /a0] [--python PATH] [--check-only | --dry-run | --uninstall]
-#                    [--no-library] [--activate ORG_ID | --deactivate] [--with-supervisors]
+#                    [--form plugin|extensions] [--no-library] [--activate ORG_ID | --deactivate]
+#                    [--with-supervisors]
+# From Agent-Zero v0.9.9 the pack is installed as the plugin usr/plugins/a0_org_kernel/ (switched on
+# and off in Agent-Zero's plugin list) unless --form extensions or an extension-folder install says otherwise.
 # Phase 3, the LLM-backed supervisors, is off by default: it is installed with
 # --with-supervisors, or once usr/organizations/supervisors.yaml configures a model.
 # A0ORG_INSTALL_COMPONENT=supervisors installs (or --uninstall removes) only that phase.

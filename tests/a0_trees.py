@@ -12,7 +12,10 @@ Eras (see AGENT_ZERO_FACTS.md section 0):
 - ``"B3"``: v0.9.3/v0.9.4, ``call_extensions`` but no ``tool_execute_after`` point
 - ``"B"``: v0.9.5 to v0.9.7
 - ``"C"``: v0.9.8 to v0.9.8.3
-- ``"D"``: v0.9.9.0 and newer, v1.x
+- ``"D"``: v0.9.9.0 and newer, v1.x, as far as extension folders go (no plugin system)
+- ``"P"``: v0.9.9.0 and newer, v1.x, with the plugin system: ``helpers/plugins.py`` naming
+  ``plugin.yaml`` and the ``.toggle-0`` / ``.toggle-1`` switches, and ``usr/plugins/``
+  (docs/agent-zero.md, "The plugin form")
 """
 
 from __future__ import annotations
@@ -66,6 +69,14 @@ class Extension:
         pass
 '''
 
+#: the names the installer looks for in helpers/plugins.py; not Agent-Zero's code
+_PLUGINS_MODULE = '''\
+# stand-in for Agent-Zero's helpers/plugins.py: the file names of its plugin system
+META_FILE_NAME = "plugin.yaml"
+DISABLED_FILE_NAME = ".toggle-0"
+ENABLED_FILE_NAME = ".toggle-1"
+'''
+
 _CALL_EXTENSIONS = '''
 
 async def call_extensions(extension_point: str, agent=None, **kwargs) -> Any:
@@ -87,10 +98,14 @@ def make_a0_tree(base: Path, era: str) -> Path:
     _write(base / "agent.py", "# stand-in for Agent-Zero's agent.py; extension points it calls:\n" + calls)
     _write(base / "run_ui.py", "# stand-in for Agent-Zero's run_ui.py\n")
     (base / "usr").mkdir(exist_ok=True)
-    if era == "D":
+    if era in ("D", "P"):
         _write(base / "helpers" / "extension.py", _BASE_CLASS)
         for point in points:
             (base / "extensions" / "python" / point).mkdir(parents=True, exist_ok=True)
+        if era == "P":
+            _write(base / "helpers" / "plugins.py", _PLUGINS_MODULE)
+            (base / "usr" / "plugins").mkdir()
+            _write(base / "plugins" / "_model_config" / "plugin.yaml", "name: _model_config\ntitle: Model config\n")
     elif era in ("B", "B3", "C", "A"):
         _write(base / "python" / "__init__.py", "")
         module = _OLD_BASE_CLASS if era == "A" else _BASE_CLASS + _CALL_EXTENSIONS
@@ -107,6 +122,7 @@ def make_a0_tree(base: Path, era: str) -> Path:
 #: where each era's installer puts the hooks, relative to the tree
 HOOK_DIRS = {
     "D": "usr/extensions/python/{point}",
+    "P": "usr/plugins/a0_org_kernel/extensions/python/{point}",
     "C": "usr/extensions/{point}",
     "B": "python/extensions/{point}",
     "B3": "python/extensions/{point}",

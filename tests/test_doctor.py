@@ -340,3 +340,83 @@ def test_doctor_with_a_python_that_lacks_agent_zeros_packages_reports_instead_of
     assert result.returncode == 1
     assert "PROBLEM  Extension base class: cannot import python.helpers.extension" in result.stdout
     assert "No module named 'a_package_only_agent_zeros_python_has'" in result.stdout
+
+
+# --------------------------------------------------------------------------- the plugin form
+
+
+def plugin_checks(report: dict) -> dict[str, dict]:
+    return {c["subject"]: c for c in checks(report, "plugin")}
+
+
+def test_doctor_reads_the_plugin_form_and_its_switch(tmp_path, pack):
+    tree = make_a0_tree(tmp_path / "a0", "P")
+    install(pack, tree)
+    _, report = doctor_json(tree, pack)
+    assert report["form"] == "plugin" and report["hook_dir"] == "usr/plugins/a0_org_kernel/extensions/python/<point>"
+    for point in POINTS:
+        check = hook_check(report, point)
+        assert check["level"] == "ok" and check["details"]["path"] == str(hook_path(tree, "P", point)), check
+    found = plugin_checks(report)
+    assert found["usr/plugins/a0_org_kernel/plugin.yaml"]["level"] == "ok"
+    switch = found["on/off switch"]
+    assert switch["level"] == "ok" and switch["message"] == "on for everyone" and switch["details"]["enabled"] is True
+    text = doctor(tree, pack).stdout
+    assert "as a plugin, hooks in usr/plugins/a0_org_kernel/extensions/python/<point>/" in text
+    assert "\nPlugin\n  OK       usr/plugins/a0_org_kernel/plugin.yaml: current" in text
+
+
+def test_doctor_names_the_projects_and_profiles_that_differ(tmp_path, pack):
+    tree = make_a0_tree(tmp_path / "a0", "P")
+    install(pack, tree)
+    for rel in ("usr/plugins/a0_org_kernel/.toggle-0", "usr/projects/alpha/.a0proj/plugins/a0_org_kernel/.toggle-1",
+                "usr/agents/developer/plugins/a0_org_kernel/.toggle-1"):
+        (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tree / rel).write_text("")
+    code, report = doctor_json(tree, pack)
+    switch = plugin_checks(report)["on/off switch"]
+    assert switch["level"] == "warning" and switch["details"]["enabled"] is False
+    assert switch["message"].startswith("off for everyone: the pack does nothing; ")
+    assert [e.split(" (")[0] for e in switch["details"]["exceptions"]] == ["on for project alpha", "on for agent profile developer"]
+    assert "Agent-Zero's plugin list" in switch["fix"]
+
+
+def test_doctor_finds_the_pack_in_both_forms_a_problem(tmp_path, pack):
+    tree = make_a0_tree(tmp_path / "a0", "P")
+    install(pack, tree)
+    stray = hook_path(tree, "D", "message_loop_end")
+    stray.parent.mkdir(parents=True)
+    stray.write_bytes(hook_path(tree, "P", "message_loop_end").read_bytes())
+    code, report = doctor_json(tree, pack)
+    form = plugin_checks(report)["form"]
+    assert code == 1 and form["level"] == "problem" and "run even while the plugin is switched off" in form["message"]
+    assert "--form plugin" in form["fix"]
+    assert checks(report, "clash") == [checks(report, "clash", "ok")[0]]  # our own copy is not reported twice
+
+
+def test_doctor_without_the_plugin_manifest_is_a_problem(tmp_path, pack):
+    tree = make_a0_tree(tmp_path / "a0", "P")
+    install(pack, tree)
+    (tree / "usr/plugins/a0_org_kernel/plugin.yaml").unlink()
+    code, report = doctor_json(tree, pack)
+    manifest = plugin_checks(report)["usr/plugins/a0_org_kernel/plugin.yaml"]
+    assert code == 1 and manifest["level"] == "problem" and "Agent-Zero does not see the plugin" in manifest["message"]
+
+
+def test_doctor_suggests_the_plugin_to_an_extension_install_that_could_have_it(tmp_path, pack):
+    tree = make_a0_tree(tmp_path / "a0", "P")
+    install(pack, tree, "--form", "extensions")
+    _, report = doctor_json(tree, pack)
+    assert report["form"] == "extensions" and report["hook_dir"] == "usr/extensions/python/<point>"
+    assert all(hook_check(report, p)["level"] == "ok" for p in POINTS)
+    form = plugin_checks(report)["form"]
+    assert form["level"] == "info" and "install_all.sh --form plugin" in form["fix"]
+    assert "on/off switch" not in plugin_checks(report)
+
+
+@pytest.mark.parametrize("era", ["D", "C"])
+def test_doctor_says_nothing_of_plugins_where_agent_zero_has_none(tmp_path, pack, era):
+    tree = make_a0_tree(tmp_path / "a0", era)
+    install(pack, tree)
+    _, report = doctor_json(tree, pack)
+    assert report["form"] == "extensions" and not checks(report, "plugin")

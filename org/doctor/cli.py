@@ -11,6 +11,7 @@ from org.doctor.configuration import check_llm_supervisors, check_organizations
 from org.doctor.hooks import check_clashes, check_hooks
 from org.doctor.library import check_library
 from org.doctor.link import check_supervision_mode
+from org.doctor.plugin import check_form, tree_in_its_form
 from org.doctor.report import PROBLEM, Check, Report, render
 from org.install import InstallError
 from org.install.contents import Pack, find_pack_dir
@@ -25,11 +26,14 @@ def diagnose(a0_root: Path, pack_dir: Path | None = None) -> Report:
         report.add(Check("tree", PROBLEM, str(a0_root), str(exc),
                          "pass --a0-root with Agent-Zero's folder (in the Docker image: /a0)"))
         return report
+    tree = tree_in_its_form(tree)
     found_pack = find_pack_dir(pack_dir)
     pack = Pack(found_pack) if found_pack else None
     report.era, report.era_versions, report.version = tree.era.code, tree.era.versions, tree.version
-    report.hook_dir = tree.era.hook_dir_pattern.format(point="<point>")
+    report.hook_dir = tree.hook_dir_label
+    report.form = tree.form
     report.pack_dir = str(found_pack) if found_pack else None
+    report.add(*check_form(tree, pack))
     report.add(*check_hooks(tree, pack))
     report.add(*check_clashes(tree))
     report.add(*check_llm_supervisors(tree))

@@ -25,6 +25,8 @@ class Report:
     era_versions: str | None = None
     version: str | None = None
     hook_dir: str | None = None
+    #: "plugin" or "extensions" (org.install.plugin)
+    form: str | None = None
     pack_dir: str | None = None
     checks: list[Check] = field(default_factory=list)
 
@@ -42,14 +44,15 @@ class Report:
         return data
 
 
-_TOPICS = {"tree": "Agent-Zero", "hook": "Hooks", "clash": "Name clashes", "library": "Library", "organization": "Organization",
+_TOPICS = {"tree": "Agent-Zero", "plugin": "Plugin", "hook": "Hooks", "clash": "Name clashes", "library": "Library", "organization": "Organization",
            "supervisors": "LLM supervisors", "link": "Supervision"}
 
 
 def render(report: Report) -> str:
     lines = [f"a0org doctor: Agent-Zero at {report.a0_root}"]
     if report.era:
-        lines.append(f"  era {report.era} ({report.era_versions}), version {report.version}; hooks in {report.hook_dir}/")
+        form = "as a plugin" if report.form == "plugin" else "in extension folders"
+        lines.append(f"  era {report.era} ({report.era_versions}), version {report.version}; {form}, hooks in {report.hook_dir}/")
         lines.append(f"  pack: {report.pack_dir or 'not found, so hooks are not compared with it (pass --pack-dir)'}")
     for topic, title in _TOPICS.items():
         checks = [c for c in report.checks if c.topic == topic]

@@ -11,7 +11,9 @@ from typing import Sequence
 from org.install import InstallError
 from org.install.contents import COMPONENTS, PACKAGE, Pack, default_pack_dirs, find_pack_dir, hooks_of
 from org.install.eras import DEFAULT_A0_ROOT, Tree, detect_tree
+from org.install.forms import form_label
 from org.install.plans import Options, install_plan, uninstall_plan, wants_supervisors
+from org.install.plugin import FORMS, choose_form
 from org.install.steps import execute
 
 EXIT_ERROR = 2
@@ -46,6 +48,12 @@ def parse_args(argv: Sequence[str]) -> Options:
     modes.add_argument("--uninstall", action="store_true",
                        help="remove what the pack installed, keeping files you edited and reports")
     parser.add_argument("--dry-run", action="store_true", help="print every action without changing anything")
+    parser.add_argument(
+        "--form", choices=FORMS,
+        help="plugin: install as the Agent-Zero plugin usr/plugins/a0_org_kernel/ (v0.9.9+), switched on and off "
+             "per project or agent in Agent-Zero's plugin settings; extensions: plain extension folders. Default: "
+             "the form already installed, else plugin where Agent-Zero has plugins. The other form's files are removed",
+    )
     if component == "all":
         parser.add_argument("--no-library", action="store_true", help=f"do not pip install (or uninstall) the {PACKAGE} library")
         switch = parser.add_mutually_exclusive_group()
@@ -64,6 +72,8 @@ def parse_args(argv: Sequence[str]) -> Options:
         parser.error("--dry-run and --check-only cannot be combined")
     if getattr(args, "activate", None) and args.uninstall:
         parser.error("--activate and --uninstall cannot be combined")
+    if args.form and args.uninstall:
+        parser.error("--form and --uninstall cannot be combined (--uninstall removes both forms)")
     mode = "check" if args.check_only else "uninstall" if args.uninstall else "install"
     return Options(
         component=component,
@@ -75,6 +85,7 @@ def parse_args(argv: Sequence[str]) -> Options:
         mode=mode,
         dry_run=args.dry_run,
         supervisors=getattr(args, "with_supervisors", False),
+        form=args.form,
     )
 
 
@@ -93,6 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run(options: Options) -> int:
     tree = detect_tree(options.a0_root)
+    tree = tree.in_form(choose_form(tree.root, tree.plugins, options.form, tree.installed_forms()))
     pack_dir = find_pack_dir(options.pack_dir)
     uninstalling = options.mode == "uninstall"
     if pack_dir is None and not uninstalling:
@@ -113,7 +125,8 @@ def print_header(tree: Tree, pack: Pack | None, options: Options) -> None:
         mode += ", dry run (nothing is changed)"
     print(f"{PACKAGE} {COMPONENTS[options.component]}: {mode}")
     print(f"  Agent-Zero:  {tree.root} (era {tree.era.code}: {tree.era.versions}; version {tree.version})")
-    print(f"  hooks go to: {tree.era.hook_dir(tree.root, '<point>')}/")
+    print(f"  form:        {form_label(tree)}{'' if tree.plugins else ' (this version has no plugins)'}")
+    print(f"  hooks go to: {tree.hook_dir('<point>')}/")
     print(f"  pack:        {pack.root if pack else 'not found (uninstalling from the manifest)'}")
     print(f"  python:      {options.python}")
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable
 
 from org.install import InstallError
 from org.install.contents import HOOKS, Hook, read_text
+from org.install.plugin import EXTENSIONS_FORM, PLUGIN_FORM, PLUGIN_META, PLUGIN_NAME, plugin_dir, plugins_supported
 
 DEFAULT_A0_ROOT = Path("/a0")
 ORGS_REL = Path("usr") / "organizations"
@@ -92,19 +93,54 @@ ERAS = (ERA_D, ERA_C, ERA_B)
 
 @dataclass(frozen=True)
 class Tree:
-    """An Agent-Zero installation as found on disk."""
+    """An Agent-Zero installation as found on disk, and the form the pack takes (or would take) in it."""
 
     root: Path
     era: Era
     version: str
     missing_points: frozenset[str] = frozenset()
+    #: Agent-Zero has user plugins with on/off toggles (v0.9.9.0+)
+    plugins: bool = False
+    #: "extensions" (the era's extension folders) or "plugin" (usr/plugins/<name>/)
+    form: str = EXTENSIONS_FORM
 
     @property
     def organizations(self) -> Path:
         return self.root / ORGS_REL
 
+    @property
+    def plugin_dir(self) -> Path:
+        return plugin_dir(self.root)
+
+    def hook_dir(self, point: str) -> Path:
+        if self.form == PLUGIN_FORM:
+            return self.plugin_dir / "extensions" / "python" / point
+        return self.era.hook_dir(self.root, point)
+
+    @property
+    def hook_dir_label(self) -> str:
+        return self.hook_dir("<point>").relative_to(self.root).as_posix()
+
     def hook_path(self, hook: Hook) -> Path:
-        return self.era.hook_dir(self.root, hook.point) / hook.name
+        return self.hook_dir(hook.point) / hook.name
+
+    def in_form(self, form: str) -> "Tree":
+        return replace(self, form=form)
+
+    def forms(self) -> tuple[str, ...]:
+        return (EXTENSIONS_FORM, PLUGIN_FORM) if self.plugins else (EXTENSIONS_FORM,)
+
+    def other_forms(self) -> list["Tree"]:
+        return [self.in_form(form) for form in self.forms() if form != self.form]
+
+    def installed_forms(self) -> list[str]:
+        """The forms with any of our hook files in place (the plugin's also with only its plugin.yaml)."""
+        found = []
+        for form in self.forms():
+            tree = self.in_form(form)
+            if any(tree.hook_path(h).is_file() for h in HOOKS) or (form == PLUGIN_FORM and (self.plugin_dir / PLUGIN_META).is_file()):
+                found.append(form)
+        return found
 
     def supports(self, hook: Hook) -> bool:
         return hook.point not in self.missing_points
@@ -125,7 +161,7 @@ def detect_tree(root: Path) -> Tree:
         )
     version = detect_version(root)
     if (root / "helpers" / "extension.py").is_file():
-        return Tree(root, ERA_D, version)
+        return Tree(root, ERA_D, version, plugins=plugins_supported(root))
     old_module = root / "python" / "helpers" / "extension.py"
     if not old_module.is_file():
         raise InstallError(
@@ -209,21 +245,55 @@ def _scope(root: Path, folder: Path) -> str:
     return ", ".join(scope)
 
 
+_PLUGIN_EXTENSION_PATTERNS = ("usr/plugins/*/extensions/python/{point}", "plugins/*/extensions/python/{point}")
+
+
+def searched_around(tree: Tree) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The folder patterns searched before and after ours, for the form the pack takes.
+
+    A plugin's extension folder comes after ``usr/extensions/python/<point>`` and among the
+    other enabled plugins' in name order (v1.7 ``helpers/subagents.py::get_paths`` with
+    ``helpers/plugins.py::get_plugins_list``); :func:`find_clashes` sorts those by name.
+    """
+    era = tree.era
+    if tree.form != PLUGIN_FORM:
+        return era.searched_before, era.searched_after
+    before = era.searched_before + (era.hook_dir_pattern,)
+    after = tuple(p for p in era.searched_after if p not in _PLUGIN_EXTENSION_PATTERNS)
+    return before, after
+
+
+def _plugin_kind(tree: Tree, path: Path) -> str | None:
+    """For a file in another plugin's extension folder: does that plugin come before ours?"""
+    rel = path.relative_to(tree.root).parts
+    name = rel[2] if rel[0] == "usr" else rel[1]
+    if name == PLUGIN_NAME:
+        return None  # a core plugins/<our name> is shadowed by ours: Agent-Zero never reads it
+    return "replaces ours" if name < PLUGIN_NAME else "replaced by ours"
+
+
 def find_clashes(tree: Tree, hooks: Iterable[Hook] = HOOKS) -> list[Clash]:
     era = tree.era
-    searched = set(era.searched_before) | set(era.searched_after)
+    before, after = searched_around(tree)
+    plugin_patterns = _PLUGIN_EXTENSION_PATTERNS if tree.form == PLUGIN_FORM else ()
+    searched = set(before) | set(after) | set(era.searched_after)
     stale_patterns = [e.hook_dir_pattern for e in ERAS if e is not era and e.hook_dir_pattern not in searched]
     clashes: list[Clash] = []
     for hook in hooks:
         ours = tree.hook_path(hook)
+        # our own copy in the other form is not a clash: the installer removes it, doctor reports it
+        other_copies = {other.hook_path(hook) for other in tree.other_forms()}
         for kind, patterns in (
-            ("replaces ours", era.searched_before),
-            ("replaced by ours", era.searched_after),
+            ("replaces ours", before),
+            ("replaced by ours", after),
+            ("plugin", plugin_patterns),
             ("stale copy", stale_patterns),
         ):
             for pattern in patterns:
                 for path in sorted(tree.root.glob(pattern.format(point=hook.point) + "/" + hook.name)):
-                    if path.is_file() and path != ours:
-                        clashes.append(Clash(hook, path, kind, ours, _scope(tree.root, path.parent)))
+                    if not path.is_file() or path == ours or path in other_copies:
+                        continue
+                    found = _plugin_kind(tree, path) if kind == "plugin" else kind
+                    if found:
+                        clashes.append(Clash(hook, path, found, ours, _scope(tree.root, path.parent)))
     return clashes
-

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from org.install.contents import HOOKS, KERNEL, LLM_SUPERVISORS, SUPERVISOR, Pack, hooks_of
 from org.install.eras import Tree, find_clashes
+from org.install.forms import form_removal_steps, plugin_phase, switch_phase
 from org.install.library import library_removal_step, library_status, library_step, library_warnings
 from org.install.manifest import (
     activation_step,
@@ -17,7 +18,7 @@ from org.install.manifest import (
     organization_removal_steps,
     read_manifest,
 )
-from org.install.steps import Phase, Plan, Step, empty_folder_steps, folder_step, hook_steps, pycache_steps, remove_file
+from org.install.steps import Phase, Plan, Step, folder_step, hook_steps
 
 #: In the organizations folder: once it exists, install_all.sh installs the LLM supervisors' hooks too.
 SUPERVISORS_CONFIG = "supervisors.yaml"
@@ -38,6 +39,8 @@ class Options:
     deactivate: bool = False
     #: also the LLM supervisors' phase (component "all"); see wants_supervisors
     supervisors: bool = False
+    #: "plugin" or "extensions" as asked for with --form; None: see org.install.plugin.choose_form
+    form: str | None = None
 
 
 def wants_supervisors(tree: Tree, options: Options) -> bool:
@@ -51,13 +54,17 @@ def wants_supervisors(tree: Tree, options: Options) -> bool:
 
 def supervisors_in_use(tree: Tree) -> bool:
     """A model is configured for the LLM supervisors, or one of their hooks is installed."""
-    installed = any(tree.hook_path(h).exists() for h in HOOKS if h.phase == LLM_SUPERVISORS)
+    installed = any(form.hook_path(h).exists() for form in (tree, *tree.other_forms())
+                    for h in HOOKS if h.phase == LLM_SUPERVISORS)
     return installed or (tree.organizations / SUPERVISORS_CONFIG).is_file()
 
 
 def install_plan(tree: Tree, pack: Pack, options: Options) -> Plan:
     plan = Plan()
     hooks = hooks_of(options.component, options.supervisors)
+    plugin = plugin_phase(tree, pack, hooks, plan)
+    if plugin:
+        plan.phases.append(plugin)
     if options.component == "all":
         plan.phases.append(kernel_phase(tree, pack, options, plan))
     supervisor = Phase("Phase 2: supervisor loop" if options.component == "all" else "Supervisor loop")
@@ -69,6 +76,9 @@ def install_plan(tree: Tree, pack: Pack, options: Options) -> Plan:
         plan.phases.append(supervisor)
     if options.component != "supervisor-loop":
         plan.phases.append(llm_supervisors_phase(tree, pack, options, plan))
+    switch = switch_phase(tree, plan)
+    if switch:
+        plan.phases.append(switch)
     plan.warnings.extend(era_warnings(tree))
     plan.warnings.extend(c.message() for c in find_clashes(tree, hooks))
     return plan
@@ -124,25 +134,15 @@ def era_warnings(tree: Tree) -> list[str]:
 
 
 def uninstall_plan(tree: Tree, pack: Pack | None, options: Options) -> Plan:
+    """Remove the component's hooks from every form they may be in (the plugin's files with the
+    last of them), and with "all" the organizations folder and the library."""
     plan = Plan()
     hooks = hooks_of(options.component, options.supervisors)
     phase = Phase("Uninstall: " + {"all": "kernel, supervisor loop and LLM supervisors", "supervisor-loop": "supervisor loop",
                                    "supervisors": "LLM supervisors"}[options.component])
-    removed_dirs: list[Path] = []
-    for hook in hooks:
-        path = tree.hook_path(hook)
-        if path.exists():
-            phase.steps.append(Step(path, "installed", "remove", lambda p=path: remove_file(p), writes=path))
-            removed_dirs.append(path.parent)
-        else:
-            phase.steps.append(Step(path, "not installed"))
-    for folder in dict.fromkeys(removed_dirs):
-        phase.steps += pycache_steps(folder)
-    # the hook folders the installer created, and their parents up to usr/, when nothing else is in them
-    stops = {tree.root, tree.root / "usr"}
-    phase.steps += empty_folder_steps([parent for folder in removed_dirs for parent in (folder, *folder.parents)
-                                       if parent not in stops and tree.root in parent.parents], phase.steps)
-    plan.hooks_changed = bool(removed_dirs)
+    for form in (tree, *tree.other_forms()):
+        # the form not in use is named only where it has files
+        phase.steps += form_removal_steps(form, hooks, plan, uninstalling=True, report_missing=form is tree)
     if options.component == "all":
         phase.steps += organization_removal_steps(tree.organizations, pack, plan)
         if options.library:
@@ -150,4 +150,3 @@ def uninstall_plan(tree: Tree, pack: Pack | None, options: Options) -> Plan:
     plan.phases.append(phase)
     plan.warnings.extend(c.message() for c in find_clashes(tree, hooks) if c.kind in ("replaces ours", "stale copy"))
     return plan
-

@@ -300,6 +300,10 @@ def main():
                     help="v1.x: code_exec first/between-output timeouts (s)")
     ap.add_argument("--dump-requests", help="write every model request (JSON) to this file")
     ap.add_argument("--final", help="reply used once the main script is exhausted (default: response tool)")
+    ap.add_argument("--project", help="v1 layout: run the chat in this Agent-Zero project (created if missing)")
+    ap.add_argument("--plugin-switch", action="append", default=[], metavar="NAME=on|off[@project=P][@profile=A]",
+                    help="v1 layout: switch a plugin on or off before the chat through Agent-Zero's own "
+                         "helpers.plugins.toggle_plugin, as its plugin settings do (repeatable)")
     ap.add_argument("--stop-when-paused", action="store_true",
                     help="end the run as soon as the chat is paused (context.paused) instead of waiting for the result")
     args = ap.parse_args()
@@ -356,6 +360,9 @@ def main():
 
         config = initialize.initialize_agent(override_settings=override or None)
         context = AgentContext(config)
+        if args.project:  # first: a project folder that exists already would be created under another name
+            enter_project(context, args.project)
+        apply_plugin_switches(args.plugin_switch)
         task = context.communicate(UserMessage(message=args.message, attachments=[]))
         if args.stop_when_paused:
             deadline = time.monotonic() + args.timeout
@@ -388,6 +395,30 @@ def main():
     except BaseException as e:  # noqa: BLE001
         out["collect_error"] = f"{type(e).__name__}: {e}"
     finish(out, model, args, tmp_copy)
+
+
+def apply_plugin_switches(specs: list[str]):
+    """``NAME=on|off[@project=P][@profile=A]``: Agent-Zero writes its own toggle file for that scope."""
+    if not specs:
+        return
+    from helpers import plugins
+
+    for spec in specs:
+        head, *scopes = spec.split("@")
+        name, _, state = head.partition("=")
+        scope = dict(item.split("=", 1) for item in scopes)
+        plugins.toggle_plugin(name, state == "on", project_name=scope.get("project", ""),
+                              agent_profile=scope.get("profile", ""))
+
+
+def enter_project(context, name: str):
+    """The chat runs in project ``name``, activated the way the UI does it."""
+    from helpers import projects
+
+    if not os.path.isdir(projects.get_project_meta(name)):
+        # the keys left out get Agent-Zero's defaults (projects._normalizeBasicData)
+        projects.create_project(name, {"title": name})
+    projects.activate_project(context.id, name)
 
 
 def finish(out: dict, model: ScriptedModel, args, tmp_copy: str | None):
