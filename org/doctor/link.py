@@ -6,13 +6,15 @@ import os
 import time
 
 from org.doctor.report import OK, PROBLEM, WARNING, Check
-from org.macrocosm.unit import NO_VOLUME, XO_STEERS, UnitLink, mode_in_words, supervision_mode
-from org.macrocosm.volume import ENV_VOLUME
+
+ENV_VOLUME = "A0ORG_VOLUME"  # org.macrocosm.volume's, not imported here: every command builds doctor's parser
 
 _SHELL = "as this shell's environment says; Agent-Zero's own environment is what counts"
 
 
 def check_supervision_mode() -> list[Check]:
+    from org.macrocosm.unit import NO_VOLUME, XO_STEERS, UnitLink, mode_in_words, supervision_mode
+
     volume = os.environ.get(ENV_VOLUME)
     if not volume:
         return [Check("link", OK, f"${ENV_VOLUME}", f"not set: each agent is steered by its own supervisor ({_SHELL})")]
