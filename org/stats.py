@@ -58,14 +58,18 @@ def event_line(event: SupervisionEvent) -> str:
 
 def followed_by_progress(log: list[SupervisionEvent], within: int) -> list[tuple[SupervisionEvent, int | None]]:
     """Each steering and block with the turns until the chat's next progress (None: not within ``within``)."""
-    out = []
-    for index, event in enumerate(log):
-        if event.type not in ("steering", "block") or event.turn is None:
-            continue
-        later = next((e for e in log[index + 1:] if (e.chat, e.unit) == (event.chat, event.unit)
-                      and e.type in ("progress", "resume", "pause")), None)
-        turns = later.turn - event.turn if later is not None and later.type == "progress" and later.turn is not None else None
-        out.append((event, turns if turns is not None and 0 <= turns <= within else None))
+    out: list[tuple[SupervisionEvent, int | None]] = []
+    waiting: dict[tuple, list[int]] = defaultdict(list)  # (chat, unit) -> steering not yet followed by an outcome
+    for event in log:  # one pass: a full log holds tens of thousands of events
+        key = (event.chat, event.unit)
+        if event.type in ("steering", "block") and event.turn is not None:
+            waiting[key].append(len(out))
+            out.append((event, None))
+        elif event.type in ("progress", "resume", "pause"):
+            for index in waiting.pop(key, ()):
+                steered = out[index][0]
+                turns = event.turn - steered.turn if event.type == "progress" and event.turn is not None else None
+                out[index] = (steered, turns if turns is not None and 0 <= turns <= within else None)
     return out
 
 

@@ -46,8 +46,11 @@ def record(folder: Path, *events: tuple[str, dict[str, Any]]) -> None:
     logged once, never raised."""
     try:
         path = log_path(folder)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        dir_fd = os.open(path.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        try:
+            dir_fd = os.open(path.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        except FileNotFoundError:  # the first event: the folder is made once, not at every turn
+            path.parent.mkdir(parents=True, exist_ok=True)
+            dir_fd = os.open(path.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
         try:
             append_at(dir_fd, lines_of(events), lock=lock_file_for(path))
         finally:
