@@ -1,6 +1,6 @@
 """Judge the supervisor on real agent sessions: how often it steers, and where.
 
-    python bench/real_sessions.py CORPUS [--events FILE] [--json FILE] [--doctrine JSON]
+    python bench/real_sessions.py CORPUS [--events FILE] [--json FILE] [--doctrine JSON] [--org-dir DIR]
 
 CORPUS holds ``<run>/<session>.jsonl`` traces in the replay format (docs/replay.md) and a
 ``<run>/labels.json`` mapping each session to ``{"resolved": true|false|null}``. Fields of a
@@ -13,6 +13,13 @@ events, steering per 100 turns, the share of sessions steered at least once, and
 per anomaly and action; then how many sessions in which the agent itself wrote that it was
 struggling got any steering. ``--events`` writes every steering event with the turns
 before it, for reading by hand.
+
+It also prints how often steering was followed by progress within a few turns, as
+``a0org stats`` counts it from the supervision event log. A recorded session does not read
+the steering, so on a replay this is the share of steered moments the agent got out of by
+itself: the part of the steering that was at best unneeded, and the base rate a live run's
+``a0org stats`` figure has to beat. ``--org-dir DIR`` keeps every session's events in
+``DIR/events/events.jsonl``, so ``a0org stats --org-dir DIR`` and ``a0org events`` read them.
 """
 
 from __future__ import annotations
@@ -27,8 +34,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from org.contracts import TraceHeader, TraceTurn  # noqa: E402
+from org.contracts import SupervisionEvent, TraceHeader, TraceTurn  # noqa: E402
+from org.kernel import events as event_log  # noqa: E402
 from org.replay import organization_home, run_session  # noqa: E402
+from org.stats import WITHIN_TURNS, followed_by_progress  # noqa: E402
 
 TRACE_FIELDS = set(TraceTurn.model_fields)
 #: What an agent writes when it knows it is going in circles.
@@ -53,12 +62,16 @@ def read_session(path: Path) -> tuple[TraceHeader | None, list[TraceTurn], list[
     return header, turns, raw
 
 
-def replay_session(path: Path, doctrine: dict[str, Any]) -> tuple[list[TraceTurn], list[dict[str, Any]], list[dict[str, Any]]]:
+def replay_session(path: Path, doctrine: dict[str, Any]
+                   ) -> tuple[list[TraceTurn], list[dict[str, Any]], list[dict[str, Any]], list[SupervisionEvent]]:
     header, turns, raw = read_session(path)
     if doctrine:
         header = TraceHeader.model_validate({**(header.model_dump() if header else {"kind": "header"}), "doctrine": doctrine})
     with organization_home(None) as home:
         results = run_session(header, turns, home)
+        log = list(event_log.read(home))
+    pause = next((i for i, e in enumerate(log) if e.type == "pause"), None)
+    log = log if pause is None else log[:pause + 1]  # as below: a paused chat waits for its user
     events = []
     for r in results:  # up to the pause: a paused chat waits for its user
         if r.blocked:
@@ -67,7 +80,15 @@ def replay_session(path: Path, doctrine: dict[str, Any]) -> tuple[list[TraceTurn
         if r.paused:
             events.append({"turn": r.turn, "anomaly": "pause", "action": "pause", "text": ""})
             break
-    return turns, raw, events
+    return turns, raw, events, log
+
+
+def followed_figures(pairs: list[tuple[SupervisionEvent, int | None]]) -> dict[str, Any]:
+    delays = sorted(t for _, t in pairs if t is not None)
+    return {"steered_or_blocked": len(pairs), "followed_by_progress": len(delays),
+            "share_followed_pct": round(100 * len(delays) / len(pairs), 1) if pairs else None,
+            "median_turns": delays[len(delays) // 2] if delays else None,
+            "within_1_turn": sum(t <= 1 for t in delays)}
 
 
 def context_of(raw: list[dict[str, Any]], turn: int, before: int = 4) -> list[dict[str, Any]]:
@@ -97,12 +118,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="write the figures as JSON")
     parser.add_argument("--doctrine", default="{}", help="doctrine overrides as JSON, merged into every session's role")
     parser.add_argument("--limit", type=int, default=0, help="at most N sessions per run (0: all)")
+    parser.add_argument("--org-dir", type=Path, help="keep every session's supervision events in DIR/events/events.jsonl")
     args = parser.parse_args(argv)
     doctrine = json.loads(args.doctrine)
+    if args.org_dir:
+        event_log.log_path(args.org_dir).parent.mkdir(parents=True, exist_ok=True)
+        event_log.log_path(args.org_dir).write_bytes(b"")
 
     groups: dict[str, Counter] = {}
     anomalies: dict[str, Counter] = {}
     struggle = Counter()
+    followed: dict[str, list] = {}
+    followed_by_anomaly: dict[str, list] = {}
     events_out = args.events.open("w", encoding="utf-8") if args.events else None
     for run in sorted(p for p in args.corpus.iterdir() if p.is_dir()):
         labels_path = run / "labels.json"
@@ -112,7 +139,14 @@ def main(argv: list[str] | None = None) -> int:
             sessions = sessions[:args.limit]
         for path in sessions:
             group = group_of(labels.get(path.stem))
-            turns, raw, events = replay_session(path, doctrine)
+            turns, raw, events, log = replay_session(path, doctrine)
+            pairs = followed_by_progress(log, WITHIN_TURNS)
+            followed.setdefault(group, []).extend(pairs)
+            for pair in pairs:
+                followed_by_anomaly.setdefault(pair[0].anomaly or "-", []).append(pair)
+            if args.org_dir:
+                with event_log.log_path(args.org_dir).open("a", encoding="utf-8") as out:
+                    out.writelines(e.model_dump_json(exclude_defaults=True) + "\n" for e in log)
             counts = groups.setdefault(group, Counter())
             counts["sessions"] += 1
             counts["turns"] += len(turns)
@@ -139,6 +173,14 @@ def main(argv: list[str] | None = None) -> int:
                           "by_anomaly": dict(anomalies.get(group, {}))}
         print(f"{group:<11} {counts['sessions']:>8} {counts['turns']:>7} {counts['events']:>6} {per100:>13.2f} {share:>15.1f}%")
         print("            " + ", ".join(f"{k} {v}" for k, v in sorted(anomalies.get(group, {}).items())))
+    print(f"\nsteering or a block followed by progress within {WITHIN_TURNS} turns (the agent never read it: "
+          "the share it got out of by itself)")
+    for name, pairs in [*sorted(followed.items()), *sorted(followed_by_anomaly.items())]:
+        f = followed_figures(pairs)
+        figures.setdefault("followed_by_progress", {})[name] = f
+        share = "-" if f["share_followed_pct"] is None else f"{f['share_followed_pct']:.1f}%"
+        print(f"  {name:<24} {f['steered_or_blocked']:>5} steered/blocked, followed {f['followed_by_progress']:>5} ({share}), "
+              f"median {f['median_turns']} turns, within 1 turn {f['within_1_turn']}")
     figures["struggling"] = dict(struggle)
     print(f"sessions where the agent wrote it was struggling: {struggle['sessions']}, steered: {struggle['steered']}")
     if args.json:
