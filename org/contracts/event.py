@@ -10,8 +10,9 @@ from .common import AnomalyType, Contract, Identifier, SchemaVersion, Timestamp
 
 #: What happened. ``progress``: the agent made progress again after steering or a block (for
 #: the XO: the unit recovered). ``heartbeat``: a unit went very stale; ``degraded``: the XO
-#: cannot use a unit's report and supervises it by heartbeat alone.
-EventType = Literal["radio_check", "steering", "block", "pause", "resume", "progress", "heartbeat", "degraded"]
+#: cannot use a unit's report and supervises it by heartbeat alone; ``relay``: the XO sent a
+#: unit what other units learned (``sources``).
+EventType = Literal["radio_check", "steering", "block", "pause", "resume", "progress", "heartbeat", "degraded", "relay"]
 EVENT_TYPES: tuple[str, ...] = EventType.__args__  # type: ignore[attr-defined]
 
 
@@ -31,3 +32,4 @@ class SupervisionEvent(Contract):
     anomaly: AnomalyType | None = None
     findings: list[AnomalyType] = Field(default_factory=list, description="radio_check: what it found.")
     template: str | None = Field(None, max_length=80, description="The steering text's key (org/supervisor/steering.yaml).")
+    sources: list[Identifier] = Field(default_factory=list, max_length=8, description="relay: the units the learnings came from.")

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationInfo, ValidatorFunctionWrapHandler, WrapValidator
 
 from .common import AnomalyType, Contract, Health, Identifier, PaceLevel, SchemaVersion, Timestamp
+from .learning import MAX_LEARNINGS, Learning
 from .role import Doctrine, PacePlan
 
 SALUTE_SCHEMA_VERSION = 1
@@ -141,6 +142,10 @@ class SaluteSignals(Contract):
     steering_seq: int | None = Field(
         None, ge=0,
         description="The highest seq of the XO's steering this unit has taken from its inbox (applied, acknowledged or refused).",
+    )
+    learnings: list[Learning] = Field(
+        default_factory=list, max_length=MAX_LEARNINGS,
+        description="What the unit found out in the current task that other units may need, newest last (the learning relay).",
     )
 
 

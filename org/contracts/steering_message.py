@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from .common import AnomalyType, Contract, Identifier, NudgeSeverity, SchemaVersion, Timestamp
 
@@ -26,8 +26,10 @@ class SteeringMessage(Contract):
     seq: int = Field(ge=1, description="Per-unit sequence number, in the order the XO sent them.")
     unit: Identifier = Field(description="The unit the message is for.")
     sender_role: Identifier = Field(description="Role id of the XO that sent it.")
-    kind: Literal["steer", "pause"] = Field(description="steer: inject the text; pause: inject it and pause the agent.")
-    anomaly: AnomalyType
+    kind: Literal["steer", "pause", "inform"] = Field(
+        description="steer: inject the text; pause: inject it and pause the agent; inform: add it as information (relayed learnings).")
+    anomaly: AnomalyType | None = Field(None, description="What the steering is about; none for information.")
+    sources: list[Identifier] = Field(default_factory=list, max_length=8, description="inform: the units the relayed learnings come from.")
     severity: NudgeSeverity = Field(description="Rises while the unit leaves nudges unanswered.")
     text: str = Field(min_length=1, max_length=MAX_TEXT_CHARS)
     nudge: int = Field(0, ge=0, description="How many nudges about this episode went before this one.")
@@ -37,3 +39,9 @@ class SteeringMessage(Contract):
     epoch: int = Field(ge=0, description="The XO's start count; a unit takes (epoch, seq) only above the highest it has taken.")
     key_id: str | None = Field(None, pattern=r"^[0-9a-f]{16}$", description="Id of the XO key that signed it.")
     signature: str | None = Field(None, pattern=r"^[0-9a-f]{128}$", description="Ed25519 signature by the XO's key, hex.")
+
+    @model_validator(mode="after")
+    def _steering_names_its_anomaly(self) -> "SteeringMessage":
+        if self.kind != "inform" and self.anomaly is None:
+            raise ValueError(f"a {self.kind} message names its anomaly")
+        return self

@@ -62,6 +62,15 @@ async def add_warning(agent: Any, text: str) -> Any:
     return result
 
 
+async def add_information(agent: Any, key: str, text: str) -> Any:
+    """Append information (not a warning) to the agent's history: a user-role message whose
+    content is ``{key: text}``, which Agent-Zero renders as JSON, as it does its warnings."""
+    result = agent.hist_add_message(False, content={key: text})
+    if inspect.isawaitable(result):
+        result = await result
+    return result
+
+
 def is_paused(agent: Any) -> bool:
     """``agent.context.paused``: the chat waits in ``handle_intervention`` until resumed."""
     return read_attr(read_attr(agent, "context"), "paused") is True

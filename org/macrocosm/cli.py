@@ -55,6 +55,7 @@ def _xo(args: argparse.Namespace) -> int:
         debounce=max(0.0, float(args.debounce)),
         rescan=max(0.1, float(args.rescan)),
         once=bool(args.once),
+        relay_interval=None if args.no_relay else max(0.0, float(args.relay_interval)),
     )
     return daemon.main(args.volume, args.home, options, insecure=bool(args.insecure))
 
@@ -134,6 +135,9 @@ def add_commands(sub) -> None:
     p.add_argument("--home", help="the XO's home, outside the volume: signing key, units' report keys, steering texts, roles (default: $A0ORG_XO_HOME)")
     p.add_argument("--insecure", action="store_true", help="run without a home: unsigned steering, unauthenticated reports (a trial on a machine you alone use)")
     p.add_argument("--once", action="store_true", help="sweep every unit once and exit")
+    p.add_argument("--relay-interval", type=float, default=300.0,
+                   help="the learning relay sends a unit at most one message of other units' learnings per this many seconds (default 300)")
+    p.add_argument("--no-relay", action="store_true", help="do not relay what one unit learned to the others")
     p.set_defaults(func=_xo)
 
     p = sub.add_parser("keys", help="create and rotate the macrocosm's keys (docs/security.md)")

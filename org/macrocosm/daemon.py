@@ -63,6 +63,7 @@ class DaemonOptions:
     #: how long a change a scan found may wait for its event before events count as missing
     event_grace: float = 0.5
     clock: Callable[[], float] = time.time
+    relay_interval: float | None = 300.0  # the learning relay's rate limit per unit; None: off
 
 
 class XOAlreadyRunning(Exception):
@@ -249,7 +250,7 @@ class Daemon:
         self.layout = layout
         self.options = options
         self.stop_event = stop_event
-        self.xo = XO(layout, options.role, options.home, clock=options.clock)
+        self.xo = XO(layout, options.role, options.home, clock=options.clock, relay_interval=options.relay_interval)
         self.events = ReportEvents(layout.units_dir)
         self.watcher: Watcher | None = None
         self.lost: str | None = None

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from org.contracts.steering_message import MAX_MESSAGE_BYTES, SteeringMessage
-from org.kernel.agent_zero import add_warning, read_attr, save_chat, ui_log
+from org.kernel.agent_zero import add_information, add_warning, read_attr, save_chat, ui_log
 from org.kernel.files import FileRefused, atomic_write_text, json_object, read_capped, validated
 from org.kernel.log import logger, warn_once
 from org.kernel.paths import UnsafePathError
@@ -48,6 +48,8 @@ APPLIED_LIMIT = 1024
 #: Saved with the chat: the unit's turn at the end of its latest task.
 TASK_END_KEY = "org_unit_task_end"
 REASON_SUFFIX = ".reason"
+#: The key of the information message relayed learnings become in the chat's history.
+INFORMATION_KEY = "information_from_other_units"
 #: Applied and refused messages kept on the volume, for people (``a0org tail``) and for the
 #: XO's check that an outbox message was delivered; far more than can be in flight.
 KEPT_PER_FOLDER = 500
@@ -245,15 +247,23 @@ def reject(link: UnitLink, error: FileRefused, quiet: bool = False) -> None:
 
 
 async def inject(agent: Any, message: SteeringMessage) -> bool:
-    """Put the message into the agent's history and the UI log; False when history refused it."""
-    text = steering_text(message)
+    """Put the message into the agent's history and the UI log; False when history refused it.
+    Relayed learnings go in as information, steering as a warning."""
+    inform = message.kind == "inform"
+    text = message.text if inform else steering_text(message)
     try:
-        await add_warning(agent, text)
+        if inform:
+            await add_information(agent, INFORMATION_KEY, text)
+        else:
+            await add_warning(agent, text)
     except Exception as exc:
-        warn_once(f"agent.hist_add_warning failed ({type(exc).__name__}: {exc}); the XO's steering stays in the inbox "
-                  "and is tried again next turn")
+        warn_once(f"agent.{'hist_add_message' if inform else 'hist_add_warning'} failed ({type(exc).__name__}: {exc}); "
+                  "the XO's message stays in the inbox and is tried again next turn")
         return False
-    ui_log(agent, type="warning", heading=xo_heading(message.sender_role) + message.anomaly, content=text)
+    if inform:
+        ui_log(agent, type="info", heading=f"XO {message.sender_role}: learned by unit {', '.join(message.sources)}", content=text)
+    else:
+        ui_log(agent, type="warning", heading=xo_heading(message.sender_role) + str(message.anomaly), content=text)
     return True
 
 

@@ -71,6 +71,7 @@ class Outbox:
             sender_role=self.sender_role,
             kind=steering.kind,
             anomaly=steering.anomaly,
+            sources=list(steering.sources),
             severity=steering.severity,
             text=steering.text[:2000],
             nudge=steering.nudge,
@@ -156,10 +157,13 @@ class Outbox:
         return None
 
     def _sent(self, state: UnitState, payload: dict[str, Any], verb: str) -> SteeringMessage:
-        logger.info(
-            "steering %s: unit=%s seq=%s anomaly=%s severity=%s kind=%s",
-            verb, state.unit, payload["seq"], payload["anomaly"], payload["severity"], payload["kind"],
-        )
+        if payload["kind"] == "inform":
+            logger.info("learnings %s: unit=%s seq=%s from=%s", verb, state.unit, payload["seq"], ",".join(payload.get("sources") or ()))
+        else:
+            logger.info(
+                "steering %s: unit=%s seq=%s anomaly=%s severity=%s kind=%s",
+                verb, state.unit, payload["seq"], payload["anomaly"], payload["severity"], payload["kind"],
+            )
         state.remember(SentSteering(
             seq=payload["seq"], id=payload["id"], anomaly=payload["anomaly"], severity=payload["severity"],
             kind=payload["kind"], sent_at=self.clock(),

@@ -40,12 +40,13 @@ Render = Callable[[Finding, bool], str]
 class Steering:
     """One steering the XO decided to send to a unit, before it is a signed message."""
 
-    kind: Literal["steer", "pause"]
-    anomaly: AnomalyType
+    kind: Literal["steer", "pause", "inform"]
+    anomaly: AnomalyType | None
     severity: NudgeSeverity
     text: str
     nudge: int  # steering already sent in this episode
     turn: int | None  # the unit's turn it answers
+    sources: tuple[str, ...] = ()  # inform: the units the relayed learnings come from
 
 
 @dataclass

@@ -76,10 +76,15 @@ class RoleBook:
         return self._default
 
 
+def safe_text(text: str, limit: int = QUOTED_CHARS) -> str:
+    """Text from a unit, made fit to quote to another agent: a safe character set (no brackets
+    or line breaks that could forge a heading or a message of its own), at most ``limit`` characters."""
+    return " ".join(_UNSAFE.sub(" ", text).split())[:limit]
+
+
 def _quoted(value: Any) -> Any:
     if isinstance(value, str):
-        text = " ".join(_UNSAFE.sub(" ", value).split())
-        return text[:QUOTED_CHARS]
+        return safe_text(value)
     if isinstance(value, (list, tuple)):
         return [_quoted(v) for v in value[:8]]
     return value

@@ -43,7 +43,7 @@ class SentSteering(Contract):
 
     seq: int = Field(ge=1)
     id: str
-    anomaly: AnomalyType
+    anomaly: AnomalyType | None = None  # None: relayed learnings
     severity: NudgeSeverity
     kind: str
     sent_at: float
@@ -81,6 +81,12 @@ class UnitState(Contract):
     seq: int = Field(0, ge=0, description="The last sequence number given to a steering for this unit.")
     outbox: list[dict[str, Any]] = Field(default_factory=list, description="Signed messages not yet written to the inbox.")
     recent: list[SentSteering] = Field(default_factory=list)
+    # the learning relay (relay.py)
+    domain: str | None = Field(None, max_length=200, description="The unit's domain, from its last report.")
+    topics: list[str] = Field(default_factory=list, max_length=64, description="File names and programs its recent calls named.")
+    learned: list[str] = Field(default_factory=list, max_length=512, description="Digests of learnings it published or was sent (never sent again).")
+    relay_queue: list[dict[str, Any]] = Field(default_factory=list, max_length=8, description="Learnings waiting for the relay's rate limit: {source, learning}.")
+    relayed_at: float | None = Field(None, description="When learnings were last relayed to it.")
 
     def age(self, now: float) -> float | None:
         """Seconds since the unit was last heard from: its last usable report, or while degraded

@@ -36,6 +36,7 @@ from org.kernel.salute import MAX_REPORT_BYTES
 from org.resources import roles_dir
 from org.supervisor.steering import SteeringBook
 
+from . import relay
 from .keys import XOHome
 from .outbox import Outbox
 from .policy import Steering, Verdict, judge_report, judge_silence, report_seconds
@@ -71,11 +72,14 @@ class XO:
         clock: Callable[[], float] = time.time,
         steering: SteeringBook | None = None,
         roles: RoleBook | None = None,
+        relay_interval: float | None = relay.RELAY_INTERVAL_SECONDS,
     ):
         self.layout = layout
         self.sender_role = checked_id(sender_role, "XO role id")
         self.clock = clock
         self.home = home
+        self.relay_interval = relay_interval  # None: the learning relay is off
+        self.learning_relay = relay.Relay()
         # the XO's configuration lives in its home, never on the volume units write to
         self.steering = steering or SteeringBook(home.layout.steering_file if home is not None else None)
         self.roles = roles or RoleBook(([home.layout.roles_dir] if home is not None else []) + [roles_dir()])
@@ -142,6 +146,10 @@ class XO:
         result.units = len(names)
         for unit in names:
             self._guarded(unit, self._observe, unit, now, result)
+        if self.relay_interval is not None:
+            for unit, state in list(self._units.items()):
+                if state.relay_queue:
+                    self._guarded(unit, self._relay, unit, state, now, result)
         for unit, state in list(self._units.items()):
             age = state.age(now)
             if age is not None and age > state.heartbeat.stale_after_seconds:
@@ -201,6 +209,7 @@ class XO:
             return False
 
     def _forget(self, unit: str) -> None:
+        self.learning_relay.forget(unit)
         self._units.pop(unit, None)
         self._stamps.pop(unit, None)
         self._bad_reports.pop(unit, None)
@@ -285,7 +294,16 @@ class XO:
     def _judge(self, unit: str, state: UnitState, report: SaluteReport, now: float, result: SweepResult) -> None:
         if report.signals is not None:
             self.roles.signals(report.signals)
+            if self.relay_interval is not None:
+                self._dirty.update(s.unit for s in self.learning_relay.take(state, report.signals, self._units))
         self._act(unit, state, judge_report(state, report, now, self._render), now, result)
+
+    def _relay(self, unit: str, state: UnitState, now: float, result: SweepResult) -> None:
+        message = relay.due(state, now, self.relay_interval or 0.0)
+        self._dirty.add(unit)
+        if message is not None:
+            self._event("relay", unit, state, sources=list(message.sources))
+            self._send(unit, state, message, now, result)
 
     def _heartbeat(self, unit: str, state: UnitState, now: float, result: SweepResult) -> None:
         """Called for a unit whose last report is older than ``stale_after_seconds``."""
@@ -378,6 +396,7 @@ class XO:
         if fresh:
             self._dirty.add(unit)  # every unit seen has a state file, for the views
         self._units[unit] = state
+        self.learning_relay.index(state)  # what a unit works on outlives an XO restart
         if state.report_stamp is not None and len(state.report_stamp) == 3:
             self._stamps.setdefault(unit, tuple(state.report_stamp))  # type: ignore[arg-type]
         if state.outbox:

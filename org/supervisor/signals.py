@@ -13,6 +13,7 @@ import json
 from org.contracts.role import Doctrine, PacePlan
 from org.contracts.salute import OutcomeSignal, SaluteSignals
 from org.kernel.outcomes import LEDGER_LIMIT, ToolOutcome
+from org.supervisor.learnings import learnings_from
 from org.supervisor.snapshot import Snapshot
 
 _versions: dict[tuple[int, int], tuple[Doctrine, PacePlan | None, str]] = {}
@@ -103,6 +104,7 @@ def signals_from_snapshot(s: Snapshot) -> SaluteSignals:
         ],
         context_fill=s.context_fill,
         native_repeat_warning=s.native_repeat_warning,
+        learnings=learnings_from(s.outcomes, _bounded(s.bst_domain)),
     )
 
 

@@ -88,7 +88,7 @@ def steering_line(item: SteeringFile) -> str:
     else:
         line = (
             f"{utc_text(message.created_at)}  steer   #{message.seq} {item.where:<9}  {message.severity:<8}"
-            f" {message.anomaly:<9} {message.kind:<5}  {_short(message.text)}"
+            f" {message.anomaly or 'learning':<9} {message.kind:<5}  {_short(message.text)}"
         )
     if item.where == "rejected":
         reason = _rejection_reason(item)
