@@ -172,6 +172,37 @@ def test_a_forged_learning_cannot_pass_for_a_heading_or_a_supervisor():
     assert "[" not in line and "{" not in line and '"' not in line and len(line) <= len("- unit a: ") + 300
 
 
+def test_what_was_relayed_survives_an_xo_restart(tmp_path):
+    from volume_units import report_for, scenario_snapshot, test_home, write_report
+
+    from org.macrocosm.volume import VolumeLayout
+    from org.macrocosm.xo import XO
+
+    layout = VolumeLayout(tmp_path / "volume")
+
+    def report(unit: str, turn: int, learnings: list[Learning], command: str, when: float = 1000.0):
+        made = report_for(unit, scenario_snapshot("healthy", turn), when=when + turn)
+        made.signals.outcomes = [o.model_copy(update={"command": command}) for o in made.signals.outcomes]
+        made.signals.learnings = learnings
+        write_report(layout.root, unit, made)
+
+    report("bravo", 3, [], "pytest -q tests/test_models.py")
+    report("charlie", 3, [], "npm run build")
+    XO(layout, "xo", test_home(), clock=lambda: 1010.0).sweep()
+    report("alpha", 4, [learning()], "python -m pytest -q")
+    first = XO(layout, "xo", test_home(), clock=lambda: 1010.0)
+    first.recover()
+    assert [(m.unit, m.kind, m.sources) for m in first.sweep().sent] == [("bravo", "inform", ["alpha"])]
+
+    again = XO(layout, "xo", test_home(epoch=2), clock=lambda: 1400.0)  # restarted, past the rate limit
+    again.recover()
+    report("alpha", 5, [learning()], "python -m pytest -q", when=1390.0)  # its next report carries it again
+    report("bravo", 5, [], "pytest -q", when=1390.0)
+    report("charlie", 5, [learning()], "pytest --version", when=1390.0)  # and charlie found it out as well
+    assert again.sweep().sent == []
+    assert [e.type for e in events.read(layout.xo_dir)].count("relay") == 1
+
+
 # ----- through real processes -------------------------------------------------------------------
 
 
