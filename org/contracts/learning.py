@@ -26,7 +26,7 @@ class Learning(Contract):
     kind: LearningKind
     text: str = Field(min_length=1, max_length=MAX_LEARNING_CHARS, description="What was learned, in one sentence.")
     digest: str = Field(pattern=r"^[0-9a-f]{16}$", description="The learning's identity (its kind and substance), for deduplication.")
-    turn: int = Field(ge=0, description="The unit's turn when it was learned.")
+    turn: int | None = Field(None, ge=0, description="The unit's turn when it was learned (none for a lesson: learned over a task).")
     domain: str | None = Field(None, max_length=200, description="The domain it concerns, when the unit knows one.")
     files: list[str] = Field(default_factory=list, max_length=8, description="The paths it concerns.")
     programs: list[str] = Field(default_factory=list, max_length=4, description="The commands (programs) it concerns.")

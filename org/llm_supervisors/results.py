@@ -8,7 +8,7 @@ shown in Agent-Zero's UI.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,11 +19,12 @@ from org.kernel.files import atomic_write_text
 from org.kernel.log import logger, warn_once
 from org.kernel.redact import redact_model
 from org.knowledge.store import OwnershipError, check_owner
+from org.supervisor.learnings import note_lesson
 
 from .answers import AnswerLog
 from .records import LABELS, RunLog, outcome_line
 from .runs import Files, Outcome, queue_for, store_for
-from .supervisors import SPECS, changes_from
+from .supervisors import SPECS, changes_from, existing_rules
 from .triggers import StateFile, TriggerSettings, converge, counter_of, interval
 
 
@@ -58,6 +59,7 @@ class Applied:
     finding_count: int
     notes: list[str]
     summary: str
+    lessons: list[tuple[str, str, str, list[str]]] = field(default_factory=list)  # new lessons: (path, title, rule, domains)
 
 
 def apply_changes(outcome: Outcome, config: SupervisorsConfig, files: Files) -> Applied:
@@ -88,6 +90,9 @@ def apply_changes(outcome: Outcome, config: SupervisorsConfig, files: Files) -> 
         review_items=len(reviews) + sum(w.action == "queued_for_review" for w in written),
         findings=changes.findings, finding_count=changes.finding_count,
         notes=changes.notes + ([f"resolved {', '.join(resolved)}"] if resolved else []), summary=changes.summary,
+        lessons=[(w.path, d.title, rule, list(d.domains))
+                 for w, d in zip(written, changes.documents) if d.category == "lessons" and w.action in ("created", "updated")
+                 for rule in d.rules if rule not in existing_rules(existing.get(w.path))],
     )
 
 
@@ -127,6 +132,9 @@ def apply_outcome(outcome: Outcome, config: SupervisorsConfig | None, agent: Any
         repairs=min(1, outcome.repairs), answer_notes=[n[:300] for n in outcome.notes][:30],
     )
     run = redact_model(run)  # reasons quote the model's answer and errors; the record, the log and the UI get it redacted
+    if applied is not None and agent is not None:
+        for path, title, rule, domains in applied.lessons:  # published to other units (the learning relay), redacted there
+            note_lesson(agent.data, path, title, rule, domains)
     AnswerLog(files.answers).keep(run.run_id, run.supervisor, run.started, outcome.answers)
     _report(run, agent, log)
     return run

@@ -17,10 +17,12 @@ from logging import INFO, WARNING
 from typing import Any
 
 from org.contracts import RoleProfile
+from org.contracts.learning import MAX_LEARNINGS
 from org.kernel.agent_zero import ui_log
 from org.kernel.dispatcher import unit_report
 from org.kernel.layers import AgentReadings
 from org.kernel.log import logger
+from org.supervisor.learnings import lessons_noted
 from org.supervisor.microcosm import Publisher
 from org.supervisor.signals import signals_from_snapshot
 from org.supervisor.snapshot import Snapshot
@@ -88,7 +90,10 @@ def publish_turn(agent: Any, link: UnitLink, role: RoleProfile, snapshot: Snapsh
     announce_mode(agent, link, mode)
     if mode == NO_VOLUME:
         return False
-    signals = signals_from_snapshot(snapshot).model_copy(update={"steering_seq": taken_seq(agent.data)})
+    signals = signals_from_snapshot(snapshot)
+    lessons = lessons_noted(agent.data)
+    signals = signals.model_copy(update={"steering_seq": taken_seq(agent.data),
+                                         "learnings": (signals.learnings + lessons)[-MAX_LEARNINGS:] if lessons else signals.learnings})
     report = unit_report(agent, role, link.unit, signals, readings)
     if report is not None:
         if report.reason == "task_end":

@@ -10,8 +10,9 @@ other agents costs more than a missed one):
 * ``moved_path``: a path was not there ("No such file or directory", "cannot access"), and a
   later call that worked named a path with the same file name somewhere else.
 
-Lessons the internaliser wrote are a third kind (:data:`~org.contracts.learning.LearningKind`),
-published by the unit from its knowledge store.
+A third kind, ``lesson``, is what the internaliser wrote into the unit's knowledge store: the
+LLM supervisors note each lesson they write (:func:`note_lesson`), and the unit publishes the
+latest with the others (:func:`lessons_noted`).
 """
 
 from __future__ import annotations
@@ -99,10 +100,27 @@ def _moved_path(failed: Outcome, after: Iterable[Outcome], domain: str | None) -
     return None
 
 
-def _learning(kind: str, text: str, substance: tuple[str, ...], turn: int, domain: str | None,
+#: ``agent.data`` (not saved with the chat): the lessons the internaliser wrote in this chat, newest last.
+LESSONS_KEY = "_org_lessons_written"
+LESSONS_KEPT = 3
+
+
+def note_lesson(data: dict, path: str, title: str, rule: str | None, domains: Sequence[str]) -> None:
+    """Remember a lesson the internaliser wrote (``path`` in the knowledge store), to publish."""
+    text = f"lesson {_short(title, 100)}" + (f": {_short(rule, 180)}" if rule else "")
+    learning = _learning("lesson", text, (path, title, rule or ""), None, domains[0] if domains else None, files=[])
+    kept = [item for item in data.get(LESSONS_KEY) or [] if isinstance(item, Learning) and item.digest != learning.digest]
+    data[LESSONS_KEY] = [*kept, learning][-LESSONS_KEPT:]
+
+
+def lessons_noted(data: dict) -> list[Learning]:
+    return [item for item in data.get(LESSONS_KEY) or [] if isinstance(item, Learning)]
+
+
+def _learning(kind: str, text: str, substance: tuple[str, ...], turn: int | None, domain: str | None,
               files: list[str] | None = None, programs: list[str] | None = None) -> Learning:
     digest = hashlib.sha256("\x00".join((kind, *substance)).encode("utf-8", "replace")).hexdigest()[:16]
-    return Learning(kind=kind, text=text[:MAX_LEARNING_CHARS], digest=digest, turn=max(0, turn),
+    return Learning(kind=kind, text=text[:MAX_LEARNING_CHARS], digest=digest, turn=None if turn is None else max(0, turn),
                     domain=domain[:200] if domain else None, files=files or [], programs=programs or [])
 
 
