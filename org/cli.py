@@ -70,7 +70,7 @@ def _home(args: argparse.Namespace) -> Path:
 def _cmd_events(args: argparse.Namespace) -> int:
     from org.stats import events_main
 
-    return events_main(_home(args), args.type, args.role, args.since, args.follow, args.json)
+    return events_main(_home(args), args.type, args.role, args.since, args.follow, args.json, unit=args.unit)
 
 
 def _cmd_stats(args: argparse.Namespace) -> int:
@@ -121,11 +121,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_explain)
 
     org_dir_help = "the organizations folder (default: $A0ORG_HOME, else <Agent-Zero>/usr/organizations)"
-    p = sub.add_parser("events", help="the supervision events: radio checks with findings, steering, blocks, pauses, resumes, progress")
+    p = sub.add_parser("events", help="the supervision events: radio checks with findings, steering, blocks, pauses, resumes, progress, relays, LLM supervisor runs, directives done")
     p.add_argument("--org-dir", help=org_dir_help)
     p.add_argument("--volume", help="the XO's events on this shared volume instead")
     p.add_argument("--type", action="append", help="only this type (repeatable)")
     p.add_argument("--role", help="only this role")
+    p.add_argument("--unit", help="only this unit (events the XO wrote)")
     p.add_argument("--since", help="only since then: 30m, 2h, 1d or an ISO time")
     p.add_argument("--follow", action="store_true", help="keep printing new events until Ctrl-C")
     p.add_argument("--json", action="store_true", help="one JSON object per line")

@@ -37,9 +37,9 @@ def parse_since(text: str | None, now: datetime) -> datetime | None:
 
 
 def selected(all_events: Iterable[SupervisionEvent], types: list[str] | None = None, role: str | None = None,
-             since: datetime | None = None) -> list[SupervisionEvent]:
+             since: datetime | None = None, unit: str | None = None) -> list[SupervisionEvent]:
     return [e for e in all_events if (not types or e.type in types) and (role is None or e.role == role)
-            and (since is None or _aware(e.time) >= since)]
+            and (unit is None or e.unit == unit) and (since is None or _aware(e.time) >= since)]
 
 
 def _aware(moment: datetime) -> datetime:
@@ -47,10 +47,21 @@ def _aware(moment: datetime) -> datetime:
 
 
 def event_line(event: SupervisionEvent) -> str:
-    what = event.anomaly or ", ".join(event.findings) or ""
+    what = event.anomaly or ", ".join(event.findings) or _other(event)
     text = f"  ({event.template})" if event.template else ""
-    return (f"{_aware(event.time).strftime('%Y-%m-%d %H:%M:%S')}  {event.type:<11} {event.unit or event.role or '-':<14} "
+    return (f"{_aware(event.time).strftime('%Y-%m-%d %H:%M:%S')}  {event.type:<14} {event.unit or event.role or '-':<14} "
             f"turn {event.turn if event.turn is not None else '-':<4} {what}{text}")
+
+
+def _other(event: SupervisionEvent) -> str:
+    if event.type == "supervisor_run":
+        cost = f", ${event.cost_usd:.4f}" if event.cost_usd else ""
+        return f"{event.supervisor}: {event.outcome} ({event.tokens or 0} tokens{cost})"
+    if event.type == "directive_done":
+        return f"{event.directive} done"
+    if event.type == "relay":
+        return "learnings from " + ", ".join(event.sources)
+    return ""
 
 
 # --------------------------------------------------------------------------- stats
@@ -95,7 +106,8 @@ def stats(log: list[SupervisionEvent], within: int = WITHIN_TURNS, llm: dict[str
         "within_turns": within,
         "events": len(log),
         "chats": len({(e.chat, e.unit) for e in log}),
-        "total": {**_figures(pairs), "pauses": sum(e.type == "pause" for e in log), "resumes": sum(e.type == "resume" for e in log)},
+        "total": {**_figures(pairs), "pauses": sum(e.type == "pause" for e in log), "resumes": sum(e.type == "resume" for e in log),
+                  "relays": sum(e.type == "relay" for e in log), "directives_done": sum(e.type == "directive_done" for e in log)},
         "by_role": {role: {**_figures(p), "pauses": sum(e.type == "pause" and (e.role or "-") == role for e in log)}
                     for role, p in sorted(by_role.items())},
         "by_anomaly": {anomaly: _figures(p) for anomaly, p in sorted(by_anomaly.items())},
@@ -113,7 +125,9 @@ def render(data: dict[str, Any]) -> str:
     total = data["total"]
     lines = [f"{data['events']} event(s) in {data['chats']} chat(s) or unit(s); progress counted within {data['within_turns']} turns",
              f"steered {total['steered']}, blocked {total['blocked']}, followed by progress: {_share(total)}; "
-             f"paused {total['pauses']}, resumed {total['resumes']}", ""]
+             f"paused {total['pauses']}, resumed {total['resumes']}"
+             + (f"; learnings relayed {total['relays']}" if total["relays"] else "")
+             + (f"; directives marked done {total['directives_done']}" if total["directives_done"] else ""), ""]
     for title, key in (("by role", "by_role"), ("by anomaly", "by_anomaly")):
         rows = data[key]
         if not rows:
@@ -126,6 +140,9 @@ def render(data: dict[str, Any]) -> str:
         t = llm["total"]
         lines.append(f"LLM supervisors: {t['runs']} run(s), {t['prompt_tokens'] + t['completion_tokens']} tokens, "
                      f"${t['cost_usd']:.4f} (a0org supervisors stats for more)")
+        lines.append(f"{'SUPERVISOR':<16} {'RUNS':>5} {'TOKENS':>8} {'COST':>9}")
+        lines += [f"{name:<16} {f['runs']:>5} {f['prompt_tokens'] + f['completion_tokens']:>8} ${f['cost_usd']:>8.4f}"
+                  for name, f in sorted((llm.get("by_supervisor") or {}).items()) if f.get("runs")]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -152,7 +169,7 @@ def stats_main(home: Path, within: int, as_json: bool) -> int:
 
 
 def events_main(home: Path, types: list[str] | None, role: str | None, since: str | None, follow: bool, as_json: bool,
-                interval: float = 1.0) -> int:
+                interval: float = 1.0, unit: str | None = None) -> int:
     if not home.is_dir():
         print(f"a0org events: the organizations folder {home} does not exist", file=sys.stderr)
         return 1
@@ -171,7 +188,7 @@ def events_main(home: Path, types: list[str] | None, role: str | None, since: st
         if last is not None:  # what came after the last one shown (the log may have rotated since)
             index = next((i for i in range(len(log) - 1, -1, -1) if log[i] == last), None)
             log = log[index + 1:] if index is not None else [e for e in log if _aware(e.time) > _aware(last.time)]
-        for event in selected(log, types, role, after):
+        for event in selected(log, types, role, after, unit):
             print(event.model_dump_json(exclude_defaults=True) if as_json else event_line(event), flush=True)
         last = log[-1] if log else last
         if not follow:

@@ -11,8 +11,11 @@ from .common import AnomalyType, Contract, Identifier, SchemaVersion, Timestamp
 #: What happened. ``progress``: the agent made progress again after steering or a block (for
 #: the XO: the unit recovered). ``heartbeat``: a unit went very stale; ``degraded``: the XO
 #: cannot use a unit's report and supervises it by heartbeat alone; ``relay``: the XO sent a
-#: unit what other units learned (``sources``).
-EventType = Literal["radio_check", "steering", "block", "pause", "resume", "progress", "heartbeat", "degraded", "relay"]
+#: unit what other units learned (``sources``); ``supervisor_run``: an LLM-backed supervisor's
+#: run ended (``supervisor``, ``outcome``, ``tokens``, ``cost_usd``); ``directive_done``: the
+#: agent marked a directive as dealt with (``directive``).
+EventType = Literal["radio_check", "steering", "block", "pause", "resume", "progress", "heartbeat", "degraded", "relay",
+                    "supervisor_run", "directive_done"]
 EVENT_TYPES: tuple[str, ...] = EventType.__args__  # type: ignore[attr-defined]
 
 
@@ -33,3 +36,8 @@ class SupervisionEvent(Contract):
     findings: list[AnomalyType] = Field(default_factory=list, description="radio_check: what it found.")
     template: str | None = Field(None, max_length=80, description="The steering text's key (org/supervisor/steering.yaml).")
     sources: list[Identifier] = Field(default_factory=list, max_length=8, description="relay: the units the learnings came from.")
+    supervisor: Identifier | None = Field(None, description="supervisor_run: the LLM-backed supervisor.")
+    outcome: str | None = Field(None, max_length=20, description="supervisor_run: applied, failed, refused, skipped, ...")
+    tokens: int | None = Field(None, ge=0, description="supervisor_run: prompt and completion tokens.")
+    cost_usd: float | None = Field(None, ge=0, description="supervisor_run: what the run cost, when the model's prices are known.")
+    directive: str | None = Field(None, pattern=r"^D[1-9][0-9]{0,8}$", description="directive_done: the directive's id.")

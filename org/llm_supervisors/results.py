@@ -14,6 +14,7 @@ from typing import Any
 
 from org.contracts.supervisor_outputs import SupervisorRun
 from org.contracts.supervisors import SupervisorsConfig
+from org.kernel import events
 from org.kernel.agent_zero import ui_log
 from org.kernel.files import atomic_write_text
 from org.kernel.log import logger, warn_once
@@ -136,6 +137,9 @@ def apply_outcome(outcome: Outcome, config: SupervisorsConfig | None, agent: Any
         for path, title, rule, domains in applied.lessons:  # published to other units (the learning relay), redacted there
             note_lesson(agent.data, path, title, rule, domains)
     AnswerLog(files.answers).keep(run.run_id, run.supervisor, run.started, outcome.answers)
+    events.record(files.home, ("supervisor_run", {
+        "supervisor": run.supervisor, "outcome": run.outcome, "tokens": run.prompt_tokens + run.completion_tokens,
+        "cost_usd": run.cost_usd, "project": files.project}))
     _report(run, agent, log)
     return run
 

@@ -29,6 +29,7 @@ from typing import Any, Literal
 
 from org.contracts.supervisor_outputs import SupervisorRun, SupervisorsState, TaskDigest
 from org.contracts.supervisors import SupervisorsConfig
+from org.kernel import events
 from org.kernel.agent_zero import agent_number
 from org.kernel.log import warn_once
 from org.kernel.paths import organizations_dir
@@ -168,7 +169,9 @@ class SupervisorRunner:
                             shown: str) -> None:
         """Directives marked done and aged; the provisional documents the task was shown one task closer to established."""
         try:
-            queue_for(config, self.files).note_task_completed(response)
+            done = queue_for(config, self.files).note_task_completed(response).addressed
+            if done:
+                events.record(self.files.home, *(("directive_done", {"directive": d, "project": self.files.project}) for d in done))
         except Exception as exc:
             warn_once(f"{self.files.directives}: the directive queue could not be updated: {exc}", key=f"{self.files.directives}:note")
         try:
