@@ -1,11 +1,12 @@
 """``a0org explain ROLE``: a role as the kernel runs it, each value with the file and line it
-came from, and the steering texts with theirs (org/kernel/cascade.py has the cascade)."""
+came from, the steering texts and the LLM supervisors' settings with theirs
+(org/kernel/cascade.py has the cascade)."""
 
 from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,8 @@ from org.contracts import ActiveOrganization
 from org.kernel import cascade, loading
 from org.kernel.loading import DocumentError
 from org.kernel.paths import OrganizationLayout, UnsafePathError
+from org.llm.config import resolve_config
+from org.llm_supervisors.runs import Files
 from org.supervisor.steering import SteeringBook
 
 #: The parts of a role shown, in this order (the rest of the role is who it is, not how it is run).
@@ -27,6 +30,7 @@ class Explanation:
     layers: list[str]
     values: list[tuple[str, Any, str]]  # (field path, value, where it came from)
     steering: list[tuple[str, str, str]]  # (key, text, where it came from)
+    supervisors: list[tuple[str, Any, str]] = field(default_factory=list)  # the LLM supervisors' settings, as values
     root: str = ""
 
     def relative_to(self, root: Path) -> "Explanation":
@@ -36,6 +40,7 @@ class Explanation:
         self.layers = [short(layer) for layer in self.layers]
         self.values = [(f, v, short(w)) for f, v, w in self.values]
         self.steering = [(k, t, short(w)) for k, t, w in self.steering]
+        self.supervisors = [(f, v, short(w)) for f, v, w in self.supervisors]
         self.root = str(root)
         return self
 
@@ -45,6 +50,7 @@ class Explanation:
             "layers": self.layers,
             "values": [{"field": f, "value": v, "from": w} for f, v, w in self.values],
             "steering": [{"key": k, "text": t, "from": w} for k, t, w in self.steering],
+            "supervisors": [{"field": f, "value": v, "from": w} for f, v, w in self.supervisors],
         }
 
     def lines(self) -> list[str]:
@@ -53,13 +59,16 @@ class Explanation:
                "layers, lowest first: " + "; ".join(self.layers), ""]
         width = max((len(f.split(".", 1)[-1]) for f, _, _ in self.values), default=0)
         section = None
-        for field, value, source in self.values:
-            if field.split(".")[0] != section:
-                section = field.split(".")[0]
+        for name, value, source in self.values:
+            if name.split(".")[0] != section:
+                section = name.split(".")[0]
                 out.append(f"{section}:")
-            out.append(f"  {field.split('.', 1)[-1]:<{width}}  {json.dumps(value)}  ({source})")
+            out.append(f"  {name.split('.', 1)[-1]:<{width}}  {json.dumps(value)}  ({source})")
         out += ["", "steering texts:"]
         out += [f"  {key}: {text}  ({source})" for key, text, source in self.steering]
+        if self.supervisors:
+            out += ["", "LLM supervisors (supervisors.yaml):"]
+            out += [f"  {name}  {json.dumps(value)}  ({source})" for name, value, source in self.supervisors]
         return out
 
 
@@ -92,8 +101,20 @@ def explain(root: Path, role_id: str, project: str | None = None) -> Explanation
             layer = resolved.origins.get(path)  # set by a file exactly there, else the pack's default
             values.append((_field(path), value, layer.where(path) if layer else cascade.PACK_DEFAULT))
     layers = [cascade.PACK_DEFAULT] + [layer.source + (f" ({_field(layer.at)})" if layer.at else "") for layer in resolved.layers]
-    shown = Explanation(role_id, org_id, project, layers, values, steering_sources(layout, project))
+    shown = Explanation(role_id, org_id, project, layers, values, steering_sources(layout, project), supervisor_sources(root, project))
     return shown.relative_to(root)
+
+
+def supervisor_sources(root: Path, project: str | None) -> list[tuple[str, Any, str]]:
+    """The LLM supervisors' settings for a chat of ``project``: every value, and the file and
+    line that set it (the organizations folder's ``supervisors.yaml``, the project's), or the
+    pack's default; none when neither file exists."""
+    files = Files(root, project)
+    if not files.config.is_file() and not (files.project_config and files.project_config.is_file()):
+        return []
+    config, origins = resolve_config(files.config, files.project_config)
+    return [(_field(path), value, layer.where(path) if (layer := origins.get(path)) else cascade.PACK_DEFAULT)
+            for path, value in _leaves(config.model_dump(mode="json"), ())]
 
 
 def steering_sources(layout: OrganizationLayout, project: str | None = None) -> list[tuple[str, str, str]]:

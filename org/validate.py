@@ -9,6 +9,7 @@ from org.contracts import SCHEMAS
 from org.kernel import cascade, loading
 from org.kernel.loading import DocumentError, Problem
 from org.kernel.paths import OrganizationLayout
+from org.llm.config import read_config
 from org.schema_export import ROLE_LAYER
 
 _SUFFIXES = {".yaml", ".yml", ".json"}
@@ -50,6 +51,9 @@ def validate_file(path: Path) -> list[Problem]:
     kind = loading.schema_named_in_modeline(text) or kind_by_location(path) or loading.guess_kind(data, text)
     if kind == ROLE_LAYER or (kind == "role_profile" and isinstance(data, dict) and "extends" in data):
         return _problems_of(lambda: cascade.resolve_role(OrganizationLayout(path.parent.parent), path.stem, roles_dir=path.parent))
+    if kind == "supervisors_config" and path.parent.parent.name == cascade.PROJECTS_FOLDER:
+        # a project's settings are laid over the organizations folder's: checked merged
+        return _problems_of(lambda: read_config(path.parent.parent.parent / path.name, path))
     if kind is None or kind not in SCHEMAS:
         return [Problem(str(path), None, "", "cannot tell what this file is: add the schema modeline, or check it is a role, organization, active.json, steering.yaml, supervisors.yaml or SALUTE report")]
     try:

@@ -103,7 +103,7 @@ def origin_of(origins: dict[tuple, Layer], path: tuple) -> Layer | None:
 # --------------------------------------------------------------------------- the documents
 
 
-def _document(path: Path) -> tuple[dict[str, Any], dict[tuple, int]]:
+def document(path: Path) -> tuple[dict[str, Any], dict[tuple, int]]:
     data, lines = loading.parse(path)
     if data is None:
         raise DocumentError([Problem(str(path), None, "", "the file is empty")])
@@ -130,7 +130,7 @@ def role_chain(roles_dir: Path, role_id: str) -> list[Layer]:
         if asked_by is not None and not path.is_file():
             raise DocumentError([Problem(asked_by.source, asked_by.line(("extends",)), "extends",
                                          f"no role '{current}' to extend ({path} does not exist)")])
-        data, lines = _document(path)
+        data, lines = document(path)
         layer = Layer(str(path), data, lines)
         chain.append(layer)
         names.append(current)
@@ -145,7 +145,7 @@ def overrides_layers(path: Path, role_id: str) -> list[Layer]:
     """The ``every_role`` and ``roles.<role_id>`` parts of an overrides file (none when it is absent)."""
     if not path.is_file():
         return []
-    data, lines = _document(path)
+    data, lines = document(path)
     loading.validate(OrganizationOverrides, data, path, lines)
     layers = []
     if isinstance(data.get("every_role"), dict):
@@ -171,7 +171,7 @@ def project_steering(layout: OrganizationLayout, project: str | None) -> Path | 
 
 
 def organization_layer(org_path: Path) -> Layer | None:
-    data, lines = _document(org_path)
+    data, lines = document(org_path)
     defaults = data.get("role_defaults")
     return Layer(str(org_path), defaults, lines, ("role_defaults",)) if isinstance(defaults, dict) and defaults else None
 

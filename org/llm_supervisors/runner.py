@@ -56,7 +56,7 @@ class SupervisorRunner:
         self.log = RunLog(self.files.runs)
         self.digest_log = digests.DigestLog(self.files.digests)
         self.worker = Worker(lambda request, config: execute(request, config, self.files))
-        self._config_key: tuple[int, int] | None = None
+        self._config_key: tuple | None = None
         self._config: SupervisorsConfig | None = None
         #: seconds the last task start waited for runs (for tests and benchmarks)
         self.last_wait_seconds = 0.0
@@ -64,14 +64,12 @@ class SupervisorRunner:
     # -- configuration (a stat per call; parsed again only when the file changed)
 
     def config(self) -> SupervisorsConfig | None:
-        try:
-            stat = self.files.config.stat()
-        except OSError:
+        key = tuple(_stamp(path) for path in (self.files.config, self.files.project_config))
+        if key == (None, None):
             self._config_key = self._config = None
             return None
-        key = (stat.st_mtime_ns, stat.st_size)
         if key != self._config_key:
-            self._config_key, self._config = key, load_config(self.files.config)
+            self._config_key, self._config = key, load_config(self.files.config, self.files.project_config)
             _remember_keys(self._config)
         return self._config
 
@@ -256,6 +254,14 @@ def _with_first(first: str, reasons: list[str]) -> list[str]:
 
 _runners: dict[tuple[Path, str | None], SupervisorRunner] = {}
 _runners_lock = threading.Lock()
+
+
+def _stamp(path: Path | None) -> tuple[int, int] | None:
+    try:
+        stat = path.stat() if path is not None else None
+    except OSError:
+        return None
+    return (stat.st_mtime_ns, stat.st_size) if stat is not None else None
 
 
 def runner_for(home: Path | None = None, project: str | None = None) -> SupervisorRunner:

@@ -50,6 +50,8 @@ class Files:
         self.scope = locations.scope_folder(home, self.project)
         self.folder = self.scope / FOLDER
         self.config = home / CONFIG_NAME
+        #: a project's own settings, laid over the organizations folder's (org/llm/config.py)
+        self.project_config = self.scope / CONFIG_NAME if self.project else None
         self.state = self.folder / "state.json"
         self.runs = home / FOLDER / "runs.jsonl"
         self.digests = self.folder / "digests.jsonl"
