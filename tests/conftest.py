@@ -16,7 +16,7 @@ if str(ROOT) not in sys.path:
 from a0_trees import make_pack  # noqa: E402
 
 # the scripted OpenAI-compatible server's fixtures, for every test module
-from llm_server import llm_key, llm_model, llm_server  # noqa: E402, F401
+from llm_server import llm_key, llm_model, llm_server, llm_server_both_ways  # noqa: E402, F401
 
 from org.a0 import hooks  # noqa: E402
 from org.contracts import TraceHeader, TraceTurn  # noqa: E402

@@ -4,9 +4,11 @@ conftest.py makes the fixtures available to every test module; import the helper
 (``TEST_KEY``, ``KEY_ENV``, ``model_config_for``) where needed.
 
 ``llm_server`` is a running :class:`~org.standin.model_server.ScriptedServer` (script it
-with ``llm_server.script(...)``, read ``llm_server.requests``); every test that uses it
-runs twice, against a server that keeps connections open and one that closes each
-connection after its answer (``Connection: close``, as some local servers do); ``llm_key`` puts
+with ``llm_server.script(...)``, read ``llm_server.requests``) keeping connections open;
+``llm_server_both_ways`` runs a test twice, against such a server and one that closes each
+connection after its answer (``Connection: close``, as some local servers do): the model
+client's tests use it (tests/test_llm_client.py), where connection handling is what is
+tested; ``llm_key`` puts
 :data:`TEST_KEY` into :data:`KEY_ENV`; ``llm_model`` is a ``ModelConfig`` pointing at the
 server with that key and short backoff, so retries take milliseconds.
 """
@@ -34,11 +36,21 @@ def model_config_for(server: ScriptedServer, **overrides: Any) -> ModelConfig:
     return ModelConfig.model_validate({**fields, **overrides})
 
 
+@pytest.fixture
+def llm_server() -> Iterator[ScriptedServer]:
+    """A scripted server on 127.0.0.1 keeping connections open, stopped after the test."""
+    yield from _serving("keep-alive")
+
+
 @pytest.fixture(params=["keep-alive", "close"])
-def llm_server(request: pytest.FixtureRequest) -> Iterator[ScriptedServer]:
+def llm_server_both_ways(request: pytest.FixtureRequest) -> Iterator[ScriptedServer]:
     """A scripted server on 127.0.0.1, stopped after the test; once keeping connections, once closing them."""
+    yield from _serving(request.param)
+
+
+def _serving(connection: str) -> Iterator[ScriptedServer]:
     forget_all()  # the response format each endpoint accepted starts unknown
-    with ScriptedServer(connection=request.param) as server:
+    with ScriptedServer(connection=connection) as server:
         yield server
 
 

@@ -46,6 +46,13 @@ EXAMPLE = ROOT / "roles" / "organizations" / "supervisors.example.yaml"
 ASK = [{"role": "system", "content": "You review code."}, {"role": "user", "content": "Review the last five tasks."}]
 
 
+@pytest.fixture
+def llm_server(llm_server_both_ways):
+    """The model client is where connection handling lives: each test here runs against a
+    server that keeps connections open and one that closes them."""
+    return llm_server_both_ways
+
+
 class Directive(BaseModel):
     type: Literal["functional", "cleanup"]
     description: str = Field(max_length=200)

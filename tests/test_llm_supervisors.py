@@ -198,7 +198,8 @@ def test_a_failure_inside_the_supervisors_never_reaches_the_agent(home, llm_serv
 # --------------------------------------------------------------------------- a valid answer, applied
 
 
-def test_valid_answer_is_applied_and_injected_into_the_next_prompt(home, llm_server, tmp_path, era):  # noqa: F811
+def test_valid_answer_is_applied_and_injected_into_the_next_prompt(home, llm_server_both_ways, tmp_path, era):  # noqa: F811
+    llm_server = llm_server_both_ways  # the whole way once with connections kept, once with each closed
     seed_hand_written_convention(home)
     write_config(home, llm_server, code_style={"every_tasks": 1})
     llm_server.script(code_style())
