@@ -300,8 +300,8 @@ class XO:
 
     def _relay(self, unit: str, state: UnitState, now: float, result: SweepResult) -> None:
         message = relay.due(state, now, self.relay_interval or 0.0)
-        self._dirty.add(unit)
-        if message is not None:
+        if message is not None:  # else the rate limit holds it: nothing changed
+            self._dirty.add(unit)
             self._event("relay", unit, state, sources=list(message.sources))
             self._send(unit, state, message, now, result)
 
