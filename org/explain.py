@@ -68,7 +68,8 @@ class Explanation:
         out += [f"  {key}: {text}  ({source})" for key, text, source in self.steering]
         if self.supervisors:
             out += ["", "LLM supervisors (supervisors.yaml):"]
-            out += [f"  {name}  {json.dumps(value)}  ({source})" for name, value, source in self.supervisors]
+            named = max(len(name) for name, _, _ in self.supervisors)
+            out += [f"  {name:<{named}}  {json.dumps(value)}  ({source})" for name, value, source in self.supervisors]
         return out
 
 
