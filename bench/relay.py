@@ -32,7 +32,7 @@ for entry in (str(ROOT), str(ROOT / "tests"), str(Path(__file__).resolve().paren
 from run import emit, percentile, r  # noqa: E402
 from test_learning_relay import unit_env  # noqa: E402
 from test_xo_processes import Processes  # noqa: E402
-from volume_units import SIGNER, message_files, report_for, scenario_snapshot, seal_report, test_home, unit_key, wait_for  # noqa: E402
+from volume_units import message_files, report_for, scenario_snapshot, seal_report, test_home, unit_key, wait_for  # noqa: E402
 
 from org.contracts import SteeringMessage  # noqa: E402
 from org.contracts.learning import Learning  # noqa: E402
@@ -43,7 +43,6 @@ from org.macrocosm.xo import XO  # noqa: E402
 RECIPIENTS = ("bravo", "charlie", "delta", "echo")
 BYSTANDER = "foxtrot"
 LEARNER = "alpha"
-assert SIGNER  # the units trust the test XO key (tests/volume_units.py)
 
 
 def _unit(procs: Processes, volume: Path, tmp: Path, unit: str, work: str, seconds: float) -> tuple[subprocess.Popen, Path]:
