@@ -244,9 +244,9 @@ def test_a_learning_reaches_the_next_prompt_of_a_unit_on_the_same_program_once_a
     xo, xo_log = procs.xo(volume, "--relay-interval", "0", "--poll-interval", "0.05", "--polling")
     # bravo and charlie are at work first, so the XO knows what they work on
     bravo, bravo_out = start_unit(procs, volume, tmp_path, "bravo", "pytest", seconds=30)
-    charlie, charlie_out = start_unit(procs, volume, tmp_path, "charlie", "other", seconds=6)
+    charlie, charlie_out = start_unit(procs, volume, tmp_path, "charlie", "other", seconds=3)
     assert wait_for(lambda: all((volume / "units" / u / "salute.json").exists() for u in ("bravo", "charlie")), WAIT)
-    alpha, alpha_out = start_unit(procs, volume, tmp_path, "alpha", "learns", seconds=6)
+    alpha, alpha_out = start_unit(procs, volume, tmp_path, "alpha", "learns", seconds=2)  # a wrong relay takes ~0.1 s
     for process in (alpha, bravo, charlie):
         process.wait(timeout=WAIT)
     got = {u: json.loads(out.read_text()) for u, out in (("alpha", alpha_out), ("bravo", bravo_out), ("charlie", charlie_out))}
@@ -272,9 +272,9 @@ def test_the_relay_can_be_switched_off(procs, tmp_path):
     volume = tmp_path / "volume"
     volume.mkdir()
     procs.xo(volume, "--no-relay", "--poll-interval", "0.05", "--polling")
-    bravo, bravo_out = start_unit(procs, volume, tmp_path, "bravo", "pytest", seconds=4)
+    bravo, bravo_out = start_unit(procs, volume, tmp_path, "bravo", "pytest", seconds=2.5)
     assert wait_for(lambda: (volume / "units" / "bravo" / "salute.json").exists(), WAIT)
-    alpha, _ = start_unit(procs, volume, tmp_path, "alpha", "learns", seconds=1)
+    alpha, _ = start_unit(procs, volume, tmp_path, "alpha", "learns", seconds=0.5)
     alpha.wait(timeout=WAIT)
     bravo.wait(timeout=WAIT)
     assert json.loads(bravo_out.read_text())["information"] == {}
