@@ -131,6 +131,15 @@ def test_a_unit_keeps_its_topics_across_reports_that_carry_only_the_latest_calls
     assert len(states["b"].relay_queue) == 1 and states["b"].topics[-1] == "echo"
 
 
+def test_a_lesson_without_a_domain_goes_to_the_units_of_the_same_role():
+    states = units(a=(), b=("npm run build",), c=("make",))
+    lesson_of_a = Learning(kind="lesson", text="lesson Tooling: the mirror needs --index-url", digest="cd" * 8)
+    other_role = signals([], ("make",)).model_copy(update={"role_id": "reviewer"})
+    RELAY.take(states["c"], other_role, states)
+    RELAY.take(states["a"], signals([lesson_of_a]), states)
+    assert [len(states[u].relay_queue) for u in "abc"] == [0, 1, 0]
+
+
 def test_the_same_domain_is_enough():
     states = units(a=(), b=())
     RELAY.take(states["b"], signals([], domain="billing"), states)

@@ -2,7 +2,8 @@
 
 A unit publishes its learnings in its report (``signals.learnings``,
 :mod:`org.supervisor.learnings`). For each new one the XO picks the other units working in
-the same domain or naming the same files or programs, and queues it for them:
+the same domain or naming the same files or programs (a lesson, which names none, goes to the
+units of the same role when it has no domain), and queues it for them:
 
 * never back to its source, and never twice to a unit (by digest, kept in the unit's state,
   so an XO restart changes nothing; a unit that published a learning itself never gets it);
@@ -69,7 +70,8 @@ class Relay:
         self._keys: dict[str, set[str]] = {}  # unit -> its keys in the index
 
     def index(self, state: UnitState) -> None:
-        keys = set(state.topics) | ({f"domain:{state.domain}"} if state.domain else set())
+        keys = set(state.topics) | ({f"domain:{state.domain}"} if state.domain else set()) \
+            | ({f"role:{state.role_id}"} if state.role_id else set())
         old = self._keys.get(state.unit, set())
         for key in old - keys:
             self._units[key].discard(state.unit)
@@ -81,14 +83,17 @@ class Relay:
         for key in self._keys.pop(unit, ()):
             self._units[key].discard(unit)
 
-    def _candidates(self, learning: Learning) -> set[str]:
+    def _candidates(self, learning: Learning, role_id: str) -> set[str]:
         keys = _concerns(learning) | ({f"domain:{learning.domain}"} if learning.domain else set())
+        if learning.kind == "lesson" and not learning.domain:
+            keys.add(f"role:{role_id}")  # a lesson names no files: it is for those doing the same job
         return set().union(*(self._units.get(key, ()) for key in keys))
 
     def take(self, source: UnitState, signals: SaluteSignals, states: dict[str, UnitState]) -> list[UnitState]:
         """Note the source's domain and topics, and queue its new learnings for the units that
         want them; the states changed (the source's included when it learned something new)."""
         source.domain = signals.bst_domain
+        source.role_id = signals.role_id
         source.topics = topics_of(signals, source.topics)
         self.index(source)
         fresh = [l for l in signals.learnings if l.digest not in source.learned]
@@ -98,7 +103,7 @@ class Relay:
         for learning in fresh:
             _remember(source, learning.digest)
         for learning in fresh:
-            for unit in sorted(self._candidates(learning) - {source.unit}):
+            for unit in sorted(self._candidates(learning, signals.role_id) - {source.unit}):
                 recipient = states.get(unit)
                 if recipient is None or learning.digest in recipient.learned:
                     continue
