@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Callable, TypeVar
 
-from .volume import ENV_VOLUME
+from .environment import ENV_VOLUME
 
 #: ``watch`` stops after this many tables, ``tail`` after this many lines or seconds:
 #: for scripts (and tests) that need a view to end by itself. See docs/macrocosm.md.
