@@ -136,8 +136,7 @@ def parse(path: Path | str, text: str | None = None) -> tuple[Any, dict[tuple, i
     try:
         if str(path).endswith(".json"):
             return _parse_json(path, text)
-        node = yaml.compose(text, Loader=_LOADER)
-        data = yaml.load(text, Loader=_LOADER)
+        node, data = _compose_and_construct(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
@@ -147,6 +146,16 @@ def parse(path: Path | str, text: str | None = None) -> tuple[Any, dict[tuple, i
         raise DocumentError([Problem(str(path), None, "", "nested too deeply to be a doctrine or report")]) from None
     lines = _line_map(node) if node is not None else {}
     return data, lines
+
+
+def _compose_and_construct(text: str) -> tuple[Any, Any]:
+    """The node tree (for line numbers) and the data, from one parse of ``text``."""
+    loader = _LOADER(text)
+    try:
+        node = loader.get_single_node()
+        return node, (loader.construct_document(node) if node is not None else None)
+    finally:
+        loader.dispose()
 
 
 def _parse_json(path: Path | str, text: str) -> tuple[Any, dict[tuple, int]]:
