@@ -3,10 +3,7 @@ real hook files through the loader contract."""
 
 from __future__ import annotations
 
-import os
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -29,34 +26,6 @@ from org.kernel.paths import ENV_HOME  # noqa: E402
 from org.kernel.store import OrganizationStore  # noqa: E402
 from org.replay import prepare_organization  # noqa: E402
 from org.standin.session import StandInSession, TurnResult  # noqa: E402
-
-
-#: a memory file system for the tests' temporary folders, when the machine has one
-MEMORY_FS = Path("/dev/shm")
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    """Temporary folders on a memory file system (tmpfs) unless ``--basetemp`` names one.
-
-    The pack syncs what must survive a crash (reports, the XO's state, the outbox) to disk;
-    on a disk each of those thousands of syncs costs milliseconds of the suite's time, on
-    tmpfs next to nothing, with the same file-system semantics otherwise. A new folder per
-    run, removed at its end, so that two runs side by side never share one. xdist hands each
-    worker a folder under it."""
-    if config.option.basetemp or hasattr(config, "workerinput"):
-        return
-    if MEMORY_FS.is_dir() and os.access(MEMORY_FS, os.W_OK | os.X_OK):
-        config.option.basetemp = tempfile.mkdtemp(prefix="a0org-tests-", dir=MEMORY_FS)
-        config.stash[_MADE_BASETEMP] = config.option.basetemp
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    made = config.stash.get(_MADE_BASETEMP, None)
-    if made:
-        shutil.rmtree(made, ignore_errors=True)
-
-
-_MADE_BASETEMP = pytest.StashKey[str]()
 
 
 class Session:
