@@ -68,8 +68,9 @@ def test_the_older_layouts_are_found_and_replayed(tmp_path):
     for key in ("data", "output_data"):
         chat.pop(key, None)
     (tree / "tmp" / "chats" / "old1").mkdir(parents=True)
-    (tree / "tmp" / "chats" / "old1" / "chat.json").write_text(json.dumps({**chat, "id": "old1"}))
-    (tree / "tmp" / "chats" / "old0.json").write_text(json.dumps({**chat, "id": "old0"}))
+    (tree / "tmp" / "chats" / "old1" / "chat.json").write_text(json.dumps({**chat, "id": None}))
+    chat.pop("id")  # the file's name says which chat it is
+    (tree / "tmp" / "chats" / "old0.json").write_text(json.dumps(chat))
     status, actions, out, err = run(tree, tmp_path / "r")
     assert status == 0, err
     assert sorted({a["chat"] for a in actions}) == ["old0", "old1"]

@@ -100,7 +100,8 @@ def read_chat(path: Path) -> SavedChat:
         number = agent.get("number") if isinstance(agent.get("number"), int) else index
         agents.append(turns_of(messages, number))
     project = (data.get("data") or {}).get("project") if isinstance(data.get("data"), dict) else None
-    return SavedChat(path=path, id=str(data.get("id") or path.parent.name)[:200], name=str(data.get("name") or ""),
+    fallback = path.parent.name if path.name == CHAT_FILE else path.stem  # <id>/chat.json, or v0.8.0's <id>.json
+    return SavedChat(path=path, id=str(data.get("id") or fallback)[:200], name=str(data.get("name") or ""),
                      era="D" if ids else "C", project=project if isinstance(project, str) else None, agents=agents)
 
 
