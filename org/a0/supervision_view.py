@@ -14,6 +14,8 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
+import yaml
+
 from org.contracts import SaluteReport
 from org.kernel import events
 from org.kernel.files import FileRefused, read_capped
@@ -102,8 +104,6 @@ def doctrine(home: Path, role: str | None, project: str | None) -> dict[str, Any
         _, path = active_organization(layout)
         if path is None:
             return {"error": "no active organization (usr/organizations/active.json)"}
-        import yaml
-
         role = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("default_role")
     return explain(home, str(role), project).relative_to(home).as_json()
 

@@ -139,12 +139,11 @@ def make_server(volume: Path | str, bind: str = "127.0.0.1:0", token: str | None
         with lock:
             return unit_events(cache, (query.get("unit") or [""])[0])
 
-    server = ThreadingHTTPServer((host, port), make_handler({"/api/units": units, "/api/events": events}, token, None))
+    server = ThreadingHTTPServer((host, port), BaseHTTPRequestHandler)  # bound first: the port may have been 0
     server.daemon_threads = True
-    if loopback:
-        bound = server.server_address[1]
-        server.RequestHandlerClass = make_handler({"/api/units": units, "/api/events": events}, token,
-                                                  {f"{name}:{bound}" for name in ("127.0.0.1", "localhost", "[::1]", host)})
+    bound = server.server_address[1]
+    allowed = {f"{name}:{bound}" for name in ("127.0.0.1", "localhost", "[::1]", host)} if loopback else None
+    server.RequestHandlerClass = make_handler({"/api/units": units, "/api/events": events}, token, allowed)
     return server
 
 
