@@ -3,7 +3,6 @@ and the page in headless Chromium against a live stand-in session (tests/browser
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 from browser import browser_or_skip

@@ -67,7 +67,35 @@ _SCHEMA_MODELS: dict[str, str] = {
     "task_digest": "TaskDigest",
 }
 
-__all__ = ["SCHEMAS", "schema_model", *sorted(_HOMES)]
+__all__ = [
+    "SCHEMAS",
+    "schema_model",
+    "ActiveOrganization",
+    "CodeStyleOutput",
+    "DesignOutput",
+    "Directive",
+    "DirectiveQueueFile",
+    "Doctrine",
+    "Finding",
+    "InternaliserOutput",
+    "KnowledgeDocument",
+    "Organization",
+    "OrganizationOverrides",
+    "PacePlan",
+    "ReviewItem",
+    "RoleProfile",
+    "SaluteReport",
+    "SteeringMessage",
+    "SteeringTemplates",
+    "SupervisionEvent",
+    "SupervisorAnswers",
+    "SupervisorRun",
+    "SupervisorsConfig",
+    "SupervisorsState",
+    "TaskDigest",
+    "TraceHeader",
+    "TraceTurn",
+]
 
 
 _export, __dir__ = lazy_exports(__name__, _HOMES)
