@@ -40,6 +40,21 @@ def _key(o: ToolOutcome) -> tuple[str, str]:
     return (o.signature, o.result)
 
 
+def call_key(o: ToolOutcome) -> str:
+    """An episode's evidence for one call: the very same call with the same result."""
+    return f"call:{o.signature}|{o.result}"
+
+
+def shape_key(o: ToolOutcome) -> str:
+    """The same, with whitespace in the call ignored (an edit retried with only its indentation changed)."""
+    return f"shape:{o.shape or o.signature}|{o.result}"
+
+
+def repeats(o: ToolOutcome, episode: str) -> bool:
+    """Whether an outcome is the action and result a loop episode is about."""
+    return call_key(o) in episode or shape_key(o) in episode
+
+
 def _what(o: ToolOutcome) -> str:
     """The call as steering names it: its command when it has one, else the tool."""
     command = o.command
@@ -50,22 +65,38 @@ def _outcome(o: ToolOutcome) -> str:
     return o.error_line or ("the same error" if not o.ok else "the same result")
 
 
+def _loop(s: Snapshot, last: ToolOutcome, times: int, pattern: str, episode: str) -> Finding:
+    return Finding(anomaly="loop", template="loop_repeat", turn=s.turn, evidence={
+        "pattern": pattern, "tool": last.tool, "action": _what(last), "times": times, "outcome": _outcome(last),
+        "error_type": last.error_type or "", "episode": episode, "subject": last.signature})
+
+
 def detect_repeat(s: Snapshot) -> Finding | None:
-    """The same call with the same result N times in a row."""
+    """The same call with the same result N times in a row; or an edit that failed N times
+    the same way, retried with only its whitespace changed, whatever was done in between."""
     if s.native_repeat_warning:
         return None  # Agent-Zero already warned about this repetition this turn
     outcomes = _watched(s)
     n = s.doctrine.loop.repeat_threshold
     last = outcomes[-1] if outcomes else None
-    if last is None or len(outcomes) < n or len({_key(o) for o in outcomes[-n:]}) != 1:
+    if last is None:
         return None
-    return Finding(anomaly="loop", template="loop_repeat", turn=s.turn, evidence={
-        "pattern": "repeat", "tool": last.tool, "action": _what(last), "times": n, "outcome": _outcome(last),
-        "error_type": last.error_type or ""})
+    if len(outcomes) >= n and len({_key(o) for o in outcomes[-n:]}) == 1:
+        return _loop(s, last, n, "repeat", call_key(last))
+    if last.kind == "edit" and not last.ok:
+        times = 0
+        for o in reversed(outcomes):
+            if o.kind == "edit" and (o.shape or o.signature) == (last.shape or last.signature):
+                if o.result != last.result:
+                    break  # the same edit failed differently, or worked: another episode
+                times += 1
+        if times >= n:
+            return _loop(s, last, times, "retry", shape_key(last))
+    return None
 
 
 def detect_oscillation(s: Snapshot) -> Finding | None:
-    """Two calls alternating with the same two results: A-B-A-B."""
+    """Two calls alternating with the same two results: A-B-A-B (identical calls, not look-alikes)."""
     outcomes = _watched(s)
     width = 2 * s.doctrine.loop.oscillation_cycles
     if len(outcomes) < width:
@@ -75,45 +106,63 @@ def detect_oscillation(s: Snapshot) -> Finding | None:
         return None
     a, b = outcomes[-2], outcomes[-1]
     return Finding(anomaly="loop", template="loop_oscillation", turn=s.turn, evidence={
-        "pattern": "oscillation", "tool_a": _what(a), "tool_b": _what(b), "cycles": width // 2})
+        "pattern": "oscillation", "tool_a": _what(a), "tool_b": _what(b), "cycles": width // 2,
+        "episode": " & ".join(sorted((call_key(a), call_key(b)))), "subject": b.signature})
+
+
+def detect_no_tool(s: Snapshot) -> Finding | None:
+    """The model answered N times in a row without calling a tool: nothing gets done."""
+    n = s.turns_without_tool
+    limit = s.doctrine.loop.no_tool_threshold
+    if n is None or n < limit or s.native_repeat_warning:
+        return None
+    return Finding(anomaly="loop", template="loop_no_tool", turn=s.turn, evidence={
+        "pattern": "no_tool", "times": n, "episode": f"no_tool:{s.turn - n}"})
 
 
 def detect_churn(s: Snapshot) -> Finding | None:
     """The same error coming back N times in the task while the calls change: the fixes
-    are not reaching the cause (a patch corrupting a file again, edits breaking the code again)."""
+    are not reaching the cause (a patch corrupting a file again, edits breaking the code again).
+    An error that was there before the agent's first edit is not one its changes caused."""
     outcomes = _watched(s)
     last = outcomes[-1] if outcomes else None
-    if last is None or last.ok or last.error_signature is None:
-        return None  # only failures churn; failing tests reported by a working run do not
+    if last is None or last.ok or last.error_signature is None or last.baseline:
+        return None  # only failures named by their own line churn; failing tests reported by a working run do not
     same = [o for o in outcomes if not o.ok and o.error_signature == last.error_signature]
     calls = {o.signature for o in same}
     if len(same) < s.doctrine.loop.churn_threshold or len(calls) < 2:
         return None
     return Finding(anomaly="churn", template="churn", turn=s.turn, evidence={
         "error": last.error_line or last.error_type or "the same error", "times": len(same), "calls": len(calls),
-        "error_type": last.error_type or ""})
+        "error_type": last.error_type or "", "episode": f"churn:{last.error_signature}", "subject": last.signature})
 
 
 def detect_rerun(s: Snapshot) -> Finding | None:
-    """The same run giving the same result again after other work, N times: the changes
-    made in between have no effect on it. A rerun counts only when nothing in between moved
-    the task forward (edits and repeated looks only): an agent that learned something new in
-    between (another run with a new result, a new file read) is investigating."""
+    """The same run giving the same output again, N times, with other work in between: the
+    changes made in between have no effect on it (or, with only looks in between, a failing
+    run is being repeated). Looks do not reset the count; a changed output does. A run that
+    works needs twice as many: its output is often meant to stay the same."""
     outcomes = _watched(s)
     last = outcomes[-1] if outcomes else None
     if last is None or last.kind != "run" or last.command is None:
         return None  # only a command that runs something can show whether changes took effect
     runs = [i for i, o in enumerate(outcomes) if o.signature == last.signature]
-    reruns = 0
+    reruns, apart, edited = 0, False, False
     for previous, current in zip(runs, runs[1:]):
-        if outcomes[previous].result != outcomes[current].result:
-            reruns = 0  # the result changed: the work in between did something
-        elif current - previous > 1 and not any(o.novel for o in outcomes[previous + 1:current]):
-            reruns += 1  # only edits in between, and the result is the same
-    if reruns < s.doctrine.loop.rerun_threshold:
+        if outcomes[previous].output_hash != outcomes[current].output_hash:
+            reruns, apart, edited = 0, False, False  # the output changed: the work in between did something
+            continue
+        reruns += 1
+        between = outcomes[previous + 1:current]
+        apart = apart or bool(between)
+        edited = edited or any(o.kind == "edit" for o in between)
+    failing = not last.ok or last.error_type is not None
+    limit = s.doctrine.loop.rerun_threshold * (1 if failing else 2)
+    if reruns < limit or not apart or not (edited or failing):
         return None
-    return Finding(anomaly="rerun", template="rerun", turn=s.turn, evidence={
-        "action": _what(last), "times": reruns, "outcome": _outcome(last)})
+    return Finding(anomaly="rerun", template="rerun" if edited else "rerun_unchanged", turn=s.turn, evidence={
+        "action": _what(last), "times": reruns, "outcome": _outcome(last),
+        "episode": f"rerun:{last.signature}|{last.output_hash}", "subject": last.signature})
 
 
 def detect_stall(s: Snapshot) -> Finding | None:
@@ -122,9 +171,10 @@ def detect_stall(s: Snapshot) -> Finding | None:
     limit = s.doctrine.max_turns_without_progress
     if s.turns_since_progress <= limit:
         return None
+    since = s.turn - s.turns_since_progress
     return Finding(anomaly="stall", template="stall", turn=s.turn, evidence={
         "turns": s.turns_since_progress, "limit": limit, "step": s.current_step, "plan": s.plan_name,
-        "domain": s.bst_domain, "source": s.progress_source})
+        "domain": s.bst_domain, "source": s.progress_source, "since": since, "episode": f"stall:{since}"})
 
 
 def detect_context(s: Snapshot) -> Finding | None:
@@ -133,9 +183,10 @@ def detect_context(s: Snapshot) -> Finding | None:
     thresholds = s.doctrine.context_thresholds
     percent = round(s.context_fill * 100)
     if s.context_fill >= thresholds.critical:
-        return Finding(anomaly="context", severity="critical", template="context_critical", turn=s.turn, evidence={"percent": percent})
+        return Finding(anomaly="context", severity="critical", template="context_critical", turn=s.turn,
+                       evidence={"percent": percent, "episode": "context:critical"})
     if s.context_fill >= thresholds.warning:
-        return Finding(anomaly="context", template="context_warning", turn=s.turn, evidence={"percent": percent})
+        return Finding(anomaly="context", template="context_warning", turn=s.turn, evidence={"percent": percent, "episode": "context:warning"})
     return None
 
 
@@ -150,19 +201,31 @@ def detect_cascade(s: Snapshot) -> Finding | None:
     tools = list(dict.fromkeys(o.tool for o in reversed(streak)))
     if len(tools) < cascade.distinct_tools:
         return None
-    return Finding(anomaly="cascade", severity="critical", template="cascade", turn=s.turn, evidence={"tools": tools, "count": len(tools)})
+    return Finding(anomaly="cascade", severity="critical", template="cascade", turn=s.turn, evidence={
+        "tools": tools, "count": len(tools), "episode": "cascade:" + ",".join(sorted(tools))})
+
+
+#: PACE is not steered while the progress signal moved within this many turns: a fix being applied
+PACE_QUIET_AFTER_PROGRESS = 2
 
 
 def detect_pace(s: Snapshot) -> Finding | None:
+    """The PACE level the dispatcher set, unless the task is visibly moving (progress within
+    the last turns): "stop, this is unrecoverable" is wrong while a working fix goes in."""
     if s.pace_level not in ("contingent", "emergency"):
         return None
+    if s.turns_since_progress is not None and s.turns_since_progress <= PACE_QUIET_AFTER_PROGRESS:
+        return None
     description = getattr(s.pace_plan, s.pace_level).description if s.pace_plan else ""
+    # one episode per level for as long as the task does not move
+    episode = f"pace:{s.pace_level}:{s.turn - s.turns_since_progress if s.turns_since_progress is not None else ''}"
     if s.pace_level == "emergency":
         return Finding(
             anomaly="pace", severity="emergency", template="pace_emergency", turn=s.turn,
-            evidence={"level": "emergency", "description": description}, cooldown_exempt=True,
+            evidence={"level": "emergency", "description": description, "episode": episode}, cooldown_exempt=True,
         )
-    return Finding(anomaly="pace", severity="critical", template="pace_contingent", turn=s.turn, evidence={"level": "contingent", "description": description})
+    return Finding(anomaly="pace", severity="critical", template="pace_contingent", turn=s.turn,
+                   evidence={"level": "contingent", "description": description, "episode": episode})
 
 
 #: Priority order: the order the steering of one check reaches the agent in.
@@ -172,6 +235,7 @@ DETECTORS: dict[str, Detector] = {
     "cascade": detect_cascade,
     "repeat": detect_repeat,
     "oscillation": detect_oscillation,
+    "no_tool": detect_no_tool,
     "churn": detect_churn,
     "rerun": detect_rerun,
     "stall": detect_stall,

@@ -89,6 +89,7 @@ def signals_from_snapshot(s: Snapshot) -> SaluteSignals:
         pace_plan=s.pace_plan,
         pace_level=s.pace_level,
         turns_since_progress=s.turns_since_progress,
+        turns_without_tool=s.turns_without_tool,
         progress_source=s.progress_source,
         current_step=_bounded(s.current_step),
         plan_name=_bounded(s.plan_name),
@@ -99,6 +100,7 @@ def signals_from_snapshot(s: Snapshot) -> SaluteSignals:
                 turn=o.turn, tool=o.tool[:200], ok=o.ok, error_type=o.error_type[:64] if o.error_type else o.error_type,
                 signature=o.signature, output_hash=o.output_hash, novel=o.novel,
                 kind=o.kind, error_line=_bounded(o.error_line), error_signature=o.error_signature, command=_bounded(o.command),
+                shape=o.shape, baseline=o.baseline,
             )
             for o in outcomes
         ],
@@ -116,6 +118,7 @@ def snapshot_from_signals(signals: SaluteSignals) -> Snapshot:
         pace_level=signals.pace_level,
         pace_plan=signals.pace_plan,
         turns_since_progress=signals.turns_since_progress,
+        turns_without_tool=signals.turns_without_tool,
         progress_source=signals.progress_source,
         current_step=signals.current_step,
         plan_name=signals.plan_name,
