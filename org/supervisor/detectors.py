@@ -205,16 +205,17 @@ def detect_cascade(s: Snapshot) -> Finding | None:
         "tools": tools, "count": len(tools), "episode": "cascade:" + ",".join(sorted(tools))})
 
 
-#: PACE is not steered while the progress signal moved within this many turns: a fix being applied
+#: PACE emergency is not steered while the progress signal moved within this many turns: a fix being applied
 PACE_QUIET_AFTER_PROGRESS = 2
 
 
 def detect_pace(s: Snapshot) -> Finding | None:
-    """The PACE level the dispatcher set, unless the task is visibly moving (progress within
-    the last turns): "stop, this is unrecoverable" is wrong while a working fix goes in."""
+    """The PACE level the dispatcher set; emergency only while the task is not visibly moving
+    (no progress within the last turns): "stop, this is unrecoverable" is wrong while a
+    working fix goes in."""
     if s.pace_level not in ("contingent", "emergency"):
         return None
-    if s.turns_since_progress is not None and s.turns_since_progress <= PACE_QUIET_AFTER_PROGRESS:
+    if s.pace_level == "emergency" and s.turns_since_progress is not None and s.turns_since_progress <= PACE_QUIET_AFTER_PROGRESS:
         return None
     description = getattr(s.pace_plan, s.pace_level).description if s.pace_plan else ""
     # one episode per level for as long as the task does not move

@@ -4,9 +4,11 @@ what steers, and whether the proof that steering is ignored is there (a pause).
 Restraint: a finding names its episode (``evidence["episode"]``: the call and its result,
 the error, the turn progress stopped, the PACE level…). One message per anomaly per
 episode: while the evidence is the same, nothing more is said, on cooldown or not; new
-evidence (a new result, a new error, the task moving) is a new episode. Two findings of one
-check about the same call say it once (the first, most severe); a stall is not said when
-another steering already came since the task last moved.
+evidence (a new result, a new error, the task moving) is a new episode. A stall is the one
+exception: still there after its cooldown, it is said once more, firmly (it has lasted
+longer). Two findings of one check about the same call say it once (the first, most
+severe); a stall is not said when another steering already told the agent it is stuck
+since the task last moved.
 
 The cooldown rule, per anomaly type and independent across types:
 
@@ -74,8 +76,9 @@ class SupervisorState:
     #: repeated what the steering was about since it was said
     watched: dict[str, int] = field(default_factory=dict)
     ignored_times: dict[str, int] = field(default_factory=dict)
-    #: episodes the user resumed the chat on: no new pause for them
+    #: episodes the user resumed the chat on: no new pause for them; and the turn of the last resume
     resumed: list[str] = field(default_factory=list)
+    resumed_at: int | None = None
 
     def nudged(self, anomaly: str) -> None:
         """A nudge that is not a steering (a blocked call) counts in the anomaly's episode."""
@@ -89,6 +92,7 @@ class SupervisorState:
         self.ignored_times.clear()
         self.breakers = Breakers()
         self.paused_turn = self.emergency_turn = None
+        self.resumed_at = self.turn
 
     def record(self, steered: Finding) -> None:
         """Start the cooldown of a steering that reached the agent."""
@@ -126,6 +130,7 @@ class SupervisorState:
             "watched": dict(self.watched),
             "ignored_times": dict(self.ignored_times),
             "resumed": list(self.resumed),
+            "resumed_at": self.resumed_at,
         }
 
     @classmethod
@@ -161,6 +166,7 @@ class SupervisorState:
             watched=ints(data.get("watched")),
             ignored_times=ints(data.get("ignored_times")),
             resumed=[k[:400] for k in resumed if isinstance(k, str)][-RESUMED_KEPT:] if isinstance(resumed, list) else [],
+            resumed_at=count_or(data.get("resumed_at"), None),
         )
 
 
@@ -189,12 +195,18 @@ def _rank(finding: Finding) -> tuple[int, int]:
     return (-SEVERITY_ORDER.index(finding.severity), _PRIORITY[finding.anomaly])
 
 
-def _restrained(finding: Finding, state: SupervisorState, subjects: set[str]) -> bool:
+def _restrained(finding: Finding, state: SupervisorState, subjects: set[str], cooldown: int) -> bool:
     """Whether saying this finding now would say nothing new (see the module's docstring)."""
     evidence = finding.evidence
     key = evidence.get("episode")
-    if key is not None and (state.said.get(finding.anomaly) == key or key in state.resumed):
-        return True  # said already (or resumed by the user), and the evidence has not changed
+    if key is not None and key in state.resumed:
+        return True  # the user resumed the chat on this very evidence: they have decided
+    if finding.severity == "emergency" and state.resumed_at is not None and finding.turn - state.resumed_at < cooldown:
+        return True  # not "stop now" right after the user let the agent go on
+    if key is not None and state.said.get(finding.anomaly) == key:
+        # said already, and the evidence has not changed: nothing more, except that a stall
+        # still there after its cooldown is said once more, firmly (it has lasted longer)
+        return finding.anomaly != "stall" or state.episode.get("stall", 0) != 1
     subject = evidence.get("subject")
     if isinstance(subject, str):
         if subject in subjects:
@@ -202,7 +214,8 @@ def _restrained(finding: Finding, state: SupervisorState, subjects: set[str]) ->
         subjects.add(subject)
     since = evidence.get("since")
     if finding.anomaly == "stall" and is_int(since):
-        return any(turn > since for anomaly, turn in state.last_fired.items() if anomaly in STUCK)
+        return any(turn > since for anomaly, turn in state.last_fired.items()
+                   if anomaly in STUCK and not state.said.get(anomaly, "").startswith("no_tool:"))
     return False
 
 
@@ -219,7 +232,8 @@ def decide(findings: list[Finding], state: SupervisorState, doctrine: Doctrine) 
             del state.episode[anomaly]  # the anomaly cleared: its next steering starts afresh
     subjects: set[str] = set()
     steering = [f for f in findings
-                if not _restrained(f, state, subjects) and may_steer(f, state, doctrine.cooldown_for(f.anomaly))]
+                if not _restrained(f, state, subjects, doctrine.cooldown_for(f.anomaly))
+                and may_steer(f, state, doctrine.cooldown_for(f.anomaly))]
     health = max((_HEALTH_FOR_SEVERITY[f.severity] for f in findings), key=HEALTH_ORDER.index, default="nominal")
     return RadioCheckResult(findings=findings, steering=steering, health=health)
 
@@ -241,11 +255,12 @@ def ignored(snapshot: Snapshot, result: RadioCheckResult, state: SupervisorState
         times = state.ignored_times[anomaly] = state.ignored_times.get(anomaly, 0) + 1
         if escalation.pause and times >= escalation.pause_after_ignored and key not in state.resumed:
             return finding, times
-    emergency = state.said.get("pace", "")
-    if (escalation.pause_after_emergency and state.emergency_turn is not None and last.turn > state.emergency_turn
-            and last.tool != RESPONSE_TOOL and not last.novel and emergency not in state.resumed):
-        pace = next((f for f in result.findings if f.anomaly == "pace"), None)
-        return pace or Finding(anomaly="pace", severity="emergency", template="pace_emergency", turn=snapshot.turn), 1
+    emergency = next((f for f in result.findings if f.anomaly == "pace" and f.severity == "emergency"), None)
+    if emergency is None:
+        state.emergency_turn = None  # the emergency is over (or the task is moving): nothing to ignore
+    elif (escalation.pause_after_emergency and state.emergency_turn is not None and last.turn > state.emergency_turn
+            and last.tool != RESPONSE_TOOL and not last.novel and emergency.evidence.get("episode") not in state.resumed):
+        return emergency, 1
     return None, 0
 
 
