@@ -94,21 +94,22 @@ def test_resuming_the_chat_starts_the_ladder_over(make_session):
     assert (paused_at + 4, "steer:loop") in actions(session)  # a new episode starts with a plain steering
 
 
-def edit(n: int, **extra) -> dict:
-    return {"tool": TOOL, "args": {"runtime": "terminal", "code": f"sed -i 's/{n}/{n + 1}/' app.py"}, "output": "", **extra}
+def retry(n: int, **extra) -> dict:
+    """Another way of starting the app that fails like the others: the task does not move."""
+    return {"tool": TOOL, "args": {"runtime": "terminal", "code": f"python app.py --attempt {n}"}, "output": MISSING, **extra}
 
 
 def test_working_on_after_pace_emergency_without_progress_pauses(make_session):
     session = make_session(doctrine={"breaker": {"enabled": False}})
-    session.run(run_app(), *[edit(n) for n in range(3)], edit(3, pace="emergency"))
+    session.run(run_app(), *[retry(n) for n in range(3)], retry(3, pace="emergency"))
     assert actions(session) == [(5, "steer:pace")]
-    session.run(edit(4, pace="emergency"))
+    session.run(retry(4, pace="emergency"))
     assert session.results[-1].paused
 
 
 def test_answering_after_pace_emergency_is_not_ignoring_it(make_session):
     session = make_session()
-    session.run(run_app(), *[edit(n) for n in range(3)], edit(3, pace="emergency"),
+    session.run(run_app(), *[retry(n) for n in range(3)], retry(3, pace="emergency"),
                 {"tool": "response", "args": {"text": "Stopped: here is what works."}, "output": "Stopped", "pace": "emergency"})
     assert not any(r.paused for r in session.results)
 

@@ -117,7 +117,8 @@ class ToolLedger:
     """The current task's outcome history and the pack's own progress signal.
 
     Progress, when no HTN plan reports it, is something new learned or achieved, not any
-    new output: a look at something not looked at before in the task; a run whose result
+    new output: a look at something not looked at before in the task, or at content not
+    seen before other than right after an edit (paging through a file); a run whose result
     is new for that call and whose error (if any) has not been seen in the task; a call
     not made before whose output is new to the task (it tested something new); the final
     answer. Edits, repeated looks, reruns with the same result, known errors coming back
@@ -183,8 +184,11 @@ class ToolLedger:
             return ok
         if said:
             return False  # a farewell or status `echo` looks at nothing
-        if kind == "inspect":
-            return self._first(("look", signature)) and ok
+        if kind == "inspect":  # a new place, or new content where the agent did not just edit (paging a file)
+            new_look = self._first(("look", signature))
+            new_view = self._first(("view", out_hash))
+            after_edit = bool(self.outcomes) and self.outcomes[-1].kind == "edit"
+            return ok and (new_look or (new_view and not after_edit))
         if kind == "edit":
             return False
         new_result = self._first(("result", signature, error or out_hash))

@@ -96,7 +96,8 @@ def detect_repeat(s: Snapshot) -> Finding | None:
 
 
 def detect_oscillation(s: Snapshot) -> Finding | None:
-    """Two calls alternating with the same two results: A-B-A-B (identical calls, not look-alikes)."""
+    """Two calls alternating with the same two results, A-B-A-B (identical calls, not look-alikes),
+    at least one of them failing."""
     outcomes = _watched(s)
     width = 2 * s.doctrine.loop.oscillation_cycles
     if len(outcomes) < width:
@@ -105,6 +106,8 @@ def detect_oscillation(s: Snapshot) -> Finding | None:
     if window[0] == window[1] or any(window[i] != window[i + 2] for i in range(width - 2)):
         return None
     a, b = outcomes[-2], outcomes[-1]
+    if a.ok and b.ok and not (a.error_type or b.error_type):
+        return None  # both work (a reproduction and a hand-off, a check and a view): going back and forth is not stuck
     return Finding(anomaly="loop", template="loop_oscillation", turn=s.turn, evidence={
         "pattern": "oscillation", "tool_a": _what(a), "tool_b": _what(b), "cycles": width // 2,
         "episode": " & ".join(sorted((call_key(a), call_key(b)))), "subject": b.signature})
@@ -209,13 +212,21 @@ def detect_cascade(s: Snapshot) -> Finding | None:
 PACE_QUIET_AFTER_PROGRESS = 2
 
 
+def _moving(s: Snapshot) -> bool:
+    """Progress within the last turns, or a fix going in (the latest call was an edit that applied)."""
+    if s.turns_since_progress is not None and s.turns_since_progress <= PACE_QUIET_AFTER_PROGRESS:
+        return True
+    last = s.outcomes[-1] if s.outcomes else None
+    return last is not None and last.kind == "edit" and last.ok
+
+
 def detect_pace(s: Snapshot) -> Finding | None:
     """The PACE level the dispatcher set; emergency only while the task is not visibly moving
-    (no progress within the last turns): "stop, this is unrecoverable" is wrong while a
-    working fix goes in."""
+    (no progress within the last turns, no edit that just applied): "stop, this is
+    unrecoverable" is wrong while a working fix goes in."""
     if s.pace_level not in ("contingent", "emergency"):
         return None
-    if s.pace_level == "emergency" and s.turns_since_progress is not None and s.turns_since_progress <= PACE_QUIET_AFTER_PROGRESS:
+    if s.pace_level == "emergency" and _moving(s):
         return None
     description = getattr(s.pace_plan, s.pace_level).description if s.pace_plan else ""
     # one episode per level for as long as the task does not move
