@@ -63,10 +63,11 @@ def demo_script() -> list[tuple[str, dict]]:
     add("resumed by the user", _ok("code_execution_tool", {"runtime": "terminal", "code": "pip install flask"}, "Successfully installed flask-3.0.2",
                                    htn={**plan, "current_step": "deploy", "turns_since_progress": 0}))
     refused = "ConnectionError: registry.example.com refused the upload"
-    for attempt in range(1, 10):  # every way of deploying ends in the same refusal: the task does not move
+    for attempt in range(1, 10):  # a new task; every way of deploying ends in the same refusal: the task does not move
         add("PACE escalation", _ok("code_execution_tool", {"runtime": "terminal", "code": f"python deploy.py --attempt {attempt}"},
                                    f"Traceback (most recent call last):\n  File \"deploy.py\", line 12\n{refused}",
-                                   htn={**plan, "current_step": "deploy", "turns_since_progress": attempt}))
+                                   htn={**plan, "current_step": "deploy", "turns_since_progress": attempt},
+                                   **({"user": "Deploy the app"} if attempt == 1 else {})))
     return script
 
 

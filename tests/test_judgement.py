@@ -115,7 +115,8 @@ def test_a_pattern_is_steered_on_the_turn_it_completes(make_session):
 def test_several_anomalies_due_at_once_all_reach_the_agent(make_session):
     session = make_session(doctrine={"max_turns_without_progress": 1})
     session.run(fail(TOOL), fail(TOOL), fail(TOOL, context_fill=0.86))
-    assert {"loop", "context", "stall"} <= {a for t, a in session.anomalies() if t == 3}
+    # the stall due at 3 as well says nothing the loop does not: it is left out
+    assert {a for t, a in session.anomalies() if t == 3} == {"loop", "context"}
 
 
 def test_a_lasting_stall_is_heard_beside_a_full_context(make_session):

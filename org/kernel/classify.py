@@ -116,6 +116,12 @@ _DIAGNOSTICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                       r"|^.*(?:returned non-zero exit status [1-9]\d*|exited with (?:exit )?(?:code|status) [1-9]\d*).*$"),
     )
 )
+# An editor refusing an edit: SWE-agent's linted `edit` ("Your changes have NOT been applied"),
+# str_replace editors ("No replacement was performed"). The edit did not happen: a failure,
+# named by the linter's first finding when it gives one.
+_EDIT_REJECTED = re.compile(r"^.*(?:Your changes have NOT been applied|No replacement was performed|did not appear verbatim).*$", _M)
+_EDIT_FINDING = re.compile(r"^- ([A-Z]\d{3,4} .*)$", _M)
+
 # Linters and type checkers that report findings: their "errors" are findings about the code.
 _LINT_SUMMARY = re.compile(
     r"^(?:Found \d+ errors? in \d+ files? \(checked \d+ source files?\)|Found \d+ errors?\.|Your code has been rated at .*"
@@ -225,6 +231,11 @@ def classify_output(text: str | None, known: Any = None) -> Verdict:
     if not text:
         return OK
     sample = _sample(text)
+    rejected = _EDIT_REJECTED.search(sample)
+    if rejected is not None:
+        finding = _EDIT_FINDING.search(sample)
+        line = finding.group(1) if finding else rejected.group(0)
+        return _named("syntax" if re.search(r"\bE999\b|SyntaxError|IndentationError", line) else "execution", line)
     tests = _test_verdict(sample)
     if tests is not None:
         return tests

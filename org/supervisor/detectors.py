@@ -230,14 +230,15 @@ def detect_pace(s: Snapshot) -> Finding | None:
         return None
     description = getattr(s.pace_plan, s.pace_level).description if s.pace_plan else ""
     # one episode per level for as long as the task does not move
-    episode = f"pace:{s.pace_level}:{s.turn - s.turns_since_progress if s.turns_since_progress is not None else ''}"
+    since = s.turn - s.turns_since_progress if s.turns_since_progress is not None else None
+    episode = f"pace:{s.pace_level}:{'' if since is None else since}"
+    evidence = {"level": s.pace_level, "description": description, "episode": episode}
+    if since is not None:
+        evidence["since"] = since
     if s.pace_level == "emergency":
-        return Finding(
-            anomaly="pace", severity="emergency", template="pace_emergency", turn=s.turn,
-            evidence={"level": "emergency", "description": description, "episode": episode}, cooldown_exempt=True,
-        )
-    return Finding(anomaly="pace", severity="critical", template="pace_contingent", turn=s.turn,
-                   evidence={"level": "contingent", "description": description, "episode": episode})
+        return Finding(anomaly="pace", severity="emergency", template="pace_emergency", turn=s.turn, evidence=evidence,
+                       cooldown_exempt=True)
+    return Finding(anomaly="pace", severity="critical", template="pace_contingent", turn=s.turn, evidence=evidence)
 
 
 #: Priority order: the order the steering of one check reaches the agent in.

@@ -8,7 +8,7 @@ evidence (a new result, a new error, the task moving) is a new episode. A stall 
 exception: still there after its cooldown, it is said once more, firmly (it has lasted
 longer). Two findings of one check about the same call say it once (the first, most
 severe); a stall is not said when another steering already told the agent it is stuck
-since the task last moved.
+since the task last moved; nor is PACE below emergency.
 
 The cooldown rule, per anomaly type and independent across types:
 
@@ -22,8 +22,8 @@ The cooldown rule, per anomaly type and independent across types:
 The proof that steering is ignored (:func:`ignored`): after a loop steering, the agent does
 the very action again with the same result (a blocked attempt counts)
 ``escalation.pause_after_ignored`` times; or, after PACE emergency steering, it runs another
-tool that learns nothing new. Never while the progress signal moves, and never again for an
-episode the user resumed.
+tool that learns nothing new. Never while the progress signal moves, and after the user
+resumed the chat, not again until the task has moved since.
 
 The state is a plain JSON-able dict so it survives a chat reload with ``agent.data``.
 """
@@ -195,14 +195,15 @@ def _rank(finding: Finding) -> tuple[int, int]:
     return (-SEVERITY_ORDER.index(finding.severity), _PRIORITY[finding.anomaly])
 
 
-def _restrained(finding: Finding, state: SupervisorState, subjects: set[str], cooldown: int) -> bool:
+def _restrained(finding: Finding, state: SupervisorState, subjects: set[str]) -> bool:
     """Whether saying this finding now would say nothing new (see the module's docstring)."""
     evidence = finding.evidence
     key = evidence.get("episode")
     if key is not None and key in state.resumed:
         return True  # the user resumed the chat on this very evidence: they have decided
-    if finding.severity == "emergency" and state.resumed_at is not None and finding.turn - state.resumed_at < cooldown:
-        return True  # not "stop now" right after the user let the agent go on
+    since = evidence.get("since")
+    if finding.severity == "emergency" and state.resumed_at is not None and is_int(since) and since <= state.resumed_at:
+        return True  # not "stop now" after the user let the agent go on, until the task has moved
     if key is not None and state.said.get(finding.anomaly) == key:
         # said already, and the evidence has not changed: nothing more, except that a stall
         # still there after its cooldown is said once more, firmly (it has lasted longer)
@@ -212,11 +213,16 @@ def _restrained(finding: Finding, state: SupervisorState, subjects: set[str], co
         if subject in subjects:
             return True  # another finding of this check is about the same call
         subjects.add(subject)
-    since = evidence.get("since")
-    if finding.anomaly == "stall" and is_int(since):
+    if _echoes_stuck(finding) and is_int(since):
         return any(turn > since for anomaly, turn in state.last_fired.items()
-                   if anomaly in STUCK and not state.said.get(anomaly, "").startswith("no_tool:"))
+                   if anomaly in STUCK and anomaly != finding.anomaly and not state.said.get(anomaly, "").startswith("no_tool:"))
     return False
+
+
+def _echoes_stuck(finding: Finding) -> bool:
+    """A stall, or PACE below emergency: they say "you are stuck, change approach", which a
+    loop, churn, rerun or cascade steering has already said (the emergency says: stop)."""
+    return finding.anomaly == "stall" or (finding.anomaly == "pace" and finding.severity != "emergency")
 
 
 def decide(findings: list[Finding], state: SupervisorState, doctrine: Doctrine) -> RadioCheckResult:
@@ -232,8 +238,12 @@ def decide(findings: list[Finding], state: SupervisorState, doctrine: Doctrine) 
             del state.episode[anomaly]  # the anomaly cleared: its next steering starts afresh
     subjects: set[str] = set()
     steering = [f for f in findings
-                if not _restrained(f, state, subjects, doctrine.cooldown_for(f.anomaly))
-                and may_steer(f, state, doctrine.cooldown_for(f.anomaly))]
+                if not _restrained(f, state, subjects) and may_steer(f, state, doctrine.cooldown_for(f.anomaly))]
+    if any(f.anomaly in STUCK and not _echoes_stuck(f) and not str(f.evidence.get("episode", "")).startswith("no_tool:")
+           for f in steering if "since" in f.evidence or "episode" in f.evidence):
+        steering = [f for f in steering if not (_echoes_stuck(f) and "since" in f.evidence)]  # said once, by the more precise one
+    echoes = [f for f in steering if _echoes_stuck(f) and "since" in f.evidence]
+    steering = [f for f in steering if f not in echoes[1:]]  # PACE contingent and a stall say the same: the first says it
     health = max((_HEALTH_FOR_SEVERITY[f.severity] for f in findings), key=HEALTH_ORDER.index, default="nominal")
     return RadioCheckResult(findings=findings, steering=steering, health=health)
 
@@ -243,8 +253,11 @@ def ignored(snapshot: Snapshot, result: RadioCheckResult, state: SupervisorState
     pause on and how often it was ignored (see the module's docstring)."""
     escalation = snapshot.doctrine.escalation
     last = snapshot.outcomes[-1] if snapshot.outcomes else None
-    if last is None or (snapshot.turns_since_progress is not None and snapshot.turns_since_progress == 0):
+    moved_at = snapshot.turn - snapshot.turns_since_progress if snapshot.turns_since_progress is not None else None
+    if last is None or moved_at == snapshot.turn:
         return None, 0  # nothing done, or the task just moved
+    if state.resumed_at is not None and moved_at is not None and moved_at <= state.resumed_at:
+        return None, 0  # the user resumed the chat and the task has not moved since: they have decided
     for finding in result.findings:
         anomaly, key = finding.anomaly, finding.evidence.get("episode")
         if anomaly not in PROVABLE or not isinstance(key, str) or state.said.get(anomaly) != key:
