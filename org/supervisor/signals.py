@@ -38,9 +38,10 @@ def needed_outcomes(outcomes: tuple[ToolOutcome, ...], doctrine: Doctrine) -> tu
 
     Kept whole: the latest outcomes the repeat, oscillation and cascade detectors look at.
     From earlier in the task (the ledger keeps at most 64): the failures with the latest
-    error (churn) and the runs of the latest call (reruns). What lies between two such runs
-    matters only as "something was done, and whether any of it was new": each stretch of
-    it is carried as one of its outcomes, a new (novel) one when there is one.
+    error (churn), the edits of the latest failed edit's shape (an edit retried) and the
+    runs of the latest call (reruns). What lies between two such runs
+    matters only as "something was done, and whether it changed files": each stretch of
+    it is carried as one of its outcomes, an edit when there is one.
     """
     outcomes = outcomes[-LEDGER_LIMIT:]
     loop = doctrine.loop
@@ -56,6 +57,9 @@ def needed_outcomes(outcomes: tuple[ToolOutcome, ...], doctrine: Doctrine) -> tu
     keep = set()
     if not last.ok and last.error_signature is not None:
         keep.update(i for i in watched if i < start and not outcomes[i].ok and outcomes[i].error_signature == last.error_signature)
+    if last.kind == "edit" and not last.ok:  # the same edit retried, whatever came between
+        shape = last.shape or last.signature
+        keep.update(i for i in watched if i < start and outcomes[i].kind == "edit" and (outcomes[i].shape or outcomes[i].signature) == shape)
     if last.kind == "run" and last.command is not None:
         runs = [i for i in watched if i < start and outcomes[i].signature == last.signature]
         keep.update(runs)
@@ -66,7 +70,7 @@ def needed_outcomes(outcomes: tuple[ToolOutcome, ...], doctrine: Doctrine) -> tu
 
 def _one_per_stretch(outcomes: tuple[ToolOutcome, ...], between: list[int], kept: set[int]) -> list[int]:
     """One index for each run of consecutive indexes of ``between`` that are not ``kept``:
-    the first novel outcome of the run, or its first outcome."""
+    the first edit of the run, or its first outcome."""
     chosen: list[int] = []
     stretch: list[int] = []
     for i in between + [-1]:
@@ -74,7 +78,7 @@ def _one_per_stretch(outcomes: tuple[ToolOutcome, ...], between: list[int], kept
             stretch.append(i)
             continue
         if stretch:
-            chosen.append(next((j for j in stretch if outcomes[j].novel), stretch[0]))
+            chosen.append(next((j for j in stretch if outcomes[j].kind == "edit"), stretch[0]))
             stretch = []
     return chosen
 
