@@ -115,7 +115,9 @@ def _healthy(turn: int, d: Doctrine) -> dict[str, Any]:
 
 
 def _stall(turn: int, d: Doctrine) -> dict[str, Any]:
-    return {"turns_since_progress": d.max_turns_without_progress + turn, "progress_source": "pack", "current_step": "write the parser", "context_fill": 0.3}
+    # always just over the limit: each report is a stall that started at another turn (new
+    # evidence), so steering about it may come again whenever its cooldown allows
+    return {"turns_since_progress": d.max_turns_without_progress + 1, "progress_source": "pack", "current_step": "write the parser", "context_fill": 0.3}
 
 
 def _loop(turn: int, d: Doctrine) -> dict[str, Any]:

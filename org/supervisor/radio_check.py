@@ -20,7 +20,7 @@ The cooldown rule, per anomaly type and independent across types:
   reach the agent most severe first.
 
 The proof that steering is ignored (:func:`ignored`): after a loop steering, the agent does
-the very action again with the same result (a blocked attempt counts)
+the very action again with the same failing result (a blocked attempt counts)
 ``escalation.pause_after_ignored`` times; or, after PACE emergency steering, it runs another
 tool that learns nothing new. Never while the progress signal moves, and after the user
 resumed the chat, not again until the task has moved since.
@@ -264,6 +264,8 @@ def ignored(snapshot: Snapshot, result: RadioCheckResult, state: SupervisorState
             continue
         if last.turn <= state.watched.get(anomaly, last.turn) or not repeats(last, key):
             continue
+        if last.ok and last.error_type is None:
+            continue  # rerunning something that works wastes a turn, but harms nothing: not worth a pause
         state.watched[anomaly] = last.turn
         times = state.ignored_times[anomaly] = state.ignored_times.get(anomaly, 0) + 1
         if escalation.pause and times >= escalation.pause_after_ignored and key not in state.resumed:
