@@ -106,8 +106,8 @@ def _ok(turn: int, n: int) -> ToolOutcome:
     return ToolOutcome(turn, "code_execution_tool", True, None, f"sig-{n}", f"out-{n}", f"result {n}", True)
 
 
-def _failing(turn: int, tool: str, error: str = "execution", sig: str = "same") -> ToolOutcome:
-    return ToolOutcome(turn, tool, False, error, sig, "err", "Traceback: boom", False)
+def _failing(turn: int, tool: str, error: str = "execution", sig: str = "same", out: str = "err") -> ToolOutcome:
+    return ToolOutcome(turn, tool, False, error, sig, out, "Traceback: boom", False)
 
 
 def _healthy(turn: int, d: Doctrine) -> dict[str, Any]:
@@ -120,18 +120,29 @@ def _stall(turn: int, d: Doctrine) -> dict[str, Any]:
     return {"turns_since_progress": d.max_turns_without_progress + 1, "progress_source": "pack", "current_step": "write the parser", "context_fill": 0.3}
 
 
+# The scenarios below show their anomaly with new evidence at every report (another result,
+# other tools, another level), so steering about it may come at every check: the XO's
+# plumbing is what they test. ``loop_ignored`` keeps its evidence.
+
 def _loop(turn: int, d: Doctrine) -> dict[str, Any]:
-    run = tuple(_failing(turn, "code_execution_tool") for _ in range(d.loop.repeat_threshold))
+    run = tuple(_failing(turn, "code_execution_tool", out=f"err-{turn}") for _ in range(d.loop.repeat_threshold))
     return {"turns_since_progress": 0, "progress_source": "pack", "outcomes": run, "context_fill": 0.3}
 
 
+def _loop_ignored(turn: int, d: Doctrine) -> dict[str, Any]:
+    """The same failing call at every report, the task not moving: steering about it is ignored."""
+    run = tuple(_failing(turn, "code_execution_tool") for _ in range(d.loop.repeat_threshold))
+    return {"turns_since_progress": turn, "progress_source": "pack", "outcomes": run, "context_fill": 0.3}
+
+
 def _context(turn: int, d: Doctrine) -> dict[str, Any]:
-    # between the warning and the critical threshold: a warning
-    return {"turns_since_progress": 0, "progress_source": "pack", "context_fill": (d.context_thresholds.warning + d.context_thresholds.critical) / 2}
+    # between the warning and the critical threshold (a warning) on odd turns, critical on even ones
+    fill = (d.context_thresholds.warning + d.context_thresholds.critical) / 2 if turn % 2 else d.context_thresholds.critical
+    return {"turns_since_progress": 0, "progress_source": "pack", "context_fill": fill}
 
 
 def _cascade(turn: int, d: Doctrine) -> dict[str, Any]:
-    tools = [f"tool_{i}" for i in range(d.cascade.distinct_tools)]
+    tools = [f"tool_{turn}_{i}" for i in range(d.cascade.distinct_tools)]
     return {"turns_since_progress": 0, "progress_source": "pack", "outcomes": tuple(_failing(turn, t, sig=t) for t in tools)}
 
 
@@ -144,6 +155,7 @@ SCENARIOS: dict[str, Callable[[int, Doctrine], dict[str, Any]]] = {
     "healthy": _healthy,
     "stall": _stall,
     "loop": _loop,
+    "loop_ignored": _loop_ignored,
     "context": _context,
     "cascade": _cascade,
     "pace_emergency": _pace_emergency,
