@@ -129,3 +129,14 @@ def test_an_editor_refusing_an_edit_is_a_failure_named_by_the_linter_s_finding()
                 "...\nYour changes have NOT been applied. Please fix your edit command and try again.\n")
     verdict = classify_output(rejected)
     assert verdict.failed and verdict.error_type == "syntax" and verdict.error_line == "E999 IndentationError: unexpected indent"
+
+
+def test_an_exit_status_the_output_states_decides_and_an_error_printed_on_purpose_is_no_churn(make_session):
+    on_purpose = "<returncode>0</returncode>\n<output>\nError: Invalid IP address format: 999.999.999.999\n</output>"
+    assert not classify_output(on_purpose).failed
+    assert classify_output("<returncode>2</returncode>\n<output>\n</output>").failed
+    assert classify_output("[The command completed with exit code 1.]").failed
+    session = make_session()
+    session.run(sh("cat > check.sh <<'EOF'\nvalidate \"$1\"\nEOF", "<returncode>0</returncode>\n<output>\n</output>"),
+                *[sh(f"./check.sh 999.999.999.{n}", on_purpose) for n in range(4)])
+    assert session.anomalies() == []

@@ -4,7 +4,8 @@ Agent-Zero gives the pack no exit code, and nearly every action goes through one
 (``code_execution_tool``), so everything here is read from the call's arguments and
 the output's text. Two rules keep it right on real sessions:
 
-* A failure is the output of an action that could not do its job: a Python traceback,
+* A failure is the output of an action that could not do its job (when the output states
+  the command's exit status, as some terminals print it, that decides): a Python traceback,
   a shell diagnostic (command not found, no such file, permission denied, shell syntax
   error), a compiler error, a package manager's refusal, a timeout of Agent-Zero's own
   terminal. Output that merely *reports* problems is not: a test run with failing tests,
@@ -121,6 +122,10 @@ _DIAGNOSTICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 # named by the linter's first finding when it gives one.
 _EDIT_REJECTED = re.compile(r"^.*(?:Your changes have NOT been applied|No replacement was performed|did not appear verbatim).*$", _M)
 _EDIT_FINDING = re.compile(r"^- ([A-Z]\d{3,4} .*)$", _M)
+
+# An exit status some terminals print with the output (mini-swe-agent's tag, OpenHands' line):
+# when the output states it, it decides whether the command worked.
+_EXIT_STATUS = re.compile(r"<returncode>(\d+)</returncode>|^\[?(?:The command completed|Command finished) with exit code (\d+)\.?\]?[ \t]*$", _M)
 
 # Linters and type checkers that report findings: their "errors" are findings about the code.
 _LINT_SUMMARY = re.compile(
@@ -239,6 +244,9 @@ def classify_output(text: str | None, known: Any = None) -> Verdict:
     tests = _test_verdict(sample)
     if tests is not None:
         return tests
+    status = _EXIT_STATUS.search(sample)
+    if status is not None and int(status.group(1) or status.group(2)) == 0:
+        return OK  # the output says the command exited 0: what it printed is what it was asked to print
     traceback = _traceback_verdict(sample, known)
     if traceback is not None:
         return traceback
@@ -256,6 +264,8 @@ def classify_output(text: str | None, known: Any = None) -> Verdict:
         match = _first(pattern, sample, known)
         if match:
             return _named(error_type, match.group(0))
+    if status is not None:
+        return Verdict(True, "execution")  # a non-zero exit status, and no line that names why
     return OK
 
 

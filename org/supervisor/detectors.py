@@ -150,16 +150,18 @@ def detect_rerun(s: Snapshot) -> Finding | None:
     if last is None or last.kind != "run" or last.command is None:
         return None  # only a command that runs something can show whether changes took effect
     runs = [i for i, o in enumerate(outcomes) if o.signature == last.signature]
+    failing = not last.ok or last.error_type is not None
     reruns, apart, edited = 0, False, False
     for previous, current in zip(runs, runs[1:]):
-        if outcomes[previous].output_hash != outcomes[current].output_hash:
-            reruns, apart, edited = 0, False, False  # the output changed: the work in between did something
+        between = outcomes[previous + 1:current]
+        if outcomes[previous].output_hash != outcomes[current].output_hash or (not failing and any(o.novel for o in between)):
+            # the output changed, or (for a run that works) something new showed in between,
+            # such as the file it writes: the work in between did something
+            reruns, apart, edited = 0, False, False
             continue
         reruns += 1
-        between = outcomes[previous + 1:current]
         apart = apart or bool(between)
         edited = edited or any(o.kind == "edit" for o in between)
-    failing = not last.ok or last.error_type is not None
     limit = s.doctrine.loop.rerun_threshold * (1 if failing else 2)
     if reruns < limit or not apart or not (edited or failing):
         return None

@@ -40,8 +40,8 @@ def needed_outcomes(outcomes: tuple[ToolOutcome, ...], doctrine: Doctrine) -> tu
     From earlier in the task (the ledger keeps at most 64): the failures with the latest
     error (churn), the edits of the latest failed edit's shape (an edit retried) and the
     runs of the latest call (reruns). What lies between two such runs
-    matters only as "something was done, and whether it changed files": each stretch of
-    it is carried as one of its outcomes, an edit when there is one.
+    matters only as "something was done, whether it changed files, whether it showed something
+    new": each stretch of it is carried as at most two of its outcomes.
     """
     outcomes = outcomes[-LEDGER_LIMIT:]
     loop = doctrine.loop
@@ -69,8 +69,9 @@ def needed_outcomes(outcomes: tuple[ToolOutcome, ...], doctrine: Doctrine) -> tu
 
 
 def _one_per_stretch(outcomes: tuple[ToolOutcome, ...], between: list[int], kept: set[int]) -> list[int]:
-    """One index for each run of consecutive indexes of ``between`` that are not ``kept``:
-    the first edit of the run, or its first outcome."""
+    """For each run of consecutive indexes of ``between`` that are not ``kept``: its first
+    edit (or first outcome) and its first novel outcome, so that whether it changed files and
+    whether it showed something new are carried."""
     chosen: list[int] = []
     stretch: list[int] = []
     for i in between + [-1]:
@@ -78,7 +79,8 @@ def _one_per_stretch(outcomes: tuple[ToolOutcome, ...], between: list[int], kept
             stretch.append(i)
             continue
         if stretch:
-            chosen.append(next((j for j in stretch if outcomes[j].kind == "edit"), stretch[0]))
+            chosen.extend(sorted({next((j for j in stretch if outcomes[j].kind == "edit"), stretch[0]),
+                                  next((j for j in stretch if outcomes[j].novel), stretch[0])}))
             stretch = []
     return chosen
 
