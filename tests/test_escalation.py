@@ -103,8 +103,10 @@ def test_working_on_after_pace_emergency_without_progress_pauses(make_session):
     session = make_session(doctrine={"breaker": {"enabled": False}})
     session.run(run_app(), *[retry(n) for n in range(3)], retry(3, pace="emergency"))
     assert actions(session) == [(5, "steer:pace")]
-    session.run(retry(4, pace="emergency"))
-    assert session.results[-1].paused
+    session.run(retry(4, pace="emergency"))  # told to stop, it goes on to the same failure: once
+    assert not session.results[-1].paused
+    session.run(retry(5, pace="emergency"))  # and twice: the proof
+    assert session.results[-1].paused and "went unanswered twice" in session.results[-1].pause_text
 
 
 def test_answering_after_pace_emergency_is_not_ignoring_it(make_session):

@@ -123,12 +123,22 @@ def test_the_same_failure_with_changing_times_paths_and_pids_is_the_same_failure
     assert session.anomalies() == [(3, "loop")]
 
 
+REFUSED = ("Your proposed edit has introduced new syntax error(s). Please read this error message carefully.\n\n"
+           "ERRORS:\n- E999 IndentationError: unexpected indent\n\nThis is how your edit would have looked if applied\n"
+           "...\nYour changes have NOT been applied. Please fix your edit command and try again.\n")
+
+
 def test_an_editor_refusing_an_edit_is_a_failure_named_by_the_linter_s_finding():
-    rejected = ("Your proposed edit has introduced new syntax error(s). Please read this error message carefully.\n\n"
-                "ERRORS:\n- E999 IndentationError: unexpected indent\n\nThis is how your edit would have looked if applied\n"
-                "...\nYour changes have NOT been applied. Please fix your edit command and try again.\n")
-    verdict = classify_output(rejected)
-    assert verdict.failed and verdict.error_type == "syntax" and verdict.error_line == "E999 IndentationError: unexpected indent"
+    verdict = classify_output(REFUSED)
+    assert verdict.failed and verdict.error_type == "syntax"
+    assert verdict.error_line == "edit not applied: E999 IndentationError: unexpected indent"
+
+
+def test_edits_the_editor_refused_for_the_same_reason_are_not_churn(make_session):
+    """Different edits refused with the same generic finding changed nothing: no fix failed to reach a cause."""
+    session = make_session()
+    session.run(sh("sed -i 's/a/b/' x.py"), *[sh(f"edit {n}:{n}\n    return {n}\nend_of_edit", REFUSED) for n in range(4)])
+    assert "churn" not in [a for _, a in session.anomalies()]
 
 
 def test_an_exit_status_the_output_states_decides_and_an_error_printed_on_purpose_is_no_churn(make_session):

@@ -102,10 +102,10 @@ def test_the_emergency_is_not_raised_again_right_after_a_resume(make_session):
     session = make_session(doctrine={"breaker": {"enabled": False}})
     same = traceback("ConnectionError: registry refused the upload")
     session.run(sh("python deploy.py", "deployed"), *[sh(f"python deploy.py --try {n}", same) for n in range(3)])
-    session.run(sh("python deploy.py --try 3", same, pace="emergency"), sh("python deploy.py --try 4", same, pace="emergency"))
+    session.run(*[sh(f"python deploy.py --try {n}", same, pace="emergency") for n in range(3, 6)])
     assert session.results[-1].paused
-    session.run(*[sh(f"python deploy.py --try {n}", same, pace="emergency") for n in range(5, 8)])
-    assert [a for a in actions(session) if a[1] in ("steer:pace", "pause")] == [(5, "steer:pace"), (6, "pause")]
+    session.run(*[sh(f"python deploy.py --try {n}", same, pace="emergency") for n in range(6, 10)])
+    assert [a for a in actions(session) if a[1] in ("steer:pace", "pause")] == [(5, "steer:pace"), (7, "pause")]
 
 
 # the waste that went unheard -------------------------------------------------------------

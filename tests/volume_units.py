@@ -120,8 +120,8 @@ def _stall(turn: int, d: Doctrine) -> dict[str, Any]:
     return {"turns_since_progress": d.max_turns_without_progress + 1, "progress_source": "pack", "current_step": "write the parser", "context_fill": 0.3}
 
 
-# The scenarios below show their anomaly with new evidence at every report (another result,
-# other tools, another level), so steering about it may come at every check: the XO's
+# The loop and cascade scenarios show their anomaly with new evidence at every report
+# (another result, other tools), so steering about it may come at every check: the XO's
 # plumbing is what they test. ``loop_ignored`` keeps its evidence.
 
 def _loop(turn: int, d: Doctrine) -> dict[str, Any]:
@@ -136,9 +136,8 @@ def _loop_ignored(turn: int, d: Doctrine) -> dict[str, Any]:
 
 
 def _context(turn: int, d: Doctrine) -> dict[str, Any]:
-    # between the warning and the critical threshold (a warning) on odd turns, critical on even ones
-    fill = (d.context_thresholds.warning + d.context_thresholds.critical) / 2 if turn % 2 else d.context_thresholds.critical
-    return {"turns_since_progress": 0, "progress_source": "pack", "context_fill": fill}
+    # between the warning and the critical threshold: a warning
+    return {"turns_since_progress": 0, "progress_source": "pack", "context_fill": (d.context_thresholds.warning + d.context_thresholds.critical) / 2}
 
 
 def _cascade(turn: int, d: Doctrine) -> dict[str, Any]:

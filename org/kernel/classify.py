@@ -122,6 +122,8 @@ _DIAGNOSTICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 # named by the linter's first finding when it gives one.
 _EDIT_REJECTED = re.compile(r"^.*(?:Your changes have NOT been applied|No replacement was performed|did not appear verbatim).*$", _M)
 _EDIT_FINDING = re.compile(r"^- ([A-Z]\d{3,4} .*)$", _M)
+#: How a refused edit's line starts: the edit changed nothing, so its error is no file's error (no churn).
+EDIT_REFUSED = "edit not applied: "
 
 # An exit status some terminals print with the output (mini-swe-agent's tag, OpenHands' line):
 # when the output states it, it decides whether the command worked.
@@ -239,7 +241,7 @@ def classify_output(text: str | None, known: Any = None) -> Verdict:
     rejected = _EDIT_REJECTED.search(sample)
     if rejected is not None:
         finding = _EDIT_FINDING.search(sample)
-        line = finding.group(1) if finding else rejected.group(0)
+        line = EDIT_REFUSED + (finding.group(1) if finding else rejected.group(0).strip())
         return _named("syntax" if re.search(r"\bE999\b|SyntaxError|IndentationError", line) else "execution", line)
     tests = _test_verdict(sample)
     if tests is not None:

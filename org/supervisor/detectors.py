@@ -14,6 +14,7 @@ import math
 from typing import Callable
 
 from org.contracts import Finding
+from org.kernel.classify import EDIT_REFUSED
 from org.kernel.log import warn_once
 from org.kernel.outcomes import ToolOutcome
 
@@ -126,11 +127,12 @@ def detect_no_tool(s: Snapshot) -> Finding | None:
 def detect_churn(s: Snapshot) -> Finding | None:
     """The same error coming back N times in the task while the calls change: the fixes
     are not reaching the cause (a patch corrupting a file again, edits breaking the code again).
-    An error that was there before the agent's first edit is not one its changes caused."""
+    An error that was there before the agent's first edit is not one its changes caused, and an
+    edit the editor refused changed nothing (its retries are the loop detector's)."""
     outcomes = _watched(s)
     last = outcomes[-1] if outcomes else None
-    if last is None or last.ok or last.error_signature is None or last.baseline:
-        return None  # only failures named by their own line churn; failing tests reported by a working run do not
+    if last is None or last.ok or last.error_signature is None or last.baseline or (last.error_line or "").startswith(EDIT_REFUSED):
+        return None  # only failures named by their own line churn; failing tests reported by a working run and refused edits do not
     same = [o for o in outcomes if not o.ok and o.error_signature == last.error_signature]
     calls = {o.signature for o in same}
     if len(same) < s.doctrine.loop.churn_threshold or len(calls) < 2:

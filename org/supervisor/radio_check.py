@@ -21,8 +21,8 @@ The cooldown rule, per anomaly type and independent across types:
 
 The proof that steering is ignored (:func:`ignored`): after a loop steering, the agent does
 the very action again with the same failing result (a blocked attempt counts)
-``escalation.pause_after_ignored`` times; or, after PACE emergency steering, it runs another
-tool that learns nothing new. Never while the progress signal moves, and after the user
+``escalation.pause_after_ignored`` times; or, after PACE emergency steering, it goes on to a
+failure it already had, as many times. Never while the progress signal moves, and after the user
 resumed the chat, not again until the task has moved since.
 
 The state is a plain JSON-able dict so it survives a chat reload with ``agent.data``.
@@ -274,8 +274,14 @@ def ignored(snapshot: Snapshot, result: RadioCheckResult, state: SupervisorState
     if emergency is None:
         state.emergency_turn = None  # the emergency is over (or the task is moving): nothing to ignore
     elif (escalation.pause_after_emergency and state.emergency_turn is not None and last.turn > state.emergency_turn
-            and last.tool != RESPONSE_TOOL and not last.novel and emergency.evidence.get("episode") not in state.resumed):
-        return emergency, 1
+            and state.watched.get("pace", -1) < last.turn and last.tool != RESPONSE_TOOL and not last.novel
+            and not last.ok and emergency.evidence.get("episode") not in state.resumed
+            and any(o.result == last.result for o in snapshot.outcomes[:-1])):
+        # told to stop, it went on to the same failure again
+        state.watched["pace"] = last.turn
+        times = state.ignored_times["pace"] = state.ignored_times.get("pace", 0) + 1
+        if times >= escalation.pause_after_ignored:
+            return emergency, times
     return None, 0
 
 
