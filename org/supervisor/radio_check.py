@@ -215,8 +215,13 @@ def _restrained(finding: Finding, state: SupervisorState, subjects: set[str]) ->
         subjects.add(subject)
     if _echoes_stuck(finding) and is_int(since):
         return any(turn > since for anomaly, turn in state.last_fired.items()
-                   if anomaly in STUCK and anomaly != finding.anomaly and not state.said.get(anomaly, "").startswith("no_tool:"))
+                   if anomaly in STUCK and anomaly != finding.anomaly and not _no_tool(state.said.get(anomaly)))
     return False
+
+
+def _no_tool(episode: Any) -> bool:
+    """A loop of replies without a tool call: it says "call a tool", not "you are stuck"."""
+    return isinstance(episode, str) and episode.startswith("no_tool:")
 
 
 def _echoes_stuck(finding: Finding) -> bool:
@@ -239,11 +244,11 @@ def decide(findings: list[Finding], state: SupervisorState, doctrine: Doctrine) 
     subjects: set[str] = set()
     steering = [f for f in findings
                 if not _restrained(f, state, subjects) and may_steer(f, state, doctrine.cooldown_for(f.anomaly))]
-    if any(f.anomaly in STUCK and not _echoes_stuck(f) and not str(f.evidence.get("episode", "")).startswith("no_tool:")
-           for f in steering if "since" in f.evidence or "episode" in f.evidence):
-        steering = [f for f in steering if not (_echoes_stuck(f) and "since" in f.evidence)]  # said once, by the more precise one
+    # "you are stuck" is said once: by a precise steering of this check if there is one, else by
+    # the first of PACE contingent and a stall (findings without a "since" are not judged so)
     echoes = [f for f in steering if _echoes_stuck(f) and "since" in f.evidence]
-    steering = [f for f in steering if f not in echoes[1:]]  # PACE contingent and a stall say the same: the first says it
+    precise = any(f.anomaly in STUCK and not _echoes_stuck(f) and not _no_tool(f.evidence.get("episode")) for f in steering)
+    steering = [f for f in steering if f not in (echoes if precise else echoes[1:])]
     health = max((_HEALTH_FOR_SEVERITY[f.severity] for f in findings), key=HEALTH_ORDER.index, default="nominal")
     return RadioCheckResult(findings=findings, steering=steering, health=health)
 
