@@ -33,6 +33,13 @@ def test_a_new_error_is_a_new_episode_and_is_said(make_session):
     assert [t for t, a in session.anomalies() if a == "loop"] == [3, 6]
 
 
+def test_two_loops_taken_in_turns_are_each_said_once(make_session):
+    session = make_session(doctrine={"breaker": {"enabled": False}, "escalation": {"pause": False, "pause_after_emergency": False}})
+    a, b = sh("python app.py", TYPE_ERROR), sh("python app.py --fast", traceback("KeyError: 'id'"))
+    session.run(*[a] * 3, *[b] * 3, *[a] * 3, *[b] * 3)
+    assert [t for t, anomaly in session.anomalies() if anomaly == "loop"] == [3, 6]
+
+
 def test_no_effect_is_not_said_when_the_output_changed(make_session):
     session = make_session()
     session.run(sh("python debug.py", "value: None\ncount: 0"))

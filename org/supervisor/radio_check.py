@@ -48,6 +48,8 @@ from .snapshot import Snapshot
 PROVABLE = frozenset({"loop"})
 #: anomalies that tell the agent it is stuck: after one of them, a stall says nothing new
 STUCK = frozenset({"loop", "churn", "rerun", "cascade", "pace"})
+#: episodes said are remembered until the task moves, the latest this many
+SAID_KEPT = 64
 #: episodes the user resumed are remembered, the latest this many
 RESUMED_KEPT = 32
 
@@ -70,7 +72,7 @@ class SupervisorState:
     paused_turn: int | None = None
     #: the ledger turn of the PACE emergency steering the agent has yet to act on
     emergency_turn: int | None = None
-    #: the evidence (``episode``) each anomaly last steered about
+    #: the evidence (``episode``) steered about since the task last moved, and by which anomaly
     said: dict[str, str] = field(default_factory=dict)
     #: per anomaly: the ledger turn of the last outcome looked at, and how often the agent
     #: repeated what the steering was about since it was said
@@ -87,7 +89,7 @@ class SupervisorState:
     def start_over(self) -> None:
         """The chat was resumed: the user has decided. The ladder, the emergency and the
         breakers start afresh; the episodes said so far are neither said nor paused again."""
-        self.resumed = (self.resumed + [k for k in self.said.values() if k not in self.resumed])[-RESUMED_KEPT:]
+        self.resumed = (self.resumed + [k for k in self.said if k not in self.resumed])[-RESUMED_KEPT:]
         self.episode.clear()
         self.ignored_times.clear()
         self.breakers = Breakers()
@@ -101,9 +103,11 @@ class SupervisorState:
         self.episode[steered.anomaly] = self.episode.get(steered.anomaly, 0) + 1
         key = steered.evidence.get("episode")
         if isinstance(key, str):
-            if self.said.get(steered.anomaly) != key:
+            if key not in self.said:
                 self.ignored_times.pop(steered.anomaly, None)
-            self.said[steered.anomaly] = key
+            self.said[key] = steered.anomaly
+            while len(self.said) > SAID_KEPT:
+                self.said.pop(next(iter(self.said)))
             at = steered.evidence.get("at")
             if is_int(at):
                 self.watched[steered.anomaly] = at
@@ -204,7 +208,7 @@ def _restrained(finding: Finding, state: SupervisorState, subjects: set[str]) ->
     since = evidence.get("since")
     if finding.severity == "emergency" and state.resumed_at is not None and is_int(since) and since <= state.resumed_at:
         return True  # not "stop now" after the user let the agent go on, until the task has moved
-    if key is not None and state.said.get(finding.anomaly) == key:
+    if key is not None and key in state.said:
         # said already, and the evidence has not changed: nothing more, except that a stall
         # still there after its cooldown is said once more, firmly (it has lasted longer)
         return finding.anomaly != "stall" or state.episode.get("stall", 0) != 1
@@ -214,8 +218,8 @@ def _restrained(finding: Finding, state: SupervisorState, subjects: set[str]) ->
             return True  # another finding of this check is about the same call
         subjects.add(subject)
     if _echoes_stuck(finding) and is_int(since):
-        return any(turn > since for anomaly, turn in state.last_fired.items()
-                   if anomaly in STUCK and anomaly != finding.anomaly and not _no_tool(state.said.get(anomaly)))
+        return any(anomaly in STUCK and anomaly != finding.anomaly and not _no_tool(said) and state.last_fired.get(anomaly, -1) > since
+                   for said, anomaly in state.said.items())
     return False
 
 
@@ -265,7 +269,7 @@ def ignored(snapshot: Snapshot, result: RadioCheckResult, state: SupervisorState
         return None, 0  # the user resumed the chat and the task has not moved since: they have decided
     for finding in result.findings:
         anomaly, key = finding.anomaly, finding.evidence.get("episode")
-        if anomaly not in PROVABLE or not isinstance(key, str) or state.said.get(anomaly) != key:
+        if anomaly not in PROVABLE or not isinstance(key, str) or key not in state.said:
             continue
         if last.turn <= state.watched.get(anomaly, last.turn) or not repeats(last, key):
             continue
