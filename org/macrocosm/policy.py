@@ -122,6 +122,9 @@ def judge_report(state: UnitState, report: SaluteReport, now: float, render: Ren
     if earlier is not None and turn < earlier:
         logger.info("unit started over: unit=%s turn=%s after turn %s", unit, turn, earlier)
         _new_episode(state, verdict)
+        supervisor = SupervisorState.from_dict(state.supervisor)
+        supervisor.forget_episodes()  # a new chat: what was said belongs to the old one
+        state.supervisor = supervisor.to_dict()
         state.checked_turn = None
     if state.paused_turn is not None:
         if turn <= state.paused_turn or not_taken(signals, state):

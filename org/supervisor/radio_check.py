@@ -96,6 +96,13 @@ class SupervisorState:
         self.paused_turn = self.emergency_turn = None
         self.resumed_at = self.turn
 
+    def forget_episodes(self) -> None:
+        """A new chat: nothing said or resumed in the old one holds any more."""
+        self.said.clear()
+        self.resumed.clear()
+        self.ignored_times.clear()
+        self.resumed_at = None
+
     def record(self, steered: Finding) -> None:
         """Start the cooldown of a steering that reached the agent."""
         self.last_fired[steered.anomaly] = steered.turn
