@@ -57,15 +57,17 @@ def demo_script() -> list[tuple[str, dict]]:
         _ok("text_editor", {"op": "read", "path": "/app/README.md"}, "# App", context_fill=0.91),
         _ok("code_execution_tool", {"runtime": "terminal", "code": "git status --short"}, " M settings/__init__.py", context_fill=0.40))
     no_flask = "Traceback (most recent call last):\n  File \"/app/main.py\", line 1, in <module>\nModuleNotFoundError: No module named 'flask'"
-    add("steering ignored", *[_ok("code_execution_tool", {"runtime": "terminal", "code": "python /app/main.py"}, no_flask) for _ in range(7)])
-    add("resumed by the user", _ok("code_execution_tool", {"runtime": "terminal", "code": "pip install flask"}, "Successfully installed flask-3.0.2"))
-    failures = ("ConnectionError: registry.example.com refused the upload", "TimeoutError: the upload stalled",
-                "PermissionError: the deploy key is read-only", "KeyError: 'DEPLOY_TARGET'", "ValueError: unknown region 'eu-west-9'",
-                "RuntimeError: the health check never turned green", "OSError: the image is too large for the registry",
-                "LookupError: no such release channel", "RuntimeError: rollback failed")
-    for attempt, failure in enumerate(failures, start=1):
+    # the plan layer reports the task standing still while the agent loops, and moving again once it is resumed
+    add("steering ignored", *[_ok("code_execution_tool", {"runtime": "terminal", "code": "python /app/main.py"}, no_flask,
+                                  htn={**plan, "current_step": "start the app", "turns_since_progress": n}) for n in range(1, 8)])
+    add("resumed by the user", _ok("code_execution_tool", {"runtime": "terminal", "code": "pip install flask"}, "Successfully installed flask-3.0.2",
+                                   htn={**plan, "current_step": "deploy", "turns_since_progress": 0}))
+    refused = "ConnectionError: registry.example.com refused the upload"
+    for attempt in range(1, 10):  # a new task; every way of deploying ends in the same refusal: the task does not move
         add("PACE escalation", _ok("code_execution_tool", {"runtime": "terminal", "code": f"python deploy.py --attempt {attempt}"},
-                                   f"Traceback (most recent call last):\n  File \"deploy.py\", line {10 + attempt}\n{failure}"))
+                                   f"Traceback (most recent call last):\n  File \"deploy.py\", line 12\n{refused}",
+                                   htn={**plan, "current_step": "deploy", "turns_since_progress": attempt},
+                                   **({"user": "Deploy the app"} if attempt == 1 else {})))
     return script
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from org.contracts.role import Doctrine, RoleProfile
@@ -69,7 +71,8 @@ def test_different_calls_with_different_errors_are_iteration_not_a_loop():
 
 
 def test_different_calls_with_the_same_error_are_churn_not_a_repeat():
-    retries = tuple(out("search_engine", args={"q": f"q{i}"}, output="ConnectionError: Connection refused") for i in range(3))
+    retries = tuple(replace(out("search_engine", args={"q": f"q{i}"}, output="ConnectionError: Connection refused"), baseline=False)
+                    for i in range(3))
     assert detect_repeat(snap(outcomes=retries)) is None
     finding = detect_churn(snap(outcomes=retries))
     assert finding is not None and finding.evidence["error"] == "ConnectionError: Connection refused"
@@ -121,8 +124,8 @@ def test_loop_is_left_to_agent_zero_when_its_own_repeat_warning_fired():
 # churn and reruns ----------------------------------------------------------------------
 
 def test_churn_threshold_comes_from_doctrine_and_failing_tests_never_churn():
-    broken = tuple(out("code_execution_tool", args={"code": f"python fix{i}.py && python app.py"}, output="SyntaxError: unexpected indent")
-                   for i in range(3))
+    broken = tuple(replace(out("code_execution_tool", args={"code": f"python fix{i}.py && python app.py"}, output="SyntaxError: unexpected indent"),
+                           baseline=False) for i in range(3))
     assert detect_churn(snap(outcomes=broken[:2])) is None
     assert detect_churn(snap(outcomes=broken)) is not None
     assert detect_churn(snap(outcomes=broken, doctrine=Doctrine(loop={"churn_threshold": 4}))) is None
@@ -132,14 +135,24 @@ def test_churn_threshold_comes_from_doctrine_and_failing_tests_never_churn():
 
 
 def test_a_rerun_counts_only_after_other_work_and_resets_when_the_result_changes():
-    run = out("code_execution_tool", args={"code": "python debug.py"}, output="value: None")
+    run = out("code_execution_tool", args={"code": "python debug.py"}, output="TypeError: bad operand")
     edit = lambda n: out("code_execution_tool", args={"code": f"sed -i 's/{n}/{n + 1}/' a.py"}, output="")  # noqa: E731
     three = (run, edit(1), run, edit(2), run, edit(3), run)
     assert detect_rerun(snap(outcomes=three)) is not None
     assert detect_rerun(snap(outcomes=(run, run, run, run))) is None  # back to back is a repeat, not a rerun
-    changed = out("code_execution_tool", args={"code": "python debug.py"}, output="value: 3")
+    changed = out("code_execution_tool", args={"code": "python debug.py"}, output="TypeError: other operand")
     assert detect_rerun(snap(outcomes=(run, edit(1), run, edit(2), changed, edit(3), changed))) is None
     assert detect_rerun(snap(outcomes=three, doctrine=Doctrine(loop={"rerun_threshold": 4}))) is None
+
+
+def test_a_run_that_works_needs_twice_as_many_unchanged_reruns():
+    run = out("code_execution_tool", args={"code": "python debug.py"}, output="value: None")
+    edit = lambda n: out("code_execution_tool", args={"code": f"sed -i 's/{n}/{n + 1}/' a.py"}, output="")  # noqa: E731
+    work = [run]
+    for n in range(6):
+        work += [edit(n), run]
+    assert detect_rerun(snap(outcomes=tuple(work[:7]))) is None
+    assert detect_rerun(snap(outcomes=tuple(work))).evidence["times"] == 6
 
 
 # context ----------------------------------------------------------------------------

@@ -94,17 +94,24 @@ def test_resuming_the_chat_starts_the_ladder_over(make_session):
     assert (paused_at + 4, "steer:loop") in actions(session)  # a new episode starts with a plain steering
 
 
-def test_working_on_after_pace_emergency_pauses(make_session):
+def retry(n: int, **extra) -> dict:
+    """Another way of starting the app that fails like the others: the task does not move."""
+    return {"tool": TOOL, "args": {"runtime": "terminal", "code": f"python app.py --attempt {n}"}, "output": MISSING, **extra}
+
+
+def test_working_on_after_pace_emergency_without_progress_pauses(make_session):
     session = make_session(doctrine={"breaker": {"enabled": False}})
-    session.run({"tool": "text_editor", "args": {"n": 1}, "output": "saved", "pace": "emergency"})
-    assert actions(session) == [(1, "steer:pace")]
-    session.run({"tool": "text_editor", "args": {"n": 2}, "output": "saved again", "pace": "emergency"})
-    assert session.results[-1].paused
+    session.run(run_app(), *[retry(n) for n in range(3)], retry(3, pace="emergency"))
+    assert actions(session) == [(5, "steer:pace")]
+    session.run(retry(4, pace="emergency"))  # told to stop, it goes on to the same failure: once
+    assert not session.results[-1].paused
+    session.run(retry(5, pace="emergency"))  # and twice: the proof
+    assert session.results[-1].paused and "went unanswered twice" in session.results[-1].pause_text
 
 
 def test_answering_after_pace_emergency_is_not_ignoring_it(make_session):
     session = make_session()
-    session.run({"tool": "text_editor", "args": {"n": 1}, "output": "saved", "pace": "emergency"},
+    session.run(run_app(), *[retry(n) for n in range(3)], retry(3, pace="emergency"),
                 {"tool": "response", "args": {"text": "Stopped: here is what works."}, "output": "Stopped", "pace": "emergency"})
     assert not any(r.paused for r in session.results)
 

@@ -46,7 +46,7 @@ def test_no_secret_reaches_the_event_log(make_session, org_home):
 
 def test_the_pause_and_the_resume_are_events(make_session, org_home):
     session = make_session(doctrine={"radio_check_interval_turns": 1, "cooldown_turns": 0,
-                                     "escalation": {"pause_after_nudges": 1}})
+                                     "escalation": {"pause_after_ignored": 1}})
     session.run(*[fail("code_execution_tool") for _ in range(4)])
     assert "pause" in [e.type for e in logged(org_home)]
     session.agent.context.paused = False  # the user pressed resume

@@ -56,23 +56,25 @@ def test_debugging_with_a_new_error_each_time_is_iteration(make_session):
 def test_the_same_error_coming_back_across_different_commands_is_churn(make_session):
     corrupted = traceback("SyntaxError: unexpected indent", line=14)
     session = make_session()
-    session.run(sh("python patch.py && python -m app", corrupted),
-                sh("python patch2.py && python -m app", corrupted.replace("line 14", "line 15")))
+    session.run(sh("python -m app", "serving"),
+                sh("sed -i 's/a/b/' app/core.py && python -m app", corrupted),
+                sh("sed -i '14s/^  //' app/core.py && python -m app", corrupted.replace("line 14", "line 15")))
     assert session.anomalies() == []
     session.run(sh("sed -i '14d' app/core.py && python -m app", corrupted.replace("line 14", "line 13")))
     [(turn, anomaly, text)] = session.steering()
-    assert (turn, anomaly) == (3, "churn")
+    assert (turn, anomaly) == (4, "churn")
     assert "SyntaxError: unexpected indent" in text and "3 times" in text
 
 
 def test_rerunning_after_edits_with_the_same_result_is_a_no_effect_rerun(make_session):
-    unchanged = "value: None\n"
+    unchanged = traceback("TypeError: unsupported operand type(s) for +: 'int' and 'str'")
     session = make_session()
     session.run(sh("python debug.py", unchanged))
     for n in range(3):
         session.run(sh(f"sed -i 's/v{n}/v{n + 1}/' lib/core.py"), sh("python debug.py", unchanged))
-    assert [(t, a) for t, a in session.anomalies()] == [(7, "rerun")]
-    assert "no effect" in session.steering()[0][2].lower() or "No effect" in session.steering()[0][2]
+    assert [(t, a) for t, a in session.anomalies()][-1:] == [(7, "rerun")]
+    text = session.steering()[-1][2]
+    assert text.startswith("[SUPERVISOR] No effect: you ran `python debug.py` again 3 times") and "TypeError" in text
 
 
 def test_rereading_a_file_after_each_edit_is_not_a_rerun(make_session):
@@ -113,12 +115,13 @@ def test_a_pattern_is_steered_on_the_turn_it_completes(make_session):
 def test_several_anomalies_due_at_once_all_reach_the_agent(make_session):
     session = make_session(doctrine={"max_turns_without_progress": 1})
     session.run(fail(TOOL), fail(TOOL), fail(TOOL, context_fill=0.86))
-    assert {"loop", "context", "stall"} <= {a for t, a in session.anomalies() if t == 3}
+    # the stall due at 3 as well says nothing the loop does not: it is left out
+    assert {a for t, a in session.anomalies() if t == 3} == {"loop", "context"}
 
 
 def test_a_lasting_stall_is_heard_beside_a_full_context(make_session):
     session = make_session(doctrine={"max_turns_without_progress": 3})
-    session.run(*[{"tool": "response_draft", "args": {}, "output": "", "context_fill": 0.86} for _ in range(12)])
+    session.run(*[sh(f"sed -i 's/{n}/{n + 1}/' a.py", context_fill=0.86) for n in range(12)])
     anomalies = {a for _, a in session.anomalies()}
     assert {"context", "stall"} <= anomalies
 

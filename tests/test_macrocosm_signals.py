@@ -119,16 +119,16 @@ def test_what_churn_and_reruns_look_back_at_is_carried_and_nothing_else():
                for i in range(41)]
     assert [o.turn for o in needed_outcomes(tuple(failing), d)] == [0, 10, 20, 30, 36, 37, 38, 39, 40]
 
-    # reruns: each run of the latest call, and one outcome for each stretch between two runs,
-    # a novel one when the stretch has one
+    # reruns: each run of the latest call, and for each stretch between two runs its first
+    # edit (or first outcome) and its first novel outcome
     work = []
     for i in range(30):
         if i % 10 == 0:
             work.append(ToolOutcome(i, "code_execution_tool", True, None, "run", "same", "", kind="run", command="pytest"))
         else:
-            work.append(ToolOutcome(i, "text_editor", True, None, f"e{i}", f"h{i}", "", novel=i == 14, kind="edit"))
+            work.append(ToolOutcome(i, "text_editor", True, None, f"e{i}", f"h{i}", "", novel=i > 10, kind="edit" if i == 14 else "inspect"))
     work.append(ToolOutcome(30, "code_execution_tool", True, None, "run", "same", "", kind="run", command="pytest"))
-    assert [o.turn for o in needed_outcomes(tuple(work), d)] == [0, 1, 10, 14, 20, 21, 26, 27, 28, 29, 30]
+    assert [o.turn for o in needed_outcomes(tuple(work), d)] == [0, 1, 10, 11, 14, 20, 21, 26, 27, 28, 29, 30]
 
 
 def test_report_size_stays_small_with_a_full_history():

@@ -45,7 +45,8 @@ def every_file(root) -> dict[str, bytes]:
 
 def test_a_secret_printed_by_a_tool_lands_nowhere_on_the_volume(make_session, volume):  # noqa: F811
     session = make_session(doctrine={"radio_check_interval_turns": 1})
-    session.run(*[leaking_turn(n) for n in range(4)])
+    edit = {"tool": "code_execution_tool", "args": {"runtime": "terminal", "code": "sed -i 's/v1/v2/' client.py"}, "output": ""}
+    session.run(edit, *[leaking_turn(n) for n in range(4)])  # after an edit: the error is the agent's to fix
     xo = XO(volume, "engineering_xo", None)
     result = xo.sweep()
     assert result.parsed == 1 and result.checked == 1 and result.skipped == []

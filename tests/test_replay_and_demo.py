@@ -21,7 +21,7 @@ def test_replay_prints_one_json_line_per_steering(tmp_path):
         {"turn": 4, "tool": "code_execution_tool", "args": {"code": "ls"}, "output": "a"},
         {"turn": 5, "tool": "t", "ok": True, "output": "fine", "context_fill": 0.93},
         {"turn": 6, "tool": "t", "args": {"x": 1}, "ok": False, "error_type": "permission", "output": ""},
-        {"turn": 7, "tool": "t", "args": {"x": 2}, "pace": "emergency"},
+        {"turn": 7, "tool": "t", "args": {"x": 2}, "pace": "emergency", "htn": {"plan_name": "p", "current_step": "s", "turns_since_progress": 9}},
     ])
     result = a0org("replay", str(trace))
     assert result.returncode == 0, result.stderr

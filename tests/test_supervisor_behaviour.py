@@ -89,11 +89,14 @@ def test_user_steering_overrides_apply_and_a_broken_one_falls_back(make_session,
     assert any(t.startswith("[SUPERVISOR] Cascade:") for t in texts[1:])  # the default, since the override was rejected
 
 
-def test_repeated_episode_uses_the_firmer_wording(make_session):
-    session = make_session(doctrine={"radio_check_interval_turns": 1, "cooldown_turns": 2})
-    session.run(*[fail("x") for _ in range(5)])
+def test_one_message_per_episode_and_a_new_one_when_the_evidence_changes(make_session):
+    session = make_session(doctrine={"radio_check_interval_turns": 1, "cooldown_turns": 2, "escalation": {"pause": False},
+                                     "breaker": {"enabled": False}})
+    session.run(*[fail("x") for _ in range(6)])
+    assert [t for t, a in session.anomalies() if a == "loop"] == [3]  # nothing changed: nothing more is said
+    session.run(*[fail("x", output="cat: /y: No such file or directory") for _ in range(3)])
     texts = [text for _, a, text in session.steering() if a == "loop"]
-    assert texts[0].startswith("[SUPERVISOR] Loop:") and texts[1].startswith("[SUPERVISOR] You are still repeating")
+    assert len(texts) == 2 and "/x" in texts[0] and "/y" in texts[1]
 
 
 def test_subordinate_agents_are_supervised_but_write_no_reports(make_session, org_home):

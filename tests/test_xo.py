@@ -183,6 +183,15 @@ def test_a_more_severe_finding_is_not_held_back_by_the_cooldown(volume, xo, cloc
 # ----- escalation --------------------------------------------------------------------
 
 
+def test_a_report_that_proves_the_steering_ignored_is_paused_as_the_unit_would(volume, layout, xo, clock):
+    kinds = []
+    for turn in range(1, 5):
+        report(volume, "unit-1", "loop_ignored", turn, clock)
+        kinds += [(turn, m.kind) for m in xo.sweep().sent]
+    assert kinds == [(1, "steer"), (3, "pause")]  # the same failing call twice more after the steering
+    assert messages(volume, "unit-1")[-1]["text"].startswith("[SUPERVISOR] Paused: steering about loop went unanswered twice")
+
+
 def test_nudges_escalate_to_a_pause_and_the_count_resets_on_recovery(volume, layout, xo, clock, log):
     ladder = []
     for turn in range(1, 7):

@@ -266,7 +266,7 @@ def test_a_kill_9_mid_stream_loses_nothing_and_doubles_nothing(procs, volume):
 
 def test_the_polling_path(procs, volume):
     xo, xo_log = procs.xo(volume, "--polling", "--poll-interval", "0.05")
-    unit, log = procs.unit(volume, "unit-1", "--scenario", "context", "--turns", "8", "--interval", "0", "--doctrine", EVERY_TURN, "--lockstep", "--timeout", str(WAIT))
+    unit, log = procs.unit(volume, "unit-1", "--scenario", "stall", "--turns", "8", "--interval", "0", "--doctrine", EVERY_TURN, "--lockstep", "--timeout", str(WAIT))
     finish(unit, log)
     text = terminate(xo, xo_log)
     assert "XO engineering_xo polling" in text and "native file-system events" not in text

@@ -106,8 +106,8 @@ def _ok(turn: int, n: int) -> ToolOutcome:
     return ToolOutcome(turn, "code_execution_tool", True, None, f"sig-{n}", f"out-{n}", f"result {n}", True)
 
 
-def _failing(turn: int, tool: str, error: str = "execution", sig: str = "same") -> ToolOutcome:
-    return ToolOutcome(turn, tool, False, error, sig, "err", "Traceback: boom", False)
+def _failing(turn: int, tool: str, error: str = "execution", sig: str = "same", out: str = "err") -> ToolOutcome:
+    return ToolOutcome(turn, tool, False, error, sig, out, "Traceback: boom", False)
 
 
 def _healthy(turn: int, d: Doctrine) -> dict[str, Any]:
@@ -115,12 +115,24 @@ def _healthy(turn: int, d: Doctrine) -> dict[str, Any]:
 
 
 def _stall(turn: int, d: Doctrine) -> dict[str, Any]:
-    return {"turns_since_progress": d.max_turns_without_progress + turn, "progress_source": "pack", "current_step": "write the parser", "context_fill": 0.3}
+    # always just over the limit: each report is a stall that started at another turn (new
+    # evidence), so steering about it may come again whenever its cooldown allows
+    return {"turns_since_progress": d.max_turns_without_progress + 1, "progress_source": "pack", "current_step": "write the parser", "context_fill": 0.3}
 
+
+# The loop and cascade scenarios show their anomaly with new evidence at every report
+# (another result, other tools), so steering about it may come at every check: the XO's
+# plumbing is what they test. ``loop_ignored`` keeps its evidence.
 
 def _loop(turn: int, d: Doctrine) -> dict[str, Any]:
-    run = tuple(_failing(turn, "code_execution_tool") for _ in range(d.loop.repeat_threshold))
+    run = tuple(_failing(turn, "code_execution_tool", out=f"err-{turn}") for _ in range(d.loop.repeat_threshold))
     return {"turns_since_progress": 0, "progress_source": "pack", "outcomes": run, "context_fill": 0.3}
+
+
+def _loop_ignored(turn: int, d: Doctrine) -> dict[str, Any]:
+    """The same failing call at every report, the task not moving: steering about it is ignored."""
+    run = tuple(_failing(turn, "code_execution_tool") for _ in range(d.loop.repeat_threshold))
+    return {"turns_since_progress": turn, "progress_source": "pack", "outcomes": run, "context_fill": 0.3}
 
 
 def _context(turn: int, d: Doctrine) -> dict[str, Any]:
@@ -129,7 +141,7 @@ def _context(turn: int, d: Doctrine) -> dict[str, Any]:
 
 
 def _cascade(turn: int, d: Doctrine) -> dict[str, Any]:
-    tools = [f"tool_{i}" for i in range(d.cascade.distinct_tools)]
+    tools = [f"tool_{turn}_{i}" for i in range(d.cascade.distinct_tools)]
     return {"turns_since_progress": 0, "progress_source": "pack", "outcomes": tuple(_failing(turn, t, sig=t) for t in tools)}
 
 
@@ -142,6 +154,7 @@ SCENARIOS: dict[str, Callable[[int, Doctrine], dict[str, Any]]] = {
     "healthy": _healthy,
     "stall": _stall,
     "loop": _loop,
+    "loop_ignored": _loop_ignored,
     "context": _context,
     "cascade": _cascade,
     "pace_emergency": _pace_emergency,

@@ -126,6 +126,7 @@ class LoopDoctrine(Contract):
     oscillation_cycles: int = Field(2, ge=2, description="A-B repeated this many times (A-B-A-B for 2) is an oscillation.")
     churn_threshold: int = Field(3, ge=2, description="The same error this many times in a task, from different actions, is churn.")
     rerun_threshold: int = Field(3, ge=1, description="The same run giving the same result again after other work this many times: the work has no effect.")
+    no_tool_threshold: int = Field(3, ge=2, description="The model answering this many times in a row without calling a tool is a loop.")
     exempt_tools: list[str] = Field(default_factory=list, description="Tools never counted as looping, such as pollers.")
 
 
@@ -149,7 +150,10 @@ class HeartbeatDoctrine(Contract):
 class EscalationDoctrine(Contract):
     """Nudges grow firmer while they go unanswered: hint, warning, critical, then a pause."""
 
-    pause_after_nudges: int = Field(5, ge=1, description="Unanswered nudges (steering and blocked calls) in one episode after which the chat is paused.")
+    pause_after_nudges: int = Field(5, ge=1, description="Steering sent by an XO in one episode after which it pauses the unit.")
+    pause_after_ignored: int = Field(2, ge=1, description=(
+        "Times the agent repeated the very action and result a loop steering was about (a blocked attempt counts) "
+        "after which the chat is paused."))
     pause: bool = Field(True, description="Pause the chat when steering goes unanswered; false: keep steering only.")
     pause_after_emergency: bool = Field(True, description="Pause the chat when the agent keeps working after PACE emergency steering.")
 

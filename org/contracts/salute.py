@@ -86,6 +86,8 @@ class OutcomeSignal(Contract):
     error_line: str | None = Field(None, max_length=200, description="The line naming the error, also for failing tests.")
     error_signature: str | None = Field(None, max_length=64, description="The error's identity: its line with volatile parts normalised, hashed.")
     command: str | None = Field(None, max_length=200, description="The command the call ran, shortened.")
+    shape: str = Field("", max_length=64, description="Hash of the call with all whitespace in its arguments ignored (edits only; else the signature).")
+    baseline: bool = Field(False, description="Its error was there before the agent's first edit of the task.")
 
     @property
     def result(self) -> str:
@@ -128,6 +130,7 @@ class SaluteSignals(Contract):
     pace_plan: SharedPacePlan = None
     pace_level: PaceLevel | None = None
     turns_since_progress: int | None = Field(None, ge=0)
+    turns_without_tool: int | None = Field(None, ge=0, description="Turns in a row, up to this one, in which the model called no tool.")
     progress_source: Literal["htn", "pack"] | None = None
     current_step: str | None = Field(None, max_length=200)
     plan_name: str | None = Field(None, max_length=200)

@@ -31,6 +31,8 @@ PLACEHOLDERS: dict[str, frozenset[str]] = {
     "loop_oscillation": frozenset({"tool_a", "tool_b", "cycles"}),
     "churn": frozenset({"error", "times", "calls", "advice"}),
     "rerun": frozenset({"action", "times", "outcome"}),
+    "rerun_unchanged": frozenset({"action", "times", "outcome"}),
+    "loop_no_tool": frozenset({"times"}),
     "context_warning": frozenset({"percent"}),
     "context_critical": frozenset({"percent"}),
     "cascade": frozenset({"tools", "count"}),

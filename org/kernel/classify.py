@@ -4,14 +4,19 @@ Agent-Zero gives the pack no exit code, and nearly every action goes through one
 (``code_execution_tool``), so everything here is read from the call's arguments and
 the output's text. Two rules keep it right on real sessions:
 
-* A failure is the output of an action that could not do its job: a Python traceback,
+* A failure is the output of an action that could not do its job (when the output states
+  the command's exit status, as some terminals print it, that decides): a Python traceback,
   a shell diagnostic (command not found, no such file, permission denied, shell syntax
   error), a compiler error, a package manager's refusal, a timeout of Agent-Zero's own
   terminal. Output that merely *reports* problems is not: a test run with failing tests,
   a linter's findings, a ``grep`` that found nothing.
 * An error has an identity, its signature: the line that names it, with volatile parts
   (numbers, addresses, temporary names) normalised, so the same error coming back after
-  an edit is recognised, and two different errors of one class are not confused.
+  an edit is recognised, and two different errors of one class are not confused. Only a
+  line that names this run's failure identifies it: a test run is identified by its failing
+  tests and their errors (never by its summary line), a traceback cut off before its
+  exception line, an empty output or a line also printed by the task's successful runs
+  (``known`` lines: banners, warnings printed at every start) identify nothing.
 
 Error types refine seed 001's taxonomy (network, CLI error, parsing, resource, logic):
 ``timeout`` and ``network`` are its transient network errors, ``not_found``,
@@ -42,6 +47,8 @@ class Verdict:
     failed: bool
     error_type: str | None = None
     error_line: str | None = None
+    #: the text the error's signature is computed from; None: the output names no error of its own
+    identity: str | None = None
 
 
 OK = Verdict(False)
@@ -50,7 +57,9 @@ _M = re.MULTILINE
 # A Python exception line: "ValueError: bad", "django.db.utils.IntegrityError: x", "KeyboardInterrupt".
 _EXCEPTION_LINE = re.compile(
     r"^(?:[A-Za-z_]\w*\.)*(?P<name>[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|NotFound|Timeout)\w*)(?::[ \t]*(?P<msg>.*))?[ \t]*$", _M)
-_TRACEBACK = "Traceback (most recent call last):"
+# At the start of a line: an indented traceback is quoted inside another message (Python's
+# "Error processing line 1 of …distutils-precedence.pth" warning printed at every start).
+_TRACEBACK = re.compile(r"^Traceback \(most recent call last\):", _M)
 # An OS error printed without its traceback: "PermissionError: [Errno 13] Permission denied: '/x'".
 _OS_ERROR_LINE = re.compile(r"^(?:[A-Za-z_]\w*\.)*(?P<name>[A-Z]\w*Error): \[Errno \d+\] .*$", _M)
 _EXCEPTION_TYPES = {
@@ -108,10 +117,24 @@ _DIAGNOSTICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                       r"|^.*(?:returned non-zero exit status [1-9]\d*|exited with (?:exit )?(?:code|status) [1-9]\d*).*$"),
     )
 )
+# An editor refusing an edit: SWE-agent's linted `edit` ("Your changes have NOT been applied"),
+# str_replace editors ("No replacement was performed"). The edit did not happen: a failure,
+# named by the linter's first finding when it gives one.
+_EDIT_REJECTED = re.compile(r"^.*(?:Your changes have NOT been applied|No replacement was performed|did not appear verbatim).*$", _M)
+_EDIT_FINDING = re.compile(r"^- ([A-Z]\d{3,4} .*)$", _M)
+#: How a refused edit's line starts: the edit changed nothing, so its error is no file's error (no churn).
+EDIT_REFUSED = "edit not applied: "
+
+# An exit status some terminals print with the output (mini-swe-agent's tag, OpenHands' line):
+# when the output states it, it decides whether the command worked.
+_EXIT_STATUS = re.compile(r"<returncode>(\d+)</returncode>|^\[?(?:The command completed|Command finished) with exit code (\d+)\.?\]?[ \t]*$", _M)
+
 # Linters and type checkers that report findings: their "errors" are findings about the code.
 _LINT_SUMMARY = re.compile(
     r"^(?:Found \d+ errors? in \d+ files? \(checked \d+ source files?\)|Found \d+ errors?\.|Your code has been rated at .*"
-    r"|\d+ problems? \(\d+ errors?, \d+ warnings?\)|✖ \d+ problems?.*|\*{13} Module \S+)[ \t]*$", _M)
+    r"|\d+ problems? \(\d+ errors?, \d+ warnings?\)|✖ \d+ problems?.*|\*{13} Module \S+"
+    r"|\S+:\d+:(?:\d+:)? [CRWEFI]\d{4}[:( ].*"  # pylint: "a.py:1:0: C0114: Missing module docstring"
+    r"|\S+:\d+:\d+: [EWFCN]\d{3} .*)[ \t]*$", _M)  # flake8, pycodestyle: "a.py:1:1: E302 expected 2 blank lines"
 
 _VOLATILE = (
     (re.compile(r"0x[0-9a-fA-F]+"), "0x#"),
@@ -120,6 +143,32 @@ _VOLATILE = (
     (re.compile(r"\d+(?:\.\d+)?"), "#"),
     (re.compile(r"\s+"), " "),
 )
+# What changes from one run of the same command to the next without saying anything about
+# the result: times, durations, addresses, temporary paths, process ids, ids.
+_RUN_VOLATILE = re.compile(
+    r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d)?(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"  # timestamps
+    r"|\b\d\d?:\d\d:\d\d(?:[.,]\d+)?\b"  # clock times
+    r"|\b\d+(?:\.\d+)?[ \t]?(?:s|ms|us|µs|ns|sec|secs|seconds?|minutes?)\b"  # durations
+    r"|0x[0-9a-fA-F]+|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"  # addresses, uuids
+    r"|/(?:tmp|var/folders)/[\w.@-]+(?:/[\w.@-]+)*|\btmp[\w-]{6,}"  # temporary paths and names
+    r"|\b(?:pid|PID|process|Process)[ =:#]*\d+")
+
+
+def run_text(text: str) -> str:
+    """An output with what differs between runs of the same command without meaning
+    anything (times, durations, addresses, temporary paths, process ids) and whitespace normalised."""
+    return " ".join(_RUN_VOLATILE.sub("#", text).split())
+
+
+def line_key(line: str) -> int:
+    """A line's identity among the task's outputs (whitespace and volatile parts ignored)."""
+    return hash(run_text(line))
+
+
+def line_keys(text: str) -> list[int]:
+    """The keys of an output's lines (its head and tail), as :func:`line_key` makes them."""
+    sample = text if len(text) <= 3000 else text[:2000] + "\n" + text[-1000:]
+    return [hash(" ".join(line.split())) for line in _RUN_VOLATILE.sub("#", sample).splitlines() if line.strip()]
 
 
 def _sample(text: str) -> str:
@@ -143,19 +192,35 @@ def _exception_type(name: str) -> str:
     return "execution"
 
 
-def _traceback_verdict(sample: str) -> Verdict | None:
-    start = sample.rfind(_TRACEBACK)
-    if start < 0:
+def _named(error_type: str, line: str) -> Verdict:
+    return Verdict(True, error_type, _line(line), line)
+
+
+def _first(pattern: re.Pattern[str], sample: str, known: Any, start: int = 0) -> re.Match[str] | None:
+    """The first match whose line is not one of the task's ``known`` lines."""
+    for match in pattern.finditer(sample, start):
+        if not known or line_key(match.group(0)) not in known:
+            return match
+    return None
+
+
+def _traceback_verdict(sample: str, known: Any) -> Verdict | None:
+    headers = list(_TRACEBACK.finditer(sample))
+    if not headers:
         return None
-    raised = _EXCEPTION_LINE.search(sample, start)  # the first unindented exception line after the header
+    raised = _EXCEPTION_LINE.search(sample, headers[-1].start())  # the first unindented exception line after the header
     if raised is None:
-        return Verdict(True, "execution")  # the exception line was cut off: failed, but no identity
+        return Verdict(True, "execution")  # the exception line was cut off: failed, but nothing names it
     if raised.group("name") == "BrokenPipeError":
         return OK  # the reader of a pipe (`| head`) stopped early: the command itself worked
-    return Verdict(True, _exception_type(raised.group("name")), _line(raised.group(0)))
+    if known and line_key(raised.group(0)) in known:
+        return Verdict(True, _exception_type(raised.group("name")), _line(raised.group(0)))  # printed by working runs too
+    return _named(_exception_type(raised.group("name")), raised.group(0))
 
 
 def _test_verdict(sample: str) -> Verdict | None:
+    """A test run that worked: identified by its failing tests and their errors together,
+    so the same test failing with another error is another result."""
     if not _TEST_SUMMARY.search(sample):
         return None
     failures = []
@@ -163,35 +228,56 @@ def _test_verdict(sample: str) -> Verdict | None:
         failures.extend(m.group(0) for m in pattern.finditer(sample))
     if not failures:
         return OK if _TEST_SUCCESS.search(sample) or "fail" not in sample.lower() else Verdict(False, "test", "tests failed")
-    return Verdict(False, "test", _line(failures[0]))
+    errors = [m.group(0) for m in _EXCEPTION_LINE.finditer(sample) if m.group("msg") is not None]
+    return Verdict(False, "test", _line(failures[0]), "\n".join(sorted(set(failures)) + sorted(set(errors))))
 
 
-def classify_output(text: str | None) -> Verdict:
-    """What a tool's output says (see the module's docstring)."""
+def classify_output(text: str | None, known: Any = None) -> Verdict:
+    """What a tool's output says (see the module's docstring). ``known``: the keys
+    (:func:`line_key`) of lines the task's successful outputs printed, which name nothing."""
     if not text:
         return OK
     sample = _sample(text)
+    rejected = _EDIT_REJECTED.search(sample)
+    if rejected is not None:
+        finding = _EDIT_FINDING.search(sample)
+        line = EDIT_REFUSED + (finding.group(1) if finding else rejected.group(0).strip())
+        return _named("syntax" if re.search(r"\bE999\b|SyntaxError|IndentationError", line) else "execution", line)
     tests = _test_verdict(sample)
     if tests is not None:
         return tests
-    traceback = _traceback_verdict(sample)
+    status = _EXIT_STATUS.search(sample)
+    if status is not None and int(status.group(1) or status.group(2)) == 0:
+        return OK  # the output says the command exited 0: what it printed is what it was asked to print
+    traceback = _traceback_verdict(sample, known)
     if traceback is not None:
         return traceback
-    os_error = _OS_ERROR_LINE.search(sample)
+    os_error = _first(_OS_ERROR_LINE, sample, known)
     if os_error is not None:
-        return Verdict(True, _exception_type(os_error.group("name")), _line(os_error.group(0)))
+        return _named(_exception_type(os_error.group("name")), os_error.group(0))
     last = _last_line(sample)
     raised = _EXCEPTION_LINE.fullmatch(last) if last else None
-    if raised is not None and raised.group("msg") is not None:
-        return Verdict(True, _exception_type(raised.group("name")), _line(last))  # output that ends with an exception
+    if raised is not None and raised.group("msg") is not None and not (known and line_key(last) in known):
+        return _named(_exception_type(raised.group("name")), last)  # output that ends with an exception
     linted = _LINT_SUMMARY.search(sample) is not None
     for error_type, pattern in _DIAGNOSTICS:
         if linted and error_type == "execution":
             continue
-        match = pattern.search(sample)
+        match = _first(pattern, sample, known)
         if match:
-            return Verdict(True, error_type, _line(match.group(0)))
+            return _named(error_type, match.group(0))
+    if status is not None:
+        return Verdict(True, "execution")  # a non-zero exit status, and no line that names why
     return OK
+
+
+def telling_line(text: str | None, known: Any = None) -> str | None:
+    """For a failure nothing names: its first line the task's successful outputs did not
+    also print, to quote in steering (never an identity)."""
+    for line in (text or "")[:SCAN_CHARS].splitlines():
+        if line.strip() and not (known and line_key(line) in known):
+            return _line(line)
+    return None
 
 
 def error_signature(error_line: str | None) -> str | None:
@@ -252,6 +338,19 @@ def action_kind(tool: str, args: Any) -> ActionKind:
     if _SHELL_INSPECT.match(text):
         return "inspect"
     return "run"
+
+
+# Saying something rather than looking at anything: a farewell or status `echo` is no progress.
+_SHELL_SAY = re.compile(r"^(?:echo|printf)\b[^|<>;&$`]*$|^(?:pwd|whoami|id|date|true|:)\s*$")
+
+
+def says_only(args: Any) -> bool:
+    """The call only prints text the agent wrote itself (``echo "Done"``): it looks at nothing."""
+    command = command_of(args)
+    if command is None:
+        return False
+    text = re.sub(r"^(?:cd [^;&|]+(?:&&|;)\s*)+", "", command.strip())
+    return all(_SHELL_SAY.match(part.strip()) for part in re.split(r"\s*(?:&&|;|\n)\s*", text) if part.strip()) if text else False
 
 
 #: A command as steering quotes it.

@@ -23,7 +23,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from .classify import action_kind, classify_output, error_signature, short_command
+from .classify import action_kind, classify_output, error_signature, line_keys, run_text, says_only, short_command, telling_line
 from .log import warn_once
 from .values import is_int
 
@@ -36,21 +36,24 @@ PREVIEW_CHARS = 150
 CONSECUTIVE_LIMIT = 64
 LEDGER_LIMIT = 64
 SEEN_LIMIT = 512
-def _normalised(value: Any) -> Any:
+#: lines of the task's successful outputs remembered (banners, warnings printed at every start)
+KNOWN_LINES_LIMIT = 2048
+_WHITESPACE = re.compile(r"\s+")
+
+
+def _normalised(value: Any, squeeze: bool) -> Any:
     if isinstance(value, str):
-        return " ".join(value.split())
+        return _WHITESPACE.sub("", value) if squeeze else value.strip()
     if isinstance(value, dict):
-        return {str(k): _normalised(v) for k, v in value.items()}
+        return {str(k): _normalised(v, squeeze) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_normalised(v) for v in value]
+        return [_normalised(v, squeeze) for v in value]
     return value
 
 
-def canonical_signature(tool: str, args: Any) -> str:
-    """What a call does: same tool and same arguments (in any key order, whitespace in
-    strings normalised) give the same signature."""
+def _signature(tool: str, args: Any, squeeze: bool) -> str:
     try:
-        encoded = json.dumps(_normalised(args), sort_keys=True, separators=(",", ":"), default=str, ensure_ascii=False)
+        encoded = json.dumps(_normalised(args, squeeze), sort_keys=True, separators=(",", ":"), default=str, ensure_ascii=False)
     except Exception:  # arguments that cannot be printed: same tool, unknown arguments
         try:
             encoded = repr(args)
@@ -59,12 +62,25 @@ def canonical_signature(tool: str, args: Any) -> str:
     return hashlib.sha256(f"{tool}\x00{encoded}".encode("utf-8", "replace")).hexdigest()[:16]
 
 
-_DURATION = re.compile(r"\b\d+(?:\.\d+)?\s?(?:s|ms|sec|seconds)\b|0x[0-9a-fA-F]+")
+def canonical_signature(tool: str, args: Any) -> str:
+    """What a call does: same tool and same arguments, in any key order, give the same
+    signature. Whitespace inside an argument counts (two `sed` patterns that differ in
+    their spaces are two actions); only leading and trailing whitespace is ignored."""
+    return _signature(tool, args, False)
 
 
-def output_hash(text: str | None) -> str:
-    """The output's identity: whitespace, durations and addresses do not make two outputs differ."""
-    normalized = _DURATION.sub("#", " ".join((text or "").split()))
+def shape_signature(tool: str, args: Any) -> str:
+    """A call with all whitespace in its arguments ignored: an edit retried with only its
+    indentation changed has the same shape."""
+    return _signature(tool, args, True)
+
+
+def output_hash(text: str | None, error_type: str | None = None) -> str:
+    """The output's identity: whitespace, times, durations, addresses, temporary paths and
+    process ids do not make two outputs differ; a failure's error type does."""
+    normalized = run_text(text or "")
+    if error_type:
+        normalized = f"{error_type}\x00{normalized}"
     return hashlib.sha256(normalized.encode("utf-8", "replace")).hexdigest()[:16]
 
 
@@ -87,6 +103,8 @@ class ToolOutcome:
     error_line: str | None = None  # the line naming the error, also for failing tests
     error_signature: str | None = None  # the error's identity (classify.error_signature)
     command: str | None = None  # the command the call ran, shortened, for steering to name
+    shape: str = ""  # the call with whitespace ignored (shape_signature)
+    baseline: bool = False  # its error was there before the agent's first edit of the task
 
     @property
     def result(self) -> str:
@@ -99,11 +117,13 @@ class ToolLedger:
     """The current task's outcome history and the pack's own progress signal.
 
     Progress, when no HTN plan reports it, is something new learned or achieved, not any
-    new output: a look at something not looked at before in the task; a run whose result
-    is new for that call and whose error (if any) has not been seen in the task; the
-    final answer. Edits, repeated looks, reruns with the same result and known errors
-    coming back are not progress, so an agent that keeps editing without the result
-    changing stalls.
+    new output: a look at something not looked at before in the task, or at content not
+    seen before other than right after an edit (paging through a file); a run whose result
+    is new for that call and whose error (if any) has not been seen in the task; a call
+    not made before whose output is new to the task (it tested something new); the final
+    answer. Edits, repeated looks, reruns with the same result, known errors coming back
+    and text the agent prints itself (a farewell `echo`) are not progress, so an agent
+    that keeps editing without the result changing stalls.
     """
 
     turn: int = 0
@@ -112,14 +132,44 @@ class ToolLedger:
     recorded: bool = False
     outcomes: deque = field(default_factory=lambda: deque(maxlen=LEDGER_LIMIT))
     seen: dict = field(default_factory=dict)
+    #: keys of lines the task's successful outputs printed: they name no failure
+    known_lines: dict = field(default_factory=dict)
+    #: errors seen before the agent's first edit of the task, and whether it edited yet
+    before_edit: set = field(default_factory=set)
+    edited: bool = False
+    last_tool_turn: int = 0
+    task_start_turn: int = 0
 
     def tick(self, new_task: bool) -> None:
         """Called once per turn, before the model is asked."""
         self.turn += 1
         if new_task:
             self.last_progress_turn = self.turn
+            self.task_start_turn = self.turn - 1
             self.seen.clear()
             self.outcomes.clear()
+            self.known_lines.clear()
+            self.before_edit = set()
+            self.edited = False
+
+    def learn_lines(self, text: str) -> None:
+        """Remember the lines of a successful output."""
+        known = self.known_lines
+        for key in line_keys(text):
+            known[key] = None
+        while len(known) > KNOWN_LINES_LIMIT:
+            known.pop(next(iter(known)))
+
+    def _baseline(self, ok: bool, kind: str, error: str | None) -> bool:
+        """Whether this error was there before the agent's first edit (then it did not cause it)."""
+        if self.edited:
+            return error is not None and error in self.before_edit
+        if kind == "edit":
+            self.edited = True  # the first edit: the errors seen so far are the baseline
+            return False
+        if error is not None and len(self.before_edit) < SEEN_LIMIT:
+            self.before_edit.add(error)
+        return error is not None
 
     def _first(self, key: tuple) -> bool:
         if key in self.seen:
@@ -129,26 +179,38 @@ class ToolLedger:
         self.seen[key] = None
         return True
 
-    def _progress(self, tool: str, ok: bool, kind: str, signature: str, result: str, error: str | None) -> bool:
+    def _progress(self, tool: str, ok: bool, kind: str, signature: str, out_hash: str, error: str | None, said: bool) -> bool:
         if tool == RESPONSE_TOOL:
             return ok
-        if kind == "inspect":
-            return self._first(("look", signature)) and ok
+        if said:
+            return False  # a farewell or status `echo` looks at nothing
+        if kind == "inspect":  # a new place, or new content where the agent did not just edit (paging a file)
+            new_look = self._first(("look", signature))
+            new_view = self._first(("view", out_hash))
+            after_edit = bool(self.outcomes) and self.outcomes[-1].kind == "edit"
+            return ok and (new_look or (new_view and not after_edit))
         if kind == "edit":
             return False
-        new_result = self._first(("result", signature, result))
+        new_result = self._first(("result", signature, error or out_hash))
         new_error = error is None or self._first(("error", error))
-        return new_result and new_error
+        new_call = self._first(("call", signature))
+        new_output = self._first(("output", out_hash))
+        return (new_result and new_error) or (new_call and new_output)
 
     def record(self, tool: str, ok: bool, error_type: str | None, signature: str, out_hash: str, message: str,
-               kind: str = "run", error_line: str | None = None, command: str | None = None) -> ToolOutcome:
+               kind: str = "run", error_line: str | None = None, command: str | None = None, *,
+               identity: str | None = None, shape: str = "", said: bool = False) -> ToolOutcome:
+        """Record one outcome. ``identity`` is the text naming the error (:attr:`.classify.Verdict.identity`);
+        without it the error has no signature."""
         self.recorded = True
-        error = error_signature(error_line)
-        progress = self._progress(tool, ok, kind, signature, error or out_hash, error)
+        self.last_tool_turn = self.turn
+        error = error_signature(identity)
+        progress = self._progress(tool, ok, kind, signature, out_hash, error, said)
         if progress:
             self.last_progress_turn = self.turn
+        baseline = self._baseline(ok, kind, None if ok else error)
         outcome = ToolOutcome(self.turn, tool, ok, error_type, signature, out_hash, preview(message), progress,
-                              kind, error_line, error, command)
+                              kind, error_line, error, command, shape or signature, baseline)
         self.outcomes.append(outcome)
         return outcome
 
@@ -156,6 +218,12 @@ class ToolLedger:
     def latest(self) -> ToolOutcome | None:
         """The outcome recorded this turn, if a tool ran."""
         return self.outcomes[-1] if self.outcomes and self.outcomes[-1].turn == self.turn else None
+
+    @property
+    def turns_without_tool(self) -> int | None:
+        """Turns in a row, up to this one, in which the model called no tool (None: no outcome
+        can be seen here)."""
+        return self.turn - max(self.last_tool_turn, self.task_start_turn) if self.recorded else None
 
     @property
     def turns_since_progress(self) -> int | None:
@@ -226,7 +294,8 @@ def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: boo
     """Record one tool outcome in both records. ``ok`` None means: the output decides
     (:func:`.classify.classify_output`); a verdict given by another layer wins, and the
     output still names the error."""
-    verdict = classify_output(output)
+    ledger = ledger_of(data)
+    verdict = classify_output(output, ledger.known_lines)
     if ok is None:
         ok = not verdict.failed
         error_type = error_type or verdict.error_type
@@ -236,11 +305,15 @@ def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: boo
         error_type = None  # the other layer says it worked: keep the line, not the failure
     else:
         error_type = verdict.error_type  # "test": failing tests reported by a run that worked
-    error_line = verdict.error_line if verdict.error_line or ok else preview(output)
-    signature, out_hash = canonical_signature(tool, args), output_hash(output)
+    error_line = verdict.error_line if verdict.error_line or ok else telling_line(output, ledger.known_lines)
+    signature, out_hash = canonical_signature(tool, args), output_hash(output, None if ok else error_type)
     update_failure_record(data, tool, ok, error_type, output or "")
-    return ledger_of(data).record(tool, ok, error_type, signature, out_hash, output or "",
-                                  action_kind(tool, args), error_line, short_command(args))
+    if ok and output:
+        ledger.learn_lines(output)
+    kind = action_kind(tool, args)
+    return ledger.record(tool, ok, error_type, signature, out_hash, output or "", kind, error_line, short_command(args),
+                         identity=verdict.identity, shape=shape_signature(tool, args) if kind == "edit" else signature,
+                         said=says_only(args))
 
 
 def record_blocked(data: dict, tool: str, args: Any, blocked: Any) -> ToolOutcome:
@@ -248,9 +321,12 @@ def record_blocked(data: dict, tool: str, args: Any, blocked: Any) -> ToolOutcom
     pattern it belongs to stays visible to the detectors."""
     update_failure_record(data, tool, False, blocked.error_type or "execution", blocked.error_line or "")
     ledger = ledger_of(data)
+    ledger.last_tool_turn = ledger.turn
+    kind = action_kind(tool, args)
     outcome = ToolOutcome(ledger.turn, tool, False, blocked.error_type or "execution", canonical_signature(tool, args),
-                          blocked.output_hash, "blocked by the supervisor", False, action_kind(tool, args),
-                          blocked.error_line, blocked.error_signature, short_command(args))
+                          blocked.output_hash, "blocked by the supervisor", False, kind,
+                          blocked.error_line, blocked.error_signature, short_command(args),
+                          shape_signature(tool, args) if kind == "edit" else canonical_signature(tool, args))
     ledger.outcomes.append(outcome)
     return outcome
 

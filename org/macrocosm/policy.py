@@ -3,9 +3,10 @@ or its silence. Decisions only: these functions change the unit's state in memor
 log what they decide, and leave every file to the XO and its outbox.
 
 Escalation: ``nudges`` counts the steering sent in the current episode; it words the
-next one as a hint, a warning, then critical, and after ``pause_after_nudges`` the XO
-sends one pause instead and waits until the unit reports a later turn (it was
-resumed). A radio check that finds nothing on a fresh report ends the episode.
+next one as a hint, a warning, then critical. A report that proves the steering is ignored
+(the radio check's ``pause``, as the unit's own supervisor decides it), or
+``pause_after_nudges`` unanswered nudges, make the XO send one pause instead and wait until
+the unit reports a later turn (it was resumed). A radio check that finds nothing on a fresh report ends the episode.
 
 Heartbeats: a unit's freshness is the age of its last report. A silent unit that was
 busy gets a heartbeat nudge on the same ladder, again every ``stale_after_seconds``;
@@ -121,12 +122,18 @@ def judge_report(state: UnitState, report: SaluteReport, now: float, render: Ren
     if earlier is not None and turn < earlier:
         logger.info("unit started over: unit=%s turn=%s after turn %s", unit, turn, earlier)
         _new_episode(state, verdict)
+        supervisor = SupervisorState.from_dict(state.supervisor)
+        supervisor.forget_episodes()  # a new chat: what was said belongs to the old one
+        state.supervisor = supervisor.to_dict()
         state.checked_turn = None
     if state.paused_turn is not None:
         if turn <= state.paused_turn or not_taken(signals, state):
             return verdict  # paused (or not yet: the pause waits in its inbox): nothing more until someone resumes it
         logger.info("unit resumed: unit=%s turn=%s (paused at turn %s)", unit, turn, state.paused_turn)
         _new_episode(state, verdict)
+        supervisor = SupervisorState.from_dict(state.supervisor)
+        supervisor.start_over()  # as the unit's own supervisor does on a resume: the user has decided
+        state.supervisor = supervisor.to_dict()
         verdict.resumed = True
     if state.outbox:
         return verdict  # a steering still waits for the inbox: no more until it is delivered
@@ -169,7 +176,9 @@ def _radio_check(state: UnitState, report: SaluteReport, signals: SaluteSignals,
         state.nudges = 0
         verdict.changed = True
         verdict.recovered = True
-    if finding is not None:
+    if check.pause is not None and busy and not not_taken(signals, state):
+        verdict.steering = _pause_on_proof(state, check.pause, check.ignored, signals.turn, render)
+    elif finding is not None:
         verdict.steering = _next_step(state, due, repeated, signals.turn, render)
 
 
@@ -213,6 +222,15 @@ def _pause_now(state: UnitState, verdict: Verdict, age: float, render: Render) -
     verdict.steering = Steering("pause", "heartbeat", "critical", render(pause, False), state.nudges, turn)
     verdict.changed = True
     return verdict
+
+
+def _pause_on_proof(state: UnitState, finding: Finding, ignored: int, turn: int, render: Render) -> Steering:
+    """The report proves the steering is ignored (``radio_check.ignored``, as the unit's own
+    supervisor decides it): the pause, without waiting for the rest of the ladder."""
+    pause = Finding(anomaly=finding.anomaly, template="pause", turn=finding.turn,
+                    evidence={"nudges": times_in_words(max(ignored, 1)), "anomaly": finding.anomaly})
+    state.paused_turn = turn
+    return Steering("pause", finding.anomaly, "critical", render(pause, False), state.nudges, turn)
 
 
 def _next_step(state: UnitState, due: list[Finding], repeated: dict[str, bool], turn: int, render: Render) -> Steering:

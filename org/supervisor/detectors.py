@@ -14,6 +14,7 @@ import math
 from typing import Callable
 
 from org.contracts import Finding
+from org.kernel.classify import EDIT_REFUSED
 from org.kernel.log import warn_once
 from org.kernel.outcomes import ToolOutcome
 
@@ -40,6 +41,21 @@ def _key(o: ToolOutcome) -> tuple[str, str]:
     return (o.signature, o.result)
 
 
+def call_key(o: ToolOutcome) -> str:
+    """An episode's evidence for one call: the very same call with the same result."""
+    return f"call:{o.signature}|{o.result}"
+
+
+def shape_key(o: ToolOutcome) -> str:
+    """The same, with whitespace in the call ignored (an edit retried with only its indentation changed)."""
+    return f"shape:{o.shape or o.signature}|{o.result}"
+
+
+def repeats(o: ToolOutcome, episode: str) -> bool:
+    """Whether an outcome is the action and result a loop episode is about."""
+    return call_key(o) in episode or shape_key(o) in episode
+
+
 def _what(o: ToolOutcome) -> str:
     """The call as steering names it: its command when it has one, else the tool."""
     command = o.command
@@ -50,22 +66,39 @@ def _outcome(o: ToolOutcome) -> str:
     return o.error_line or ("the same error" if not o.ok else "the same result")
 
 
+def _loop(s: Snapshot, last: ToolOutcome, times: int, pattern: str, episode: str) -> Finding:
+    return Finding(anomaly="loop", template="loop_repeat", turn=s.turn, evidence={
+        "pattern": pattern, "tool": last.tool, "action": _what(last), "times": times, "outcome": _outcome(last),
+        "error_type": last.error_type or "", "episode": episode, "subject": last.signature})
+
+
 def detect_repeat(s: Snapshot) -> Finding | None:
-    """The same call with the same result N times in a row."""
+    """The same call with the same result N times in a row; or an edit that failed N times
+    the same way, retried with only its whitespace changed, whatever was done in between."""
     if s.native_repeat_warning:
         return None  # Agent-Zero already warned about this repetition this turn
     outcomes = _watched(s)
     n = s.doctrine.loop.repeat_threshold
     last = outcomes[-1] if outcomes else None
-    if last is None or len(outcomes) < n or len({_key(o) for o in outcomes[-n:]}) != 1:
+    if last is None:
         return None
-    return Finding(anomaly="loop", template="loop_repeat", turn=s.turn, evidence={
-        "pattern": "repeat", "tool": last.tool, "action": _what(last), "times": n, "outcome": _outcome(last),
-        "error_type": last.error_type or ""})
+    if len(outcomes) >= n and len({_key(o) for o in outcomes[-n:]}) == 1:
+        return _loop(s, last, n, "repeat", call_key(last))
+    if last.kind == "edit" and not last.ok:
+        times = 0
+        for o in reversed(outcomes):
+            if o.kind == "edit" and (o.shape or o.signature) == (last.shape or last.signature):
+                if o.result != last.result:
+                    break  # the same edit failed differently, or worked: another episode
+                times += 1
+        if times >= n:
+            return _loop(s, last, times, "retry", shape_key(last))
+    return None
 
 
 def detect_oscillation(s: Snapshot) -> Finding | None:
-    """Two calls alternating with the same two results: A-B-A-B."""
+    """Two calls alternating with the same two results, A-B-A-B (identical calls, not look-alikes),
+    at least one of them failing."""
     outcomes = _watched(s)
     width = 2 * s.doctrine.loop.oscillation_cycles
     if len(outcomes) < width:
@@ -74,46 +107,69 @@ def detect_oscillation(s: Snapshot) -> Finding | None:
     if window[0] == window[1] or any(window[i] != window[i + 2] for i in range(width - 2)):
         return None
     a, b = outcomes[-2], outcomes[-1]
+    if a.ok and b.ok and not (a.error_type or b.error_type):
+        return None  # both work (a reproduction and a hand-off, a check and a view): going back and forth is not stuck
     return Finding(anomaly="loop", template="loop_oscillation", turn=s.turn, evidence={
-        "pattern": "oscillation", "tool_a": _what(a), "tool_b": _what(b), "cycles": width // 2})
+        "pattern": "oscillation", "tool_a": _what(a), "tool_b": _what(b), "cycles": width // 2,
+        "episode": " & ".join(sorted((call_key(a), call_key(b)))), "subject": b.signature})
+
+
+def detect_no_tool(s: Snapshot) -> Finding | None:
+    """The model answered N times in a row without calling a tool: nothing gets done."""
+    n = s.turns_without_tool
+    limit = s.doctrine.loop.no_tool_threshold
+    if n is None or n < limit or s.native_repeat_warning:
+        return None
+    return Finding(anomaly="loop", template="loop_no_tool", turn=s.turn, evidence={
+        "pattern": "no_tool", "times": n, "episode": f"no_tool:{s.turn - n}"})
 
 
 def detect_churn(s: Snapshot) -> Finding | None:
     """The same error coming back N times in the task while the calls change: the fixes
-    are not reaching the cause (a patch corrupting a file again, edits breaking the code again)."""
+    are not reaching the cause (a patch corrupting a file again, edits breaking the code again).
+    An error that was there before the agent's first edit is not one its changes caused, and an
+    edit the editor refused changed nothing (its retries are the loop detector's)."""
     outcomes = _watched(s)
     last = outcomes[-1] if outcomes else None
-    if last is None or last.ok or last.error_signature is None:
-        return None  # only failures churn; failing tests reported by a working run do not
+    if last is None or last.ok or last.error_signature is None or last.baseline or (last.error_line or "").startswith(EDIT_REFUSED):
+        return None  # only failures named by their own line churn; failing tests reported by a working run and refused edits do not
     same = [o for o in outcomes if not o.ok and o.error_signature == last.error_signature]
     calls = {o.signature for o in same}
     if len(same) < s.doctrine.loop.churn_threshold or len(calls) < 2:
         return None
     return Finding(anomaly="churn", template="churn", turn=s.turn, evidence={
         "error": last.error_line or last.error_type or "the same error", "times": len(same), "calls": len(calls),
-        "error_type": last.error_type or ""})
+        "error_type": last.error_type or "", "episode": f"churn:{last.error_signature}", "subject": last.signature})
 
 
 def detect_rerun(s: Snapshot) -> Finding | None:
-    """The same run giving the same result again after other work, N times: the changes
-    made in between have no effect on it. A rerun counts only when nothing in between moved
-    the task forward (edits and repeated looks only): an agent that learned something new in
-    between (another run with a new result, a new file read) is investigating."""
+    """The same run giving the same output again, N times, with other work in between: the
+    changes made in between have no effect on it (or, with only looks in between, a failing
+    run is being repeated). Looks do not reset the count; a changed output does. A run that
+    works needs twice as many: its output is often meant to stay the same."""
     outcomes = _watched(s)
     last = outcomes[-1] if outcomes else None
     if last is None or last.kind != "run" or last.command is None:
         return None  # only a command that runs something can show whether changes took effect
     runs = [i for i, o in enumerate(outcomes) if o.signature == last.signature]
-    reruns = 0
+    failing = not last.ok or last.error_type is not None
+    reruns, apart, edited = 0, False, False
     for previous, current in zip(runs, runs[1:]):
-        if outcomes[previous].result != outcomes[current].result:
-            reruns = 0  # the result changed: the work in between did something
-        elif current - previous > 1 and not any(o.novel for o in outcomes[previous + 1:current]):
-            reruns += 1  # only edits in between, and the result is the same
-    if reruns < s.doctrine.loop.rerun_threshold:
+        between = outcomes[previous + 1:current]
+        if outcomes[previous].output_hash != outcomes[current].output_hash or (not failing and any(o.novel for o in between)):
+            # the output changed, or (for a run that works) something new showed in between,
+            # such as the file it writes: the work in between did something
+            reruns, apart, edited = 0, False, False
+            continue
+        reruns += 1
+        apart = apart or bool(between)
+        edited = edited or any(o.kind == "edit" for o in between)
+    limit = s.doctrine.loop.rerun_threshold * (1 if failing else 2)
+    if reruns < limit or not apart or not (edited or failing):
         return None
-    return Finding(anomaly="rerun", template="rerun", turn=s.turn, evidence={
-        "action": _what(last), "times": reruns, "outcome": _outcome(last)})
+    return Finding(anomaly="rerun", template="rerun" if edited else "rerun_unchanged", turn=s.turn, evidence={
+        "action": _what(last), "times": reruns, "outcome": _outcome(last),
+        "episode": f"rerun:{last.signature}|{last.output_hash}", "subject": last.signature})
 
 
 def detect_stall(s: Snapshot) -> Finding | None:
@@ -122,9 +178,10 @@ def detect_stall(s: Snapshot) -> Finding | None:
     limit = s.doctrine.max_turns_without_progress
     if s.turns_since_progress <= limit:
         return None
+    since = s.turn - s.turns_since_progress
     return Finding(anomaly="stall", template="stall", turn=s.turn, evidence={
         "turns": s.turns_since_progress, "limit": limit, "step": s.current_step, "plan": s.plan_name,
-        "domain": s.bst_domain, "source": s.progress_source})
+        "domain": s.bst_domain, "source": s.progress_source, "since": since, "episode": f"stall:{since}"})
 
 
 def detect_context(s: Snapshot) -> Finding | None:
@@ -133,9 +190,10 @@ def detect_context(s: Snapshot) -> Finding | None:
     thresholds = s.doctrine.context_thresholds
     percent = round(s.context_fill * 100)
     if s.context_fill >= thresholds.critical:
-        return Finding(anomaly="context", severity="critical", template="context_critical", turn=s.turn, evidence={"percent": percent})
+        return Finding(anomaly="context", severity="critical", template="context_critical", turn=s.turn,
+                       evidence={"percent": percent, "episode": "context:critical"})
     if s.context_fill >= thresholds.warning:
-        return Finding(anomaly="context", template="context_warning", turn=s.turn, evidence={"percent": percent})
+        return Finding(anomaly="context", template="context_warning", turn=s.turn, evidence={"percent": percent, "episode": "context:warning"})
     return None
 
 
@@ -150,19 +208,41 @@ def detect_cascade(s: Snapshot) -> Finding | None:
     tools = list(dict.fromkeys(o.tool for o in reversed(streak)))
     if len(tools) < cascade.distinct_tools:
         return None
-    return Finding(anomaly="cascade", severity="critical", template="cascade", turn=s.turn, evidence={"tools": tools, "count": len(tools)})
+    return Finding(anomaly="cascade", severity="critical", template="cascade", turn=s.turn, evidence={
+        "tools": tools, "count": len(tools), "episode": "cascade:" + ",".join(sorted(tools))})
+
+
+#: PACE emergency is not steered while the progress signal moved within this many turns: a fix being applied
+PACE_QUIET_AFTER_PROGRESS = 2
+
+
+def _moving(s: Snapshot) -> bool:
+    """Progress within the last turns, or a fix going in (the latest call was an edit that applied)."""
+    if s.turns_since_progress is not None and s.turns_since_progress <= PACE_QUIET_AFTER_PROGRESS:
+        return True
+    last = s.outcomes[-1] if s.outcomes else None
+    return last is not None and last.kind == "edit" and last.ok
 
 
 def detect_pace(s: Snapshot) -> Finding | None:
+    """The PACE level the dispatcher set; emergency only while the task is not visibly moving
+    (no progress within the last turns, no edit that just applied): "stop, this is
+    unrecoverable" is wrong while a working fix goes in."""
     if s.pace_level not in ("contingent", "emergency"):
         return None
+    if s.pace_level == "emergency" and _moving(s):
+        return None
     description = getattr(s.pace_plan, s.pace_level).description if s.pace_plan else ""
+    # one episode per level for as long as the task does not move
+    since = s.turn - s.turns_since_progress if s.turns_since_progress is not None else None
+    episode = f"pace:{s.pace_level}:{'' if since is None else since}"
+    evidence = {"level": s.pace_level, "description": description, "episode": episode}
+    if since is not None:
+        evidence["since"] = since
     if s.pace_level == "emergency":
-        return Finding(
-            anomaly="pace", severity="emergency", template="pace_emergency", turn=s.turn,
-            evidence={"level": "emergency", "description": description}, cooldown_exempt=True,
-        )
-    return Finding(anomaly="pace", severity="critical", template="pace_contingent", turn=s.turn, evidence={"level": "contingent", "description": description})
+        return Finding(anomaly="pace", severity="emergency", template="pace_emergency", turn=s.turn, evidence=evidence,
+                       cooldown_exempt=True)
+    return Finding(anomaly="pace", severity="critical", template="pace_contingent", turn=s.turn, evidence=evidence)
 
 
 #: Priority order: the order the steering of one check reaches the agent in.
@@ -172,6 +252,7 @@ DETECTORS: dict[str, Detector] = {
     "cascade": detect_cascade,
     "repeat": detect_repeat,
     "oscillation": detect_oscillation,
+    "no_tool": detect_no_tool,
     "churn": detect_churn,
     "rerun": detect_rerun,
     "stall": detect_stall,

@@ -24,10 +24,10 @@ from org.kernel.dispatcher import PACE_ATTR, ROLE_ATTR
 from org.kernel.files import first_error
 from org.kernel.layers import AgentReadings, read_agent
 from org.kernel.log import warn_once
-from org.kernel.outcomes import LEDGER_KEY, RESPONSE_TOOL, ToolLedger, ToolOutcome, canonical_signature, record_blocked, record_outcome
+from org.kernel.outcomes import LEDGER_KEY, ToolLedger, ToolOutcome, canonical_signature, record_blocked, record_outcome
 from org.kernel.paths import OrganizationLayout
 
-from .escalation import emergency_ignored, pause_due, times_in_words
+from .escalation import times_in_words
 from .events import note, note_progress, write_turn
 from .radio_check import RadioCheckResult, SupervisorState, is_check_turn, radio_check
 from .snapshot import Snapshot
@@ -114,6 +114,7 @@ def build_snapshot(agent: Any, role: RoleProfile, turn: int, native_repeat: bool
         pace_level=level,
         pace_plan=role.pace_plan,
         turns_since_progress=turns,
+        turns_without_tool=ledger.turns_without_tool if ledger is not None else None,
         progress_source=source,
         current_step=htn.current_step if htn else None,
         plan_name=htn.plan_name if htn else None,
@@ -216,15 +217,9 @@ class MicrocosmSupervisor:
     async def _act(self, agent: Any, snapshot: Snapshot, result: RadioCheckResult, state: SupervisorState,
                    layout: OrganizationLayout) -> None:
         """Steer what is due, open breakers, and pause when steering keeps going unanswered."""
-        escalation = snapshot.doctrine.escalation
         last = snapshot.outcomes[-1] if snapshot.outcomes else None
-        ignored = next((f for f in result.findings if pause_due(state.episode.get(f.anomaly, 0), escalation)), None)
-        if ignored is None and emergency_ignored(state.emergency_turn, last.turn if last else None,
-                                                 last is not None and last.tool == RESPONSE_TOOL, escalation):
-            ignored = next((f for f in result.findings if f.anomaly == "pace"), None) or Finding(
-                anomaly="pace", severity="emergency", template="pace_emergency", turn=snapshot.turn)
-        if ignored is not None:
-            await self._pause(agent, ignored, max(state.episode.get(ignored.anomaly, 0), 1), state, layout)
+        if result.pause is not None:  # the proof that steering is ignored (radio_check.ignored)
+            await self._pause(agent, result.pause, max(result.ignored, 1), state, layout)
             return
         for finding in result.steering:
             if await self._steer(agent, finding, state, layout) and last is not None:

@@ -1,13 +1,29 @@
-"""One radio check: detectors over a snapshot, then the cooldown rule decides what steers.
+"""One radio check: detectors over a snapshot, then restraint and the cooldown rule decide
+what steers, and whether the proof that steering is ignored is there (a pause).
 
-The rule, per anomaly type and independent across types:
+Restraint: a finding names its episode (``evidence["episode"]``: the call and its result,
+the error, the turn progress stopped, the PACE level…). One message per anomaly per
+episode: while the evidence is the same, nothing more is said, on cooldown or not; new
+evidence (a new result, a new error, the task moving) is a new episode. A stall is the one
+exception: still there after its cooldown, it is said once more, firmly (it has lasted
+longer). Two findings of one check about the same call say it once (the first, most
+severe); a stall is not said when another steering already told the agent it is stuck
+since the task last moved; nor is PACE below emergency.
+
+The cooldown rule, per anomaly type and independent across types:
 
 * a type that steered at turn ``t`` may steer again from turn ``t + cooldown`` on;
 * a finding more severe than the one that started the cooldown (context 80% -> 90%)
   is not held back by it;
-* PACE emergency is exempt and always steers;
+* PACE emergency is exempt;
 * every anomaly whose cooldown allows it steers, so none can starve another; they
   reach the agent most severe first.
+
+The proof that steering is ignored (:func:`ignored`): after a loop steering, the agent does
+the very action again with the same failing result (a blocked attempt counts)
+``escalation.pause_after_ignored`` times; or, after PACE emergency steering, it goes on to a
+failure it already had, as many times. Never while the progress signal moves, and after the user
+resumed the chat, not again until the task has moved since.
 
 The state is a plain JSON-able dict so it survives a chat reload with ``agent.data``.
 """
@@ -21,11 +37,21 @@ from org.contracts import Finding
 from org.contracts.common import HEALTH_ORDER
 from org.contracts.finding import SEVERITY_ORDER
 from org.contracts.role import Doctrine
+from org.kernel.outcomes import RESPONSE_TOOL
 from org.kernel.values import count_or, is_int
 
 from .breaker import Breakers
-from .detectors import run_detectors
+from .detectors import repeats, run_detectors
 from .snapshot import Snapshot
+
+#: anomalies whose episode is about one action, so repeating it after steering is proof it was ignored
+PROVABLE = frozenset({"loop"})
+#: anomalies that tell the agent it is stuck: after one of them, a stall says nothing new
+STUCK = frozenset({"loop", "churn", "rerun", "cascade", "pace"})
+#: episodes said are remembered until the task moves, the latest this many
+SAID_KEPT = 64
+#: episodes the user resumed are remembered, the latest this many
+RESUMED_KEPT = 32
 
 _PRIORITY = {name: index for index, name in enumerate(("pace", "context", "cascade", "loop", "churn", "rerun", "stall"))}
 _HEALTH_FOR_SEVERITY = {"warning": "degraded", "critical": "critical", "emergency": "critical"}
@@ -46,22 +72,52 @@ class SupervisorState:
     paused_turn: int | None = None
     #: the ledger turn of the PACE emergency steering the agent has yet to act on
     emergency_turn: int | None = None
+    #: the evidence (``episode``) steered about since the task last moved, and by which anomaly
+    said: dict[str, str] = field(default_factory=dict)
+    #: per anomaly: the ledger turn of the last outcome looked at, and how often the agent
+    #: repeated what the steering was about since it was said
+    watched: dict[str, int] = field(default_factory=dict)
+    ignored_times: dict[str, int] = field(default_factory=dict)
+    #: episodes the user resumed the chat on: no new pause for them; and the turn of the last resume
+    resumed: list[str] = field(default_factory=list)
+    resumed_at: int | None = None
 
     def nudged(self, anomaly: str) -> None:
         """A nudge that is not a steering (a blocked call) counts in the anomaly's episode."""
         self.episode[anomaly] = self.episode.get(anomaly, 0) + 1
 
     def start_over(self) -> None:
-        """The chat was resumed: the ladder, the emergency and the breakers start afresh."""
+        """The chat was resumed: the user has decided. The ladder, the emergency and the
+        breakers start afresh; the episodes said so far are neither said nor paused again."""
+        self.resumed = (self.resumed + [k for k in self.said if k not in self.resumed])[-RESUMED_KEPT:]
         self.episode.clear()
+        self.ignored_times.clear()
         self.breakers = Breakers()
         self.paused_turn = self.emergency_turn = None
+        self.resumed_at = self.turn
+
+    def forget_episodes(self) -> None:
+        """A new chat: nothing said or resumed in the old one holds any more."""
+        self.said.clear()
+        self.resumed.clear()
+        self.ignored_times.clear()
+        self.resumed_at = None
 
     def record(self, steered: Finding) -> None:
         """Start the cooldown of a steering that reached the agent."""
         self.last_fired[steered.anomaly] = steered.turn
         self.last_severity[steered.anomaly] = steered.severity
         self.episode[steered.anomaly] = self.episode.get(steered.anomaly, 0) + 1
+        key = steered.evidence.get("episode")
+        if isinstance(key, str):
+            if key not in self.said:
+                self.ignored_times.pop(steered.anomaly, None)
+            self.said[key] = steered.anomaly
+            while len(self.said) > SAID_KEPT:
+                self.said.pop(next(iter(self.said)))
+            at = steered.evidence.get("at")
+            if is_int(at):
+                self.watched[steered.anomaly] = at
         self.injections += 1
 
     def repeated(self, anomaly: str) -> bool:
@@ -81,6 +137,11 @@ class SupervisorState:
             "breakers": self.breakers.to_dict(),
             "paused_turn": self.paused_turn,
             "emergency_turn": self.emergency_turn,
+            "said": dict(self.said),
+            "watched": dict(self.watched),
+            "ignored_times": dict(self.ignored_times),
+            "resumed": list(self.resumed),
+            "resumed_at": self.resumed_at,
         }
 
     @classmethod
@@ -94,7 +155,13 @@ class SupervisorState:
                 return {}
             return {str(k): int(v) for k, v in value.items() if is_int(v)}
 
+        def texts(value: Any) -> dict[str, str]:
+            if not isinstance(value, dict):
+                return {}
+            return {str(k): v[:400] for k, v in value.items() if isinstance(v, str)}
+
         severities = data.get("last_severity")
+        resumed = data.get("resumed")
         return cls(
             turn=count_or(data.get("turn")),
             last_fired=ints(data.get("last_fired")),
@@ -106,6 +173,11 @@ class SupervisorState:
             breakers=Breakers.from_dict(data.get("breakers")),
             paused_turn=count_or(data.get("paused_turn"), None),
             emergency_turn=count_or(data.get("emergency_turn"), None),
+            said=texts(data.get("said")),
+            watched=ints(data.get("watched")),
+            ignored_times=ints(data.get("ignored_times")),
+            resumed=[k[:400] for k in resumed if isinstance(k, str)][-RESUMED_KEPT:] if isinstance(resumed, list) else [],
+            resumed_at=count_or(data.get("resumed_at"), None),
         )
 
 
@@ -125,32 +197,125 @@ class RadioCheckResult:
     findings: list[Finding]
     steering: list[Finding]  # the findings that steer now, most severe first
     health: str  # what the supervisor thinks of the unit's health
+    #: the proof that steering is ignored was found: the finding to pause on, with how often
+    pause: Finding | None = None
+    ignored: int = 0
 
 
 def _rank(finding: Finding) -> tuple[int, int]:
     return (-SEVERITY_ORDER.index(finding.severity), _PRIORITY[finding.anomaly])
 
 
-def decide(findings: list[Finding], state: SupervisorState, doctrine: Doctrine) -> RadioCheckResult:
-    """Apply the cooldown rule to one check's findings.
+def _restrained(finding: Finding, state: SupervisorState, subjects: set[str]) -> bool:
+    """Whether saying this finding now would say nothing new (see the module's docstring)."""
+    evidence = finding.evidence
+    key = evidence.get("episode")
+    if key is not None and key in state.resumed:
+        return True  # the user resumed the chat on this very evidence: they have decided
+    since = evidence.get("since")
+    if finding.severity == "emergency" and state.resumed_at is not None and is_int(since) and since <= state.resumed_at:
+        return True  # not "stop now" after the user let the agent go on, until the task has moved
+    if key is not None and key in state.said:
+        # said already, and the evidence has not changed: nothing more, except that a stall
+        # still there after its cooldown is said once more, firmly (it has lasted longer)
+        return finding.anomaly != "stall" or state.episode.get("stall", 0) != 1
+    subject = evidence.get("subject")
+    if isinstance(subject, str):
+        if subject in subjects:
+            return True  # another finding of this check is about the same call
+        subjects.add(subject)
+    if _echoes_stuck(finding) and is_int(since):
+        return any(anomaly in STUCK and anomaly != finding.anomaly and not _no_tool(said) and state.last_fired.get(anomaly, -1) > since
+                   for said, anomaly in state.said.items())
+    return False
 
-    Ends the episodes of anomalies that cleared; the caller calls ``state.record`` once
-    a steering has really reached the agent.
+
+def _no_tool(episode: Any) -> bool:
+    """A loop of replies without a tool call: it says "call a tool", not "you are stuck"."""
+    return isinstance(episode, str) and episode.startswith("no_tool:")
+
+
+def _echoes_stuck(finding: Finding) -> bool:
+    """A stall, or PACE below emergency: they say "you are stuck, change approach", which a
+    loop, churn, rerun or cascade steering has already said (the emergency says: stop)."""
+    return finding.anomaly == "stall" or (finding.anomaly == "pace" and finding.severity != "emergency")
+
+
+def decide(findings: list[Finding], state: SupervisorState, doctrine: Doctrine) -> RadioCheckResult:
+    """Apply restraint and the cooldown rule to one check's findings.
+
+    Ends the episodes of anomalies that cleared; the caller calls
+    ``state.record`` once a steering has really reached the agent.
     """
     findings = sorted(findings, key=_rank)
     present = {f.anomaly for f in findings}
     for anomaly in list(state.episode):
         if anomaly not in present:
-            del state.episode[anomaly]  # the anomaly cleared: its next steering starts a new episode
-    steering = [f for f in findings if may_steer(f, state, doctrine.cooldown_for(f.anomaly))]
+            del state.episode[anomaly]  # the anomaly cleared: its next steering starts afresh
+    subjects: set[str] = set()
+    steering = [f for f in findings
+                if not _restrained(f, state, subjects) and may_steer(f, state, doctrine.cooldown_for(f.anomaly))]
+    # "you are stuck" is said once: by a precise steering of this check if there is one, else by
+    # the first of PACE contingent and a stall (findings without a "since" are not judged so)
+    echoes = [f for f in steering if _echoes_stuck(f) and "since" in f.evidence]
+    precise = any(f.anomaly in STUCK and not _echoes_stuck(f) and not _no_tool(f.evidence.get("episode")) for f in steering)
+    steering = [f for f in steering if f not in (echoes if precise else echoes[1:])]
     health = max((_HEALTH_FOR_SEVERITY[f.severity] for f in findings), key=HEALTH_ORDER.index, default="nominal")
     return RadioCheckResult(findings=findings, steering=steering, health=health)
 
 
+def ignored(snapshot: Snapshot, result: RadioCheckResult, state: SupervisorState) -> tuple[Finding | None, int]:
+    """The proof that steering is being ignored, if this check holds it: the finding to
+    pause on and how often it was ignored (see the module's docstring)."""
+    escalation = snapshot.doctrine.escalation
+    last = snapshot.outcomes[-1] if snapshot.outcomes else None
+    moved_at = snapshot.turn - snapshot.turns_since_progress if snapshot.turns_since_progress is not None else None
+    if last is None or moved_at == snapshot.turn:
+        return None, 0  # nothing done, or the task just moved
+    if state.resumed_at is not None and moved_at is not None and moved_at <= state.resumed_at:
+        return None, 0  # the user resumed the chat and the task has not moved since: they have decided
+    for finding in result.findings:
+        anomaly, key = finding.anomaly, finding.evidence.get("episode")
+        if anomaly not in PROVABLE or not isinstance(key, str) or key not in state.said:
+            continue
+        if last.turn <= state.watched.get(anomaly, last.turn) or not repeats(last, key):
+            continue
+        if last.ok and last.error_type is None:
+            continue  # rerunning something that works wastes a turn, but harms nothing: not worth a pause
+        state.watched[anomaly] = last.turn
+        times = state.ignored_times[anomaly] = state.ignored_times.get(anomaly, 0) + 1
+        if escalation.pause and times >= escalation.pause_after_ignored and key not in state.resumed:
+            return finding, times
+    emergency = next((f for f in result.findings if f.anomaly == "pace" and f.severity == "emergency"), None)
+    if emergency is None:
+        state.emergency_turn = None  # the emergency is over (or the task is moving): nothing to ignore
+    elif (escalation.pause_after_emergency and state.emergency_turn is not None and last.turn > state.emergency_turn
+            and state.watched.get("pace", -1) < last.turn and last.tool != RESPONSE_TOOL and not last.novel
+            and not last.ok and emergency.evidence.get("episode") not in state.resumed
+            and any(o.result == last.result for o in snapshot.outcomes[:-1])):
+        # told to stop, it went on to the same failure again
+        state.watched["pace"] = last.turn
+        times = state.ignored_times["pace"] = state.ignored_times.get("pace", 0) + 1
+        if times >= escalation.pause_after_ignored:
+            return emergency, times
+    return None, 0
+
+
 def radio_check(snapshot: Snapshot, state: SupervisorState) -> RadioCheckResult:
-    """Run the detectors over a snapshot and decide what steers (see :func:`decide`)."""
+    """Run the detectors over a snapshot, decide what steers (see :func:`decide`) and whether
+    the proof that steering is ignored is there (:func:`ignored`)."""
     state.checks += 1
-    return decide(run_detectors(snapshot), state, snapshot.doctrine)
+    last = snapshot.outcomes[-1] if snapshot.outcomes else None
+    findings = run_detectors(snapshot)
+    for finding in findings:
+        if last is not None and "episode" in finding.evidence:
+            finding.evidence["at"] = last.turn  # the outcome the steering answers: later ones show whether it was heard
+    if snapshot.turns_since_progress == 0:
+        state.said.clear()  # the task moved: what was said belongs to episodes that are over
+    result = decide(findings, state, snapshot.doctrine)
+    if state.paused_turn is None:
+        result.pause, result.ignored = ignored(snapshot, result, state)
+    return result
 
 
 def is_check_turn(turn: int, interval: int) -> bool:

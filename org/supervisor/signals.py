@@ -38,9 +38,10 @@ def needed_outcomes(outcomes: tuple[ToolOutcome, ...], doctrine: Doctrine) -> tu
 
     Kept whole: the latest outcomes the repeat, oscillation and cascade detectors look at.
     From earlier in the task (the ledger keeps at most 64): the failures with the latest
-    error (churn) and the runs of the latest call (reruns). What lies between two such runs
-    matters only as "something was done, and whether any of it was new": each stretch of
-    it is carried as one of its outcomes, a new (novel) one when there is one.
+    error (churn), the edits of the latest failed edit's shape (an edit retried) and the
+    runs of the latest call (reruns). What lies between two such runs
+    matters only as "something was done, whether it changed files, whether it showed something
+    new": each stretch of it is carried as at most two of its outcomes.
     """
     outcomes = outcomes[-LEDGER_LIMIT:]
     loop = doctrine.loop
@@ -56,6 +57,9 @@ def needed_outcomes(outcomes: tuple[ToolOutcome, ...], doctrine: Doctrine) -> tu
     keep = set()
     if not last.ok and last.error_signature is not None:
         keep.update(i for i in watched if i < start and not outcomes[i].ok and outcomes[i].error_signature == last.error_signature)
+    if last.kind == "edit" and not last.ok:  # the same edit retried, whatever came between
+        shape = last.shape or last.signature
+        keep.update(i for i in watched if i < start and outcomes[i].kind == "edit" and (outcomes[i].shape or outcomes[i].signature) == shape)
     if last.kind == "run" and last.command is not None:
         runs = [i for i in watched if i < start and outcomes[i].signature == last.signature]
         keep.update(runs)
@@ -65,8 +69,9 @@ def needed_outcomes(outcomes: tuple[ToolOutcome, ...], doctrine: Doctrine) -> tu
 
 
 def _one_per_stretch(outcomes: tuple[ToolOutcome, ...], between: list[int], kept: set[int]) -> list[int]:
-    """One index for each run of consecutive indexes of ``between`` that are not ``kept``:
-    the first novel outcome of the run, or its first outcome."""
+    """For each run of consecutive indexes of ``between`` that are not ``kept``: its first
+    edit (or first outcome) and its first novel outcome, so that whether it changed files and
+    whether it showed something new are carried."""
     chosen: list[int] = []
     stretch: list[int] = []
     for i in between + [-1]:
@@ -74,7 +79,8 @@ def _one_per_stretch(outcomes: tuple[ToolOutcome, ...], between: list[int], kept
             stretch.append(i)
             continue
         if stretch:
-            chosen.append(next((j for j in stretch if outcomes[j].novel), stretch[0]))
+            chosen.extend(sorted({next((j for j in stretch if outcomes[j].kind == "edit"), stretch[0]),
+                                  next((j for j in stretch if outcomes[j].novel), stretch[0])}))
             stretch = []
     return chosen
 
@@ -89,6 +95,7 @@ def signals_from_snapshot(s: Snapshot) -> SaluteSignals:
         pace_plan=s.pace_plan,
         pace_level=s.pace_level,
         turns_since_progress=s.turns_since_progress,
+        turns_without_tool=s.turns_without_tool,
         progress_source=s.progress_source,
         current_step=_bounded(s.current_step),
         plan_name=_bounded(s.plan_name),
@@ -99,6 +106,7 @@ def signals_from_snapshot(s: Snapshot) -> SaluteSignals:
                 turn=o.turn, tool=o.tool[:200], ok=o.ok, error_type=o.error_type[:64] if o.error_type else o.error_type,
                 signature=o.signature, output_hash=o.output_hash, novel=o.novel,
                 kind=o.kind, error_line=_bounded(o.error_line), error_signature=o.error_signature, command=_bounded(o.command),
+                shape=o.shape, baseline=o.baseline,
             )
             for o in outcomes
         ],
@@ -116,6 +124,7 @@ def snapshot_from_signals(signals: SaluteSignals) -> Snapshot:
         pace_level=signals.pace_level,
         pace_plan=signals.pace_plan,
         turns_since_progress=signals.turns_since_progress,
+        turns_without_tool=signals.turns_without_tool,
         progress_source=signals.progress_source,
         current_step=signals.current_step,
         plan_name=signals.plan_name,

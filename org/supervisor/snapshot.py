@@ -21,6 +21,7 @@ class Snapshot:
     pace_level: str | None = None
     pace_plan: PacePlan | None = None
     turns_since_progress: int | None = None
+    turns_without_tool: int | None = None  # the model's replies in a row without a tool call
     progress_source: str | None = None  # "htn" or "pack"
     current_step: str | None = None
     plan_name: str | None = None

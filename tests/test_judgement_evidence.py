@@ -1,0 +1,152 @@
+"""Evidence a person would accept: a failure is named by this run's own failing line.
+
+Each test is a pattern that made the supervisor speak falsely on some scaffold, written as
+the turns an agent takes (nearly everything through ``code_execution_tool``) and the
+steering that must, or must not, come out.
+"""
+
+from __future__ import annotations
+
+from test_judgement import TOOL, sh, traceback
+
+from org.kernel.classify import classify_output
+
+#: Python prints this at every interpreter start on some machines: it names no failure.
+PTH_WARNING = (
+    "Error processing line 1 of /opt/conda/lib/python3.9/site-packages/distutils-precedence.pth:\n\n"
+    "  Traceback (most recent call last):\n"
+    '    File "/opt/conda/lib/python3.9/site.py", line 177, in addpackage\n'
+    "      exec(line)\n"
+    '    File "<string>", line 1, in <module>\n'
+    "  ModuleNotFoundError: No module named '_distutils_hack'\n\n"
+    "Remainder of file ignored\n"
+)
+
+
+def unittest_run(test: str, error: str) -> str:
+    return (f"E\n{'=' * 70}\nERROR: {test} (tests.test_views.ViewTests)\n{'-' * 70}\n"
+            f"{traceback(error)}{'-' * 70}\nRan 1 test in 0.004s\n\nFAILED (errors=1)\n")
+
+
+def test_a_warning_printed_at_every_interpreter_start_is_not_a_failure_nor_an_identity(make_session):
+    assert not classify_output(PTH_WARNING + "4\n").failed
+    session = make_session()
+    session.run(sh("python -c 'print(2 + 2)'", PTH_WARNING + "4\n"),
+                sh("sed -i 's/a/b/' app.py", ""),
+                sh("python app.py", PTH_WARNING + traceback("KeyError: 'user'")),
+                sh("sed -i 's/b/c/' app.py", ""),
+                sh("python -m app", PTH_WARNING + traceback("TypeError: 'NoneType' object is not subscriptable")),
+                sh("python app.py --check", PTH_WARNING + traceback("ValueError: empty name")))
+    assert session.anomalies() == []
+
+
+def test_a_line_the_task_s_working_runs_print_too_names_nothing(make_session):
+    notice = "ERROR: config.ini not found, using defaults"
+    tests_ok = f"{notice}\n....\nRan 4 tests in 0.01s\n\nOK\n"
+    session = make_session()
+    session.run(sh("python -m unittest", tests_ok),
+                sh("sed -i 's/x/y/' a.py", ""),
+                *[sh(f"python tool.py --mode {m}", f"{notice}\n{traceback(f'RuntimeError: mode {m} broke')}") for m in "abc"])
+    assert [a for _, a in session.anomalies()] == []
+    outcome = session.agent.data["_org_tool_ledger"].outcomes[-1]
+    assert outcome.error_line == "RuntimeError: mode c broke"
+
+
+def test_a_test_run_is_named_by_its_failing_tests_and_their_errors_not_its_summary(make_session):
+    errors = ("AttributeError: 'View' object has no attribute 'slug'", "TypeError: get() missing 1 required positional argument",
+              "KeyError: 'pk'")
+    session = make_session()
+    session.run(sh("python -m unittest tests.test_views", unittest_run("test_detail", errors[0])))
+    for n, error in enumerate(errors[1:]):
+        session.run(sh(f"sed -i 's/v{n}/v{n + 1}/' views.py"), sh("python -m unittest tests.test_views", unittest_run("test_detail", error)))
+    session.run(sh("sed -i 's/v9/v10/' views.py"), sh("python -m unittest tests.test_views", unittest_run("test_detail", errors[2])))
+    assert session.anomalies() == []  # three errors fixed one after another; the third seen twice is not yet a pattern
+
+
+def test_the_regression_different_error_types_with_empty_output_are_different_outcomes(make_session):
+    session = make_session()
+    session.run(*[{"tool": TOOL, "args": {"runtime": "terminal", "code": "python a.py"}, "output": "", "ok": False, "error_type": t}
+                  for t in ("syntax", "dependency", "execution")])
+    assert session.anomalies() == []
+    assert not any(r.blocked or r.paused for r in session.results)
+    ledger = session.agent.data["_org_tool_ledger"]
+    assert {o.error_signature for o in ledger.outcomes} == {None}  # an empty output names no error
+    assert len({o.result for o in ledger.outcomes}) == 3
+
+
+def test_a_linter_s_normal_findings_are_not_a_failure():
+    pylint = "************* Module app\napp.py:1:0: C0114: Missing module docstring (missing-module-docstring)\n"
+    flake8 = "app.py:1:1: F401 'os' imported but unused\napp.py:3:80: E501 line too long (88 > 79 characters)\n"
+    assert not classify_output(pylint).failed and not classify_output(flake8).failed
+    assert not classify_output("app.py:1:0: C0114: Missing module docstring (missing-module-docstring)").failed
+
+
+def test_a_traceback_cut_off_before_its_exception_fails_but_names_nothing(make_session):
+    bare = 'Traceback (most recent call last):\n  File "<string>", line 1, in <module>\n'
+    verdict = classify_output(bare)
+    assert verdict.failed and verdict.identity is None
+    session = make_session()
+    session.run(sh("sed -i 's/a/b/' x.py"), *[sh(f"python -c 'import x; x.run({n})'", bare) for n in range(4)])
+    assert "churn" not in [a for _, a in session.anomalies()]
+
+
+def test_a_failure_there_before_the_first_edit_is_not_churn_and_seeing_it_again_is_a_rerun(make_session):
+    """A reproduction script shows the bug; the agent's edits do not reach it."""
+    bug = "Error: Invalid IP address format: 999.999.999.999"
+    session = make_session()
+    session.run(sh("python reproduce.py", bug), sh("python check.py 999.999.999.999", bug))
+    for n in range(3):
+        session.run(sh(f"sed -i 's/v{n}/v{n + 1}/' ipcheck.py"), sh("python reproduce.py", bug))
+    anomalies = [a for _, a in session.anomalies()]
+    assert "churn" not in anomalies and anomalies == ["rerun"]
+    assert "No effect: you ran `python reproduce.py` again 3 times" in session.steering()[0][2]
+
+
+def test_an_oscillation_needs_identical_actions_not_look_alikes(make_session):
+    failed = "sed: -e expression #1, char 9: unterminated `s' command"
+    session = make_session()
+    session.run(*[sh(f"sed -i 's/  x{' ' * n}/x/' a.py", failed) for n in range(4)])
+    assert session.anomalies() == []
+
+
+def test_steering_quotes_the_command_the_repeated_line_and_how_many_times(make_session):
+    session = make_session()
+    session.run(*[sh("python app.py", traceback("KeyError: 'user'"))] * 3)
+    [(_, _, text)] = session.steering()
+    assert "`python app.py`" in text and "KeyError: 'user'" in text and "3 times" in text
+
+
+def test_the_same_failure_with_changing_times_paths_and_pids_is_the_same_failure(make_session):
+    session = make_session()
+    session.run(*[sh("./start.sh", f"2026-11-25T17:0{n}:1{n}Z worker pid {4000 + n} at /tmp/tmpx{n}q9z/app.sock\n"
+                                   f"fatal: could not bind /tmp/tmpx{n}q9z/app.sock after 0.{n}3s") for n in range(3)])
+    assert session.anomalies() == [(3, "loop")]
+
+
+REFUSED = ("Your proposed edit has introduced new syntax error(s). Please read this error message carefully.\n\n"
+           "ERRORS:\n- E999 IndentationError: unexpected indent\n\nThis is how your edit would have looked if applied\n"
+           "...\nYour changes have NOT been applied. Please fix your edit command and try again.\n")
+
+
+def test_an_editor_refusing_an_edit_is_a_failure_named_by_the_linter_s_finding():
+    verdict = classify_output(REFUSED)
+    assert verdict.failed and verdict.error_type == "syntax"
+    assert verdict.error_line == "edit not applied: E999 IndentationError: unexpected indent"
+
+
+def test_edits_the_editor_refused_for_the_same_reason_are_not_churn(make_session):
+    """Different edits refused with the same generic finding changed nothing: no fix failed to reach a cause."""
+    session = make_session()
+    session.run(sh("sed -i 's/a/b/' x.py"), *[sh(f"edit {n}:{n}\n    return {n}\nend_of_edit", REFUSED) for n in range(4)])
+    assert "churn" not in [a for _, a in session.anomalies()]
+
+
+def test_an_exit_status_the_output_states_decides_and_an_error_printed_on_purpose_is_no_churn(make_session):
+    on_purpose = "<returncode>0</returncode>\n<output>\nError: Invalid IP address format: 999.999.999.999\n</output>"
+    assert not classify_output(on_purpose).failed
+    assert classify_output("<returncode>2</returncode>\n<output>\n</output>").failed
+    assert classify_output("[The command completed with exit code 1.]").failed
+    session = make_session()
+    session.run(sh("cat > check.sh <<'EOF'\nvalidate \"$1\"\nEOF", "<returncode>0</returncode>\n<output>\n</output>"),
+                *[sh(f"./check.sh 999.999.999.{n}", on_purpose) for n in range(4)])
+    assert session.anomalies() == []

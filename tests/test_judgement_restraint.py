@@ -1,0 +1,160 @@
+"""Restraint once something is said, a pause only on proof, and the waste that went unheard.
+
+Turns in, steering out: each test is one criterion of the design, written as the turns an
+agent in Agent-Zero would take.
+"""
+
+from __future__ import annotations
+
+from test_escalation import actions
+from test_judgement import sh, traceback
+
+TYPE_ERROR = traceback("TypeError: can only concatenate str (not \"int\") to str")
+
+
+def edit(n: int) -> dict:
+    return sh(f"sed -i 's/v{n}/v{n + 1}/' lib/core.py")
+
+
+# restraint -----------------------------------------------------------------------------
+
+def test_one_message_per_episode_while_nothing_changes(make_session):
+    session = make_session(doctrine={"breaker": {"enabled": False}, "cooldown_turns": 1,
+                                     "escalation": {"pause": False, "pause_after_emergency": False}})
+    session.run(*[sh("python app.py", TYPE_ERROR)] * 12)
+    # the loop is said once; PACE contingent would say it again and is left out; the emergency says something new: stop
+    assert actions(session) == [(3, "steer:loop"), (8, "steer:pace")]
+    assert session.steering()[1][2].startswith("[SUPERVISOR] PACE emergency")
+
+
+def test_a_new_error_is_a_new_episode_and_is_said(make_session):
+    session = make_session(doctrine={"breaker": {"enabled": False}, "escalation": {"pause": False}})
+    session.run(*[sh("python app.py", TYPE_ERROR)] * 3, *[sh("python app.py", traceback("KeyError: 'id'"))] * 3)
+    assert [t for t, a in session.anomalies() if a == "loop"] == [3, 6]
+
+
+def test_two_loops_taken_in_turns_are_each_said_once(make_session):
+    session = make_session(doctrine={"breaker": {"enabled": False}, "escalation": {"pause": False, "pause_after_emergency": False}})
+    a, b = sh("python app.py", TYPE_ERROR), sh("python app.py --fast", traceback("KeyError: 'id'"))
+    session.run(a, b, *[a] * 3, *[b] * 3, *[a] * 3, *[b] * 3)  # both known from the start: the task does not move
+    assert [t for t, anomaly in session.anomalies() if anomaly == "loop"] == [5, 8]
+
+
+def test_no_effect_is_not_said_when_the_output_changed(make_session):
+    session = make_session()
+    session.run(sh("python debug.py", "value: None\ncount: 0"))
+    for n in range(4):
+        session.run(edit(n), sh("python debug.py", f"value: None\ncount: {n + 1}"))
+    assert "rerun" not in [a for _, a in session.anomalies()]
+
+
+def test_no_stall_when_each_run_tests_something_new(make_session):
+    session = make_session()
+    session.run(*[sh(f"python -c 'from app import f; print(f({n}))'", traceback("ZeroDivisionError: division by zero")
+                     if n % 3 == 0 else f"{n * 7}") for n in range(1, 16)])
+    assert "stall" not in [a for _, a in session.anomalies()]
+
+
+def test_a_stall_says_nothing_new_after_the_agent_was_told_it_is_stuck(make_session):
+    session = make_session(doctrine={"max_turns_without_progress": 5})
+    session.run(sh("python app.py", TYPE_ERROR))
+    for n in range(3):
+        session.run(edit(n), sh("python app.py", TYPE_ERROR))
+    assert session.anomalies() == [(7, "rerun")]  # the stall due at 7 too is left out: the rerun says it better
+    session.run(*[edit(n) for n in range(3, 9)])
+    assert session.anomalies() == [(7, "rerun")]
+
+
+def test_no_pace_emergency_while_a_working_fix_goes_in(make_session):
+    session = make_session()
+    turns = [sh("python app.py", traceback(f"ValueError: bad value {n}"), pace="emergency") for n in range(3)]
+    turns += [edit(n) | {"pace": "emergency"} for n in range(3)]
+    session.run(*turns, sh("python app.py", "ok", pace="emergency"))
+    assert "pace" not in [a for _, a in session.anomalies()]
+    assert not any(r.paused for r in session.results)
+
+
+# a pause only on proof -----------------------------------------------------------------
+
+def test_an_agent_that_changes_course_after_steering_is_never_paused(make_session):
+    session = make_session()
+    session.run(*[sh("python app.py", TYPE_ERROR)] * 3)
+    session.run(sh("cat app.py", "x = 'a' + 1"), edit(1), sh("python app.py", TYPE_ERROR), edit(2), sh("python app.py", "done"))
+    assert not any(r.paused or r.blocked for r in session.results)
+
+
+def test_the_same_action_with_the_same_result_after_steering_is_the_proof(make_session):
+    session = make_session(doctrine={"breaker": {"enabled": False}})
+    session.run(*[sh("python app.py", TYPE_ERROR)] * 5)
+    assert actions(session) == [(3, "steer:loop"), (5, "pause")]
+    assert "went unanswered twice" in session.results[-1].pause_text
+
+
+def test_no_pause_while_the_progress_signal_moves(make_session):
+    session = make_session(doctrine={"breaker": {"enabled": False}, "escalation": {"pause_after_ignored": 1}})
+    session.run(*[sh("python app.py", TYPE_ERROR)] * 3)
+    session.run(sh("cat README.md", "# app"))  # something new learned: the task moved
+    assert not any(r.paused for r in session.results)
+
+
+def test_after_the_user_resumes_the_same_episode_is_neither_said_nor_paused_again(make_session):
+    session = make_session(doctrine={"breaker": {"enabled": False}})
+    session.run(*[sh("python app.py", TYPE_ERROR)] * 5)
+    assert session.results[-1].paused
+    session.run(*[sh("python app.py", TYPE_ERROR)] * 6)  # the user resumed: they have decided
+    assert actions(session) == [(3, "steer:loop"), (5, "pause")]
+
+
+def test_the_emergency_is_not_raised_again_right_after_a_resume(make_session):
+    session = make_session(doctrine={"breaker": {"enabled": False}})
+    same = traceback("ConnectionError: registry refused the upload")
+    session.run(sh("python deploy.py", "deployed"), *[sh(f"python deploy.py --try {n}", same) for n in range(3)])
+    session.run(*[sh(f"python deploy.py --try {n}", same, pace="emergency") for n in range(3, 6)])
+    assert session.results[-1].paused
+    session.run(*[sh(f"python deploy.py --try {n}", same, pace="emergency") for n in range(6, 10)])
+    assert [a for a in actions(session) if a[1] in ("steer:pace", "pause")] == [(5, "steer:pace"), (7, "pause")]
+
+
+# the waste that went unheard -------------------------------------------------------------
+
+def test_reruns_count_across_looks(make_session):
+    session = make_session()
+    for n in range(4):
+        session.run(sh("python reproduce.py", TYPE_ERROR), sh(f"grep -n 'concat' src/m{n}.py", f"{n}: x = a + b"))
+    session.run(sh("python reproduce.py", TYPE_ERROR))
+    [(turn, anomaly, text)] = session.steering()
+    assert anomaly == "rerun" and text.startswith("[SUPERVISOR] Rerun: you ran `python reproduce.py` 3 more times")
+
+
+def test_the_same_failing_edit_retried_with_only_its_indentation_changed_is_a_loop(make_session):
+    rejected = ("ERRORS:\n- E999 IndentationError: unexpected indent\n\n"
+                "Your changes have NOT been applied. Please fix your edit command and try again.\n")
+    session = make_session()
+    for indent in (4, 8, 2):
+        session.run(sh(f"edit 12:12\n{' ' * indent}return total\nend_of_edit", rejected), sh("open app.py 12", "12: return total"))
+    [(turn, anomaly, text)] = session.steering()
+    assert (turn, anomaly) == (5, "loop") and "E999 IndentationError" in text and "3 times" in text
+
+
+def test_replies_without_a_tool_call_in_a_row(make_session):
+    session = make_session()
+    session.run(sh("ls", "app.py"), *[{"response": f"I will now fix it ({n})."} for n in range(3)])
+    [(turn, anomaly, text)] = session.steering()
+    assert (turn, anomaly) == (4, "loop") and "last 3 replies called no tool" in text
+
+
+def test_farewell_echoes_are_not_progress(make_session):
+    session = make_session(doctrine={"max_turns_without_progress": 6})
+    session.run(sh("python app.py", TYPE_ERROR),
+                *[sh(f"echo 'I could not fix the bug, attempt {n}. Goodbye.'", f"I could not fix the bug, attempt {n}. Goodbye.")
+                  for n in range(11)])
+    assert "stall" in [a for _, a in session.anomalies()]
+
+
+def test_debug_prints_that_never_appear(make_session):
+    session = make_session()
+    session.run(sh("python run_case.py", "result: []"))
+    for n in range(8):
+        session.run(sh(f"sed -i '{n + 3}i print(\"DEBUG\", items)' lib/core.py"), sh("python run_case.py", "result: []"))
+    anomalies = session.anomalies()
+    assert ("rerun" in [a for _, a in anomalies]) and anomalies[0][0] <= 13
