@@ -48,11 +48,16 @@ def before_main_llm_call(agent: Any, loop_data: Any = None, **_: Any) -> None:
         _failed("org dispatcher", exc)
 
 
-def tool_execute_before(agent: Any, tool_args: Any = None, tool_name: Any = None, **_: Any) -> None:
-    """``tool_execute_before``: the circuit breaker; a call it blocks is not run."""
+async def tool_execute_before(agent: Any, tool_args: Any = None, tool_name: Any = None, **_: Any) -> None:
+    """``tool_execute_before``: the circuit breaker; a call it blocks is not run.
+
+    A unit first takes the XO's steering that arrived while the model answered: the XO judges
+    a turn's report while the next turn runs, and its loop steering about this very call
+    opens the breaker before the call is made again, not one run later."""
     try:
         if not dispatcher.is_active(agent):
             return
+        await message_loop_prompts_before(agent)
         tool = tool_name if isinstance(tool_name, str) and tool_name else "unknown"
         supervisor.tool_start(agent, tool, tool_args if tool_args is not None else _tool_args(agent))
     except Exception as exc:

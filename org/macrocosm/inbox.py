@@ -8,7 +8,8 @@ Before each prompt agent 0 drains ``units/<unit>/inbox/``, in sequence order:
   (``UnitLink.state_file``): neither a new chat nor a file copied back into the inbox can make
   an old message count again;
 * it is **applied** (injected with ``hist_add_warning`` as ``<text> (XO <sender>, <severity>)``,
-  logged in the UI, its id recorded in ``agent.data``; a pause also pauses the chat), the chat is
+  logged in the UI, its id recorded in ``agent.data``; a pause also pauses the chat; a loop
+  steering naming its ``call`` opens the unit's circuit breaker as the unit's own would), the chat is
   **saved** (Agent-Zero's own ``save_tmp_chat``), and only then **acknowledged**: the high mark
   is written and the file moved to ``inbox/processed/``. A crash before the save loses the
   injection and the id together, so the message is applied again; after it, the id is in the
@@ -37,6 +38,7 @@ from org.kernel.files import FileRefused, atomic_write_text, json_object, read_c
 from org.kernel.log import logger, warn_once
 from org.kernel.paths import UnsafePathError
 from org.kernel.values import count_or
+from org.supervisor.microcosm import steered_about_call
 
 from .link import UnitLink
 from .volume import MESSAGE_NAME_RE, message_seq
@@ -267,6 +269,14 @@ async def inject(agent: Any, message: SteeringMessage) -> bool:
     return True
 
 
+def open_breaker(agent: Any, call: str) -> None:
+    """A loop steering about one call reached the agent: the unit's breaker takes it as its own."""
+    try:
+        steered_about_call(agent, call)
+    except Exception as exc:  # the message is applied all the same
+        warn_once(f"the circuit breaker could not take the XO's loop steering ({type(exc).__name__}: {exc})")
+
+
 def pause(agent: Any, message: SteeringMessage) -> None:
     """Pause the chat as Agent-Zero's pause button does; it waits until someone resumes it."""
     context = read_attr(agent, "context")
@@ -352,6 +362,8 @@ async def drain_inbox(agent: Any, link: UnitLink, now: float | None = None) -> l
                 break  # keep the order: the rest waits for the next turn too
             applied_ids.add(message.id)
             applied.append(message)
+            if message.kind == "steer" and message.call:
+                open_breaker(agent, message.call)
             if message.kind == "pause":
                 pause(agent, message)
             applied_ids.taken(message.seq)

@@ -27,6 +27,7 @@ from org.kernel.log import warn_once
 from org.kernel.outcomes import LEDGER_KEY, RESPONSE_TOOL, ToolLedger, ToolOutcome, canonical_signature, record_blocked, record_outcome
 from org.kernel.paths import OrganizationLayout
 
+from .breaker import action_of, failing_run
 from .escalation import emergency_ignored, pause_due, times_in_words
 from .events import note, note_progress, write_turn
 from .radio_check import RadioCheckResult, SupervisorState, is_check_turn, radio_check
@@ -142,6 +143,31 @@ def still_paused(agent: Any, state: SupervisorState) -> bool:
     return False
 
 
+def steered_about_call(agent: Any, call: str) -> bool:
+    """The XO's loop steering about ``call`` reached the agent: counted and acted on as the
+    supervisor's own loop steering (a nudge in the loop episode, the breaker opened on the
+    unit's own evidence). True when the breaker opened."""
+    role = role_profile(getattr(agent, ROLE_ATTR, None))
+    ledger = agent.data.get(LEDGER_KEY)
+    if role is None or not isinstance(ledger, ToolLedger):
+        return False
+    found = failing_run(ledger.outcomes, call, role.doctrine.loop.exempt_tools)
+    if found is None:
+        return False  # not a call this chat repeated and failed: nothing to open
+    last, times = found
+    state = SupervisorState.from_dict(agent.data.get(STATE_KEY))
+    finding = Finding(anomaly="loop", template="loop_repeat", turn=state.turn, evidence={"times": times, "action": action_of(last)})
+    state.record(finding)
+    opened = state.breakers.open_for(finding, last, role.doctrine)
+    if opened and last is not ledger.outcomes[-1]:
+        state.breakers.open[last.signature].other_since = True  # the agent did something else since: half-open
+    agent.data[STATE_KEY] = state.to_dict()
+    if opened:
+        ui_log(agent, type="info", heading=f"{STEERING_HEADING}breaker open",
+               content=f"{finding.evidence['action']} will not be run again while it keeps failing the same way.")
+    return opened
+
+
 class MicrocosmSupervisor:
     """Runs the radio check for one agent at the end of each of its turns."""
 
@@ -192,7 +218,10 @@ class MicrocosmSupervisor:
                 readings = read_agent(agent)
                 snapshot = build_snapshot(agent, role, state.turn, native_repeat, readings)
                 if publisher(agent, role, snapshot, readings):
-                    return None  # the XO runs the radio check on the report and steers
+                    # the XO runs the radio check on the report and steers; the breaker it opened runs here
+                    if not still_paused(agent, state):
+                        await self._breaker_pause(agent, snapshot, state)
+                    return None
             if still_paused(agent, state):
                 return None
             layout: OrganizationLayout = self._layout_provider()
@@ -233,6 +262,20 @@ class MicrocosmSupervisor:
                 elif state.breakers.open_for(finding, last, snapshot.doctrine):
                     ui_log(agent, type="info", heading=f"{STEERING_HEADING}breaker open",
                            content=f"{finding.evidence.get('action')} will not be run again while it keeps failing the same way.")
+
+    async def _breaker_pause(self, agent: Any, snapshot: Snapshot, state: SupervisorState) -> None:
+        """While the XO steers: pause when the calls the breaker blocked, with the XO's loop
+        steering, went unanswered as often as the escalation allows, as the supervisor's own
+        ladder does; the loop episode ends once no breaker is open."""
+        if not state.breakers.open:
+            state.episode.pop("loop", None)
+            return
+        last = snapshot.outcomes[-1] if snapshot.outcomes else None
+        nudges = state.episode.get("loop", 0)
+        if last is None or last.signature not in state.breakers.open or not pause_due(nudges, snapshot.doctrine.escalation):
+            return
+        finding = Finding(anomaly="loop", template="loop_repeat", turn=state.turn)
+        await self._pause(agent, finding, nudges, state, self._layout_provider())
 
     async def _pause(self, agent: Any, finding: Finding, nudges: int, state: SupervisorState, layout: OrganizationLayout) -> None:
         """Pause the chat as Agent-Zero's pause button does, saying why, once."""
