@@ -210,8 +210,11 @@ def test_a_real_xo_process_steers_a_looping_unit_in_a_real_agent_zero(tree, tmp_
         while "watching" not in xo_log.read_text() and "polling" not in xo_log.read_text():
             assert xo.poll() is None and time.monotonic() < deadline, xo_log.read_text()
             time.sleep(0.05)
+        # (the loop goes on after the steering: the unit's breaker blocks it and pauses the chat, see
+        # test_real_agent_zero_escalation.py)
         result = run_chat(tree, [reply(f"attempt {i}") for i in range(1, 9)] + [FINAL], tmp_path,
-                          env_extra={ENV_VOLUME: str(layout.root), ENV_UNIT: unit_id, **unit_keys(tmp_path, unit_id)})
+                          env_extra={ENV_VOLUME: str(layout.root), ENV_UNIT: unit_id, **unit_keys(tmp_path, unit_id)},
+                          harness_args=("--stop-when-paused",))
     finally:
         xo.terminate()
         xo.wait(timeout=30)

@@ -57,7 +57,7 @@ def ui_update(item: Any, **fields: Any) -> None:
 async def add_warning(agent: Any, text: str) -> Any:
     """Append a warning to the agent's history, the way Agent-Zero's own warnings go in."""
     result = agent.hist_add_warning(text)
-    if inspect.isawaitable(result):
+    if hasattr(type(result), "__await__"):  # a coroutine (before v0.8.2); cheaper than inspect.isawaitable
         result = await result
     return result
 

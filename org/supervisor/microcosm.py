@@ -40,6 +40,8 @@ STATE_KEY = "org_supervisor"
 STEERING_HEADING = "Supervisor: "
 #: Per monologue, like Agent-Zero's own repeat check.
 PREVIOUS_RESPONSE_KEY = "_org_previous_response"
+#: The state object the saved one was made from (not saved with the chat): spares parsing it again.
+PARSED_STATE_KEY = "_org_supervisor_parsed"
 #: The call the breaker blocked this turn, until its outcome is recorded (not saved with the chat).
 BLOCKED_KEY = "_org_blocked_call"
 #: Newer Agent-Zero's own counter of consecutive unusable responses (read only).
@@ -168,6 +170,16 @@ def steered_about_call(agent: Any, call: str) -> bool:
     return opened
 
 
+def _saved_state(data: dict) -> SupervisorState:
+    """The supervisor's state saved with the chat; the object the last turn saved it from while
+    that saved dict is still the one there (anything that changes the state saves a new one)."""
+    saved = data.get(STATE_KEY)
+    parsed = data.get(PARSED_STATE_KEY)
+    if isinstance(parsed, tuple) and len(parsed) == 2 and parsed[0] is saved and isinstance(parsed[1], SupervisorState):
+        return parsed[1]
+    return SupervisorState.from_dict(saved)
+
+
 class MicrocosmSupervisor:
     """Runs the radio check for one agent at the end of each of its turns."""
 
@@ -176,20 +188,28 @@ class MicrocosmSupervisor:
         self._layout_provider = layout_provider
         self._steering = steering
         self._books: dict[tuple[Any, ...], SteeringBook] = {}
+        self._last_book: tuple[OrganizationLayout, str | None, SteeringBook] | None = None
         self._publisher_provider = publisher_provider or (lambda: None)
 
     def steering(self, layout: OrganizationLayout, agent: Any) -> SteeringBook:
         """The organization's texts, with those of the chat's project over them (one book per pair of files)."""
         if self._steering is not None:
             return self._steering
-        paths = (layout.steering_file, project_steering(layout, chat_project(agent)))
+        project = chat_project(agent)
+        last = self._last_book
+        if last is not None and last[0] is layout and last[1] == project:
+            return last[2]  # the same organizations folder and project as the last steering: no paths to build
+        paths = (layout.steering_file, project_steering(layout, project))
         if paths not in self._books:
             self._books[paths] = SteeringBook(*paths)
+        self._last_book = (layout, project, self._books[paths])
         return self._books[paths]
 
-    async def _steer(self, agent: Any, finding: Finding, state: SupervisorState, layout: OrganizationLayout) -> bool:
-        """Inject one steering; only one that reached the agent starts its cooldown."""
-        finding.text = self.steering(layout, agent).render(finding, repeated=state.repeated(finding.anomaly))
+    async def _steer(self, agent: Any, finding: Finding, state: SupervisorState, layout: OrganizationLayout,
+                     checked: bool = False) -> bool:
+        """Inject one steering; only one that reached the agent starts its cooldown. ``checked``: the
+        steering texts' files were looked at for an earlier steering of this check."""
+        finding.text = self.steering(layout, agent).render(finding, repeated=state.repeated(finding.anomaly), checked=checked)
         try:
             await add_warning(agent, finding.text)
         except Exception as exc:
@@ -209,10 +229,11 @@ class MicrocosmSupervisor:
         if role is None:
             return None
         native_repeat = native_repeat_fired(loop_data)
-        state = SupervisorState.from_dict(agent.data.get(STATE_KEY))
+        state = _saved_state(agent.data)
         state.turn += 1
         try:
-            publisher = self._publisher_provider() if agent_number(agent) == 0 else None
+            top = agent_number(agent) == 0
+            publisher = self._publisher_provider() if top else None
             snapshot = None
             if publisher is not None:
                 readings = read_agent(agent)
@@ -233,13 +254,14 @@ class MicrocosmSupervisor:
             if result.findings:
                 note(agent, "radio_check", role.role_id, state.turn, findings=[f.anomaly for f in result.findings])
             await self._act(agent, snapshot, result, state, layout)
-            if agent_number(agent) == 0 and (result.findings or state.health_corrected):
+            if top and (result.findings or state.health_corrected):
                 # corrected while anomalies are there, and once more when they clear (back down)
                 salute.correct_health(layout, role.role_id, result.health, [f.anomaly for f in result.findings], state.turn)
                 state.health_corrected = bool(result.findings)
             return result
         finally:
-            agent.data[STATE_KEY] = state.to_dict()
+            saved = agent.data[STATE_KEY] = state.to_dict()
+            agent.data[PARSED_STATE_KEY] = (saved, state)
             write_turn(agent, self._layout_provider)
 
     async def _act(self, agent: Any, snapshot: Snapshot, result: RadioCheckResult, state: SupervisorState,
@@ -255,8 +277,8 @@ class MicrocosmSupervisor:
         if ignored is not None:
             await self._pause(agent, ignored, max(state.episode.get(ignored.anomaly, 0), 1), state, layout)
             return
-        for finding in result.steering:
-            if await self._steer(agent, finding, state, layout) and last is not None:
+        for index, finding in enumerate(result.steering):
+            if await self._steer(agent, finding, state, layout, checked=index > 0) and last is not None:
                 if finding.template == "pace_emergency":
                     state.emergency_turn = last.turn
                 elif state.breakers.open_for(finding, last, snapshot.doctrine):
