@@ -68,13 +68,21 @@ def record(folder: Path, *events: tuple[str, dict[str, Any]]) -> None:
     logged once, never raised."""
     try:
         path, parent, lock = _places(folder)
+        data = lines_of(events)
         try:
-            dir_fd = os.open(parent, _FOLDER_FLAGS)
+            fd = os.open(path, _APPEND, 0o600)
         except FileNotFoundError:  # the first event: the folder is made once, not at every turn
             path.parent.mkdir(parents=True, exist_ok=True)
-            dir_fd = os.open(parent, _FOLDER_FLAGS)
+            fd = os.open(path, _APPEND, 0o600)
         try:
-            append_at(dir_fd, lines_of(events), lock=lock)
+            if os.fstat(fd).st_size + len(data) <= MAX_BYTES:
+                os.write(fd, data)  # the common case: one open, one write
+                return
+        finally:
+            os.close(fd)
+        dir_fd = os.open(parent, _FOLDER_FLAGS)  # full: rotated in the folder, under the lock
+        try:
+            append_at(dir_fd, data, lock=lock)
         finally:
             os.close(dir_fd)
     except Exception as exc:  # the agent's turn goes on without its events
