@@ -17,14 +17,17 @@ from conftest import ROOT
 from test_escalation import TOOL, run_app
 from test_unit_link import UNIT, deliver, drain, keyed, message, volume  # noqa: F401 (fixtures)
 from test_xo_processes import procs  # noqa: F401 (fixture)
-from volume_units import SIGNER, test_home, unit_key
+from volume_units import SIGNER, scenario_snapshot, test_home, unit_key
 
+from org.contracts import Finding
 from org.contracts.steering_message import SteeringMessage
 from org.kernel.outcomes import LEDGER_KEY, canonical_signature
 from org.macrocosm.link import ENV_UNIT_KEY
+from org.macrocosm.policy import repeated_call
 from org.macrocosm.signing import public_line
 from org.macrocosm.xo import XO
 from org.supervisor.microcosm import STATE_KEY
+from org.supervisor.signals import signals_from_snapshot
 
 RUN_APP = canonical_signature(TOOL, run_app()["args"])
 
@@ -161,3 +164,16 @@ def unit_environment(tmp_path, volume) -> dict[str, str]:
             "A0ORG_UNIT_KEY": str(keys / "report.key"), "A0ORG_UNIT_STATE": str(tmp_path / "unit-state.json"),
             "A0ORG_HOME": str(tmp_path / "orgs")}
 
+
+
+def test_the_xo_names_the_call_only_for_a_repeated_failure_and_only_as_a_signature():
+    reported = signals_from_snapshot(scenario_snapshot("loop", 6))
+
+    def last_signature(signature: str):
+        return reported.model_copy(update={"outcomes": [*reported.outcomes[:-1], reported.outcomes[-1].model_copy(update={"signature": signature})]})
+
+    loop = Finding(anomaly="loop", template="loop_repeat", turn=6)
+    stall = Finding(anomaly="stall", template="stall", turn=6)
+    assert repeated_call([loop], last_signature(RUN_APP)) == RUN_APP
+    assert repeated_call([stall], last_signature(RUN_APP)) is None  # not about one call
+    assert repeated_call([loop], last_signature("../x")) is None  # a report is the unit's word: not a signature, not sent

@@ -60,6 +60,7 @@ async def tool_execute_before(agent: Any, tool_args: Any = None, tool_name: Any 
             return
         await message_loop_prompts_before(agent)
         tool = tool_name if isinstance(tool_name, str) and tool_name else "unknown"
+        # read after the inbox, whose steering may have changed the agent (a pause)
         supervisor.tool_start(read_turn(agent), AgentPort(agent), tool, tool_args if tool_args is not None else _tool_args(agent))
     except Exception as exc:
         _failed("org circuit breaker", exc)
