@@ -428,7 +428,7 @@ async def bench_active(cfg: Config, scratch: Path) -> None:
     emit("active_steering_render_us", r(render_fig["value"]), "us", p95=r(render_fig["p95"]),
          repeats=render_fig["repeats"], iterations=render_fig["iterations"],
          share_of_hook_turn=r(render_fig["value"] / hook_fig["value"], 2),
-         what="SteeringBook.render of the steering finding alone (template, values, override-file stat)")
+         what="SteeringBook.render of the steering finding alone, as at each check while it persists (override-file stat, the wording kept)")
 
     from org.kernel import events
 
