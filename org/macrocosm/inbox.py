@@ -30,7 +30,6 @@ import os
 import time
 from datetime import timezone
 from pathlib import Path
-from typing import Any
 
 from org.contracts.steering_message import MAX_MESSAGE_BYTES, SteeringMessage
 from org.kernel.agent_zero import AgentPort

@@ -27,7 +27,7 @@ from org.kernel.layers import AgentReadings
 from org.kernel.log import warn_once
 from org.kernel.outcomes import LEDGER_KEY, RESPONSE_TOOL, ToolLedger, ToolOutcome, canonical_signature, record_blocked, record_outcome
 from org.kernel.paths import OrganizationLayout
-from org.kernel.turn_readings import PREVIOUS_RESPONSE_KEY, UNUSABLE_RESPONSES_KEY, TurnReadings, native_repeat_fired  # noqa: F401
+from org.kernel.turn_readings import TurnReadings
 
 from .breaker import action_of, failing_run
 from .escalation import emergency_ignored, pause_due, times_in_words
