@@ -136,7 +136,7 @@ def test_a_real_xo_process_and_a_unit_process_block_and_pause_a_failing_call(pro
     volume.mkdir()
     xo, xo_log = procs.xo(volume)
     out = tmp_path / "unit.json"
-    done = subprocess.run([sys.executable, str(ROOT / "tests" / "breaker_unit.py"), "--turns", "15", "--model-seconds", "0.2",
+    done = subprocess.run([sys.executable, str(ROOT / "tests" / "breaker_unit.py"), "--turns", "15", "--model-seconds", "0.5",
                            "--out", str(out)], cwd=ROOT, env={**procs.env, **unit_environment(tmp_path, volume)},
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
