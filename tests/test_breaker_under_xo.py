@@ -57,20 +57,21 @@ def run_until_paused(session, turns: int = 15) -> None:
             return
 
 
-@pytest.mark.parametrize("answers", ["before the next prompt", "while the model answers"])
+#: when the XO's sweep answers the last report: before the next prompt is built, or while the model
+#: answers (the usual case: its steering then arrives at the tool call)
+XO_ANSWERS = {"before the next prompt": "message_loop_prompts_before", "while the model answers": "before_main_llm_call"}
+
+
+@pytest.mark.parametrize("answers", sorted(XO_ANSWERS))
 def test_under_an_xo_a_call_that_keeps_failing_runs_at_most_four_times_then_the_chat_is_paused(make_session, sealed, monkeypatch, answers):
     session = make_session()
     xo = XO(sealed, "xo", test_home())
-    if answers == "before the next prompt":
-        def call(point, original=session.standin._call, **kwargs):
-            if point == "message_loop_prompts_before":
-                xo.sweep()
-            return original(point, **kwargs)
-    else:  # the XO judges a turn's report while the next turn's model answers: its steering arrives at the tool call
-        def call(point, original=session.standin._call, **kwargs):
-            if point == "before_main_llm_call":
-                xo.sweep()
-            return original(point, **kwargs)
+
+    def call(point, original=session.standin._call, **kwargs):
+        if point == XO_ANSWERS[answers]:
+            xo.sweep()
+        return original(point, **kwargs)
+
     monkeypatch.setattr(session.standin, "_call", call)
 
     run_until_paused(session)
