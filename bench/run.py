@@ -39,7 +39,7 @@ from org.a0 import hooks  # noqa: E402
 from org.contracts import TraceHeader  # noqa: E402
 from org.kernel import salute  # noqa: E402
 from org.kernel.dispatcher import ROLE_ATTR  # noqa: E402
-from org.kernel.layers import read_agent  # noqa: E402
+from org.kernel.turn_readings import read_turn  # noqa: E402
 from org.kernel.log import forget_logged  # noqa: E402
 from org.kernel.outcomes import FAILURE_HISTORY_LIMIT, FAILURES_KEY, LEDGER_KEY, LEDGER_LIMIT, SEEN_LIMIT  # noqa: E402
 from org.kernel.paths import ENV_HOME  # noqa: E402
@@ -293,12 +293,12 @@ RESPONSES = ('{"thoughts": ["check the config"], "tool_name": "code_execution_to
 def radio_check_once(agent: Any, loop_data: Any):
     """The radio check as ``MicrocosmSupervisor.turn_end`` runs it, without what follows
     it (wording and injecting the steering, the SALUTE health correction)."""
-    role = microcosm.role_profile(getattr(agent, ROLE_ATTR))
-    native_repeat = microcosm.native_repeat_fired(loop_data)
+    readings = read_turn(agent, loop_data, layers=True)
+    role = microcosm.role_profile(readings.role)
     state = SupervisorState.from_dict(agent.data.get(microcosm.STATE_KEY))
     state.turn += 1
     is_check_turn(state.turn, role.doctrine.radio_check_interval_turns)
-    snapshot = microcosm.build_snapshot(agent, role, state.turn, native_repeat, read_agent(agent))
+    snapshot = microcosm.build_snapshot(agent.data, readings.pace_level, role, state.turn, readings.native_repeat, readings.layers)
     result = radio_check(snapshot, state)
     agent.data[microcosm.STATE_KEY] = state.to_dict()
     return result
@@ -417,7 +417,7 @@ async def bench_active(cfg: Config, scratch: Path) -> None:
          share_of_health_correction=r(path_fig["value"] / health_fig["value"], 2),
          what="OrganizationLayout.latest_report alone (a lexical safe_child check), the first step of the health correction")
 
-    book = hooks.supervisor.steering(layout, agent)
+    book = hooks.supervisor.steering(layout, None)
     finding = probe.steering[0] if probe.steering else None
     assert finding is not None
 
@@ -428,7 +428,7 @@ async def bench_active(cfg: Config, scratch: Path) -> None:
     emit("active_steering_render_us", r(render_fig["value"]), "us", p95=r(render_fig["p95"]),
          repeats=render_fig["repeats"], iterations=render_fig["iterations"],
          share_of_hook_turn=r(render_fig["value"] / hook_fig["value"], 2),
-         what="SteeringBook.render of the steering finding alone (template, values, override-file stat)")
+         what="SteeringBook.render of the steering finding alone, as at each check while it persists (override-file stat, the wording kept)")
 
     from org.kernel import events
 

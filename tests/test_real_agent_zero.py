@@ -210,7 +210,8 @@ def test_a_real_xo_process_steers_a_looping_unit_in_a_real_agent_zero(tree, tmp_
         while "watching" not in xo_log.read_text() and "polling" not in xo_log.read_text():
             assert xo.poll() is None and time.monotonic() < deadline, xo_log.read_text()
             time.sleep(0.05)
-        # the XO pauses the unit once its steering is shown to be ignored: the run ends there
+        # the unit's breaker blocks the looping call the XO's steering names, and the chat is paused
+        # once that steering is shown to be ignored: the run ends there
         result = run_chat(tree, [reply(f"attempt {i}") for i in range(1, 9)] + [FINAL], tmp_path,
                           env_extra={ENV_VOLUME: str(layout.root), ENV_UNIT: unit_id, **unit_keys(tmp_path, unit_id)},
                           harness_args=("--stop-when-paused",))

@@ -9,10 +9,19 @@ Runs like tests/test_real_agent_zero.py (skipped unless ``A0ORG_TEST_A0_ROOT`` a
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
-from test_real_agent_zero import install_pack, pytestmark, run_chat, tree, warnings  # noqa: F401 (fixture, marks)
+from conftest import ROOT
+from test_real_agent_zero import install_pack, pytestmark, run_chat, tree, unit_keys, warnings  # noqa: F401 (fixture, marks)
+from test_xo_processes import xo_home
+
+from org.contracts.steering_message import SteeringMessage
+from org.macrocosm.volume import ENV_UNIT, ENV_VOLUME, VolumeLayout
 
 FINAL = {"thoughts": ["Done."], "headline": "Reporting", "tool_name": "response", "tool_args": {"text": "Done."}}
 
@@ -47,6 +56,43 @@ def test_a_model_that_ignores_steering_is_blocked_and_paused(tree, tmp_path):  #
     blocked = [m["content"] for m in result["history"] if "[SUPERVISOR] Blocked" in m["content"]]
     assert blocked, warnings(result)
     (tmp_path / "figures.json").write_text(json.dumps({"ran": times_run(counter), "main_calls": result["main_calls"]}))
+
+
+def test_under_a_real_xo_a_model_that_ignores_steering_is_blocked_and_paused(tree, tmp_path):  # noqa: F811
+    """The unit's own supervisor is silent while the XO steers; the XO's loop steering names the
+    call, and the unit's breaker blocks it and pauses the chat as it does on its own."""
+    install_pack(tree, activate=True)
+    layout, unit_id = VolumeLayout(tmp_path / "volume"), "unit-a"
+    layout.units_dir.mkdir(parents=True)
+    xo_log = tmp_path / "xo.log"
+    with xo_log.open("w") as log:
+        xo = subprocess.Popen([sys.executable, "-m", "org", "xo", "--volume", str(layout.root), "--home", str(xo_home(tmp_path / "keys"))],
+                              cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=log, stderr=subprocess.STDOUT)
+    counter = tmp_path / "runs.txt"
+    try:
+        deadline = time.monotonic() + 30
+        while "watching" not in xo_log.read_text() and "polling" not in xo_log.read_text():
+            assert xo.poll() is None and time.monotonic() < deadline, xo_log.read_text()
+            time.sleep(0.05)
+        script = [command(f"attempt {i}", counted(counter)) for i in range(1, 16)] + [FINAL]
+        started = time.monotonic()
+        result = run_chat(tree, script, tmp_path, harness_args=("--stop-when-paused",),
+                          env_extra={ENV_VOLUME: str(layout.root), ENV_UNIT: unit_id, **unit_keys(tmp_path, unit_id)})
+        seconds = time.monotonic() - started
+    finally:
+        xo.terminate()
+        xo.wait(timeout=30)
+    log_text = xo_log.read_text()
+    assert times_run(counter) <= 4, (times_run(counter), log_headings(result), log_text[-3000:])
+    assert result["paused"] and result["script_left"] > 0, (result["paused"], result["script_left"], log_text[-3000:])
+    headings = log_headings(result)
+    assert "Supervisor: breaker open" in headings and "Supervisor: blocked" in headings and "Supervisor: paused" in headings
+    assert "Supervisor: loop" not in headings  # the XO steers, not the unit's own supervisor
+    assert any("(XO xo, " in w and "[SUPERVISOR] Loop" in w for w in warnings(result)), warnings(result)
+    applied = [SteeringMessage.model_validate_json(p.read_text()) for p in layout.processed(unit_id).glob("*.json")]
+    assert any(m.call for m in applied if m.anomaly == "loop" and m.kind == "steer")
+    (tmp_path / "figures.json").write_text(json.dumps({"ran": times_run(counter), "main_calls": result["main_calls"],
+                                                       "seconds": round(seconds, 1)}))
 
 
 def test_a_model_that_changes_course_after_the_first_steering_is_not_blocked_or_paused(tree, tmp_path):  # noqa: F811

@@ -39,7 +39,9 @@ from volume_units import (
 )
 
 from org.contracts.steering_message import SteeringMessage
+from org.kernel.agent_zero import AgentPort
 from org.kernel.files import atomic_write_text
+from org.kernel.turn_readings import read_turn
 from org.macrocosm import keys
 from org.macrocosm.inbox import drain_inbox
 from org.macrocosm.link import ENV_STEERING_KEYS, ENV_UNIT_STATE, UnitLink, private_key_in_reach
@@ -104,7 +106,7 @@ def unit_env(tmp_path, volume, monkeypatch) -> VolumeLayout:
 
 
 def drain(agent, link) -> list:
-    return asyncio.run(drain_inbox(agent, link))
+    return asyncio.run(drain_inbox(read_turn(agent), AgentPort(agent), link))
 
 
 # ----- 1. only the XO holds the signing key -------------------------------------------

@@ -109,7 +109,7 @@ def test_subordinate_agents_are_supervised_but_write_no_reports(make_session, or
 
 def test_no_loop_steering_when_newer_agent_zero_counted_an_unusable_response_this_turn(make_session):
     from org.standin.agent import LoopData
-    from org.supervisor.microcosm import native_repeat_fired
+    from org.kernel.turn_readings import native_repeat_fired
 
     loop_data = LoopData(iteration=4, last_response="a")
     loop_data.params_persistent["_unusable_response_failures"] = {"iteration": 4, "count": 2}

@@ -148,7 +148,8 @@ def load_chat(org_home: Path, saved: str, era: str = "D") -> Session:
 def live_signals(session: Session, native_repeat: bool = False):
     agent = session.agent
     role = role_profile(agent._org_active_role)
-    return signals_from_snapshot(build_snapshot(agent, role, agent.data[STATE_KEY]["turn"], native_repeat, read_agent(agent)))
+    return signals_from_snapshot(build_snapshot(agent.data, agent._org_pace_level, role, agent.data[STATE_KEY]["turn"], native_repeat,
+                                                read_agent(agent)))
 
 
 def test_unit_publishes_every_turn_with_the_live_snapshot_signals(make_session, volume, era):

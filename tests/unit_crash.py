@@ -24,6 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from org.kernel.agent_zero import AgentPort  # noqa: E402
+from org.kernel.turn_readings import read_turn  # noqa: E402
 from org.macrocosm.inbox import drain_inbox  # noqa: E402
 from org.macrocosm.link import UnitLink  # noqa: E402
 from org.standin.agent import StandInAgent  # noqa: E402
@@ -69,7 +71,7 @@ def main(chat_file: Path, die_at: str) -> int:
 
     link = UnitLink.from_env()
     assert link is not None
-    asyncio.run(drain_inbox(agent, link))
+    asyncio.run(drain_inbox(read_turn(agent), AgentPort(agent), link))
     if die_at == "after-ack":
         die()
     save_tmp_chat(agent.context)  # Agent-Zero saves at the end of the turn too

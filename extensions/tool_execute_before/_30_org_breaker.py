@@ -18,4 +18,4 @@ except Exception as _exc:  # the pack must never break Agent-Zero's loader
 class OrgBreaker(Extension):
     async def execute(self, tool_args=None, tool_name=None, **kwargs):
         if _org_hooks is not None:
-            _org_hooks.tool_execute_before(self.agent, tool_args=tool_args, tool_name=tool_name)
+            await _org_hooks.tool_execute_before(self.agent, tool_args=tool_args, tool_name=tool_name)

@@ -12,15 +12,16 @@ from typing import Any
 
 from org.kernel import dispatcher
 from org.kernel.agent_scope import chat_project, top_agent
-from org.kernel.agent_zero import agent_number
+from org.kernel.agent_zero import AgentPort, agent_number
 from org.kernel.log import logger, warn_once
 from org.kernel.outcomes import diagnosed_verdict
 from org.kernel.store import OrganizationStore
+from org.kernel.turn_readings import read_turn
 from org.macrocosm import unit
 from org.supervisor.microcosm import MicrocosmSupervisor
 
 store = OrganizationStore()
-supervisor = MicrocosmSupervisor(lambda: store.layout, publisher_provider=unit.current_publisher)
+supervisor = MicrocosmSupervisor(lambda: store.layout)
 
 
 def _failed(where: str, exc: BaseException) -> None:
@@ -35,7 +36,7 @@ async def message_loop_prompts_before(agent: Any, loop_data: Any = None, **_: An
             return  # the XO judges agent 0's reports, so agent 0 takes its steering
         link = unit.current_link()
         if link is not None:
-            await unit.drain_inbox(agent, link)
+            await unit.drain_inbox(read_turn(agent), AgentPort(agent), link)
     except Exception as exc:
         _failed("org unit inbox", exc)
 
@@ -48,13 +49,19 @@ def before_main_llm_call(agent: Any, loop_data: Any = None, **_: Any) -> None:
         _failed("org dispatcher", exc)
 
 
-def tool_execute_before(agent: Any, tool_args: Any = None, tool_name: Any = None, **_: Any) -> None:
-    """``tool_execute_before``: the circuit breaker; a call it blocks is not run."""
+async def tool_execute_before(agent: Any, tool_args: Any = None, tool_name: Any = None, **_: Any) -> None:
+    """``tool_execute_before``: the circuit breaker; a call it blocks is not run.
+
+    A unit first takes the XO's steering that arrived while the model answered: the XO judges
+    a turn's report while the next turn runs, and its loop steering about this very call
+    opens the breaker before the call is made again, not one run later."""
     try:
         if not dispatcher.is_active(agent):
             return
+        await message_loop_prompts_before(agent)
         tool = tool_name if isinstance(tool_name, str) and tool_name else "unknown"
-        supervisor.tool_start(agent, tool, tool_args if tool_args is not None else _tool_args(agent))
+        # read after the inbox, whose steering may have changed the agent (a pause)
+        supervisor.tool_start(read_turn(agent), AgentPort(agent), tool, tool_args if tool_args is not None else _tool_args(agent))
     except Exception as exc:
         _failed("org circuit breaker", exc)
 
@@ -66,7 +73,7 @@ def tool_execute_after(agent: Any, response: Any = None, tool_name: Any = None, 
         if not dispatcher.is_active(agent):
             return
         tool = tool_name if isinstance(tool_name, str) and tool_name else "unknown"
-        supervisor.tool_done(agent, tool, _tool_args(agent), _response_text(response), diagnosed_verdict(agent, tool))
+        supervisor.tool_done(agent.data, tool, _tool_args(agent), _response_text(response), diagnosed_verdict(agent, tool))
     except Exception as exc:
         _failed("org tool-outcome recorder", exc)
 
@@ -95,7 +102,9 @@ async def message_loop_end(agent: Any, loop_data: Any = None, **_: Any) -> None:
         if getattr(agent, dispatcher.ROLE_ATTR, None) is None:
             return
         dispatcher.judge_after_tool(agent)
-        await supervisor.turn_end(agent, loop_data)
+        readings = read_turn(agent, loop_data, layers=True)  # the agent, read once: the supervisor sees values
+        publisher = unit.publisher_for(agent) if readings.number == 0 else None
+        await supervisor.turn_end(readings, AgentPort(agent), publisher)
     except Exception as exc:
         _failed("org supervisor", exc)
 

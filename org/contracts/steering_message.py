@@ -34,6 +34,9 @@ class SteeringMessage(Contract):
     text: str = Field(min_length=1, max_length=MAX_TEXT_CHARS)
     nudge: int = Field(0, ge=0, description="How many nudges about this episode went before this one.")
     report_turn: int | None = Field(None, ge=0, description="The unit's turn in the report that was judged.")
+    call: str | None = Field(None, pattern=r"^[0-9a-f]{1,64}$", description=(
+        "loop steering about one call repeated with the same failure: that call's signature (its tool and canonical "
+        "arguments, hashed, as in the report's outcomes). The unit's circuit breaker opens on it as on its own loop steering."))
     created_at: Timestamp
     expires_at: Timestamp = Field(description="After this a unit refuses the message: an old one cannot be replayed later.")
     epoch: int = Field(ge=0, description="The XO's start count; a unit takes (epoch, seq) only above the highest it has taken.")

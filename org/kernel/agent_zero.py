@@ -57,7 +57,7 @@ def ui_update(item: Any, **fields: Any) -> None:
 async def add_warning(agent: Any, text: str) -> Any:
     """Append a warning to the agent's history, the way Agent-Zero's own warnings go in."""
     result = agent.hist_add_warning(text)
-    if inspect.isawaitable(result):
+    if hasattr(type(result), "__await__"):  # a coroutine (before v0.8.2); cheaper than inspect.isawaitable
         result = await result
     return result
 
@@ -140,3 +140,38 @@ def replace_tool_run(agent: Any, text: str) -> bool:
     except Exception:
         return False
     return True
+
+
+class AgentPort:
+    """Everything the supervisor does to its agent, and the chat's saved state (``agent.data``):
+    the one way out of the supervisor's core, which otherwise sees only values
+    (:class:`org.kernel.turn_readings.TurnReadings`)."""
+
+    def __init__(self, agent: Any):
+        self._agent = agent
+        #: the chat's state, saved with it by Agent-Zero (keys without a leading ``_``)
+        self.data: dict = agent.data
+
+    async def warn(self, text: str) -> None:
+        """A warning in the agent's history; raises when history refuses it."""
+        await add_warning(self._agent, text)
+
+    async def inform(self, key: str, text: str) -> None:
+        """Information (not a warning) in the agent's history; raises when history refuses it."""
+        await add_information(self._agent, key, text)
+
+    def log(self, *, type: str, heading: str, content: str = "", kvps: dict | None = None) -> None:
+        """One item in the Agent-Zero UI log; never raises."""
+        ui_log(self._agent, type=type, heading=heading, content=content, kvps=kvps)
+
+    def pause(self) -> bool:
+        """Pause the chat as the pause button does; False when it cannot be."""
+        return pause_chat(self._agent)
+
+    def block_tool(self, text: str) -> bool:
+        """The tool about to run returns ``text`` instead of running; False when it cannot be replaced."""
+        return replace_tool_run(self._agent, text)
+
+    def save(self) -> bool:
+        """Save the chat now, as Agent-Zero does after a turn."""
+        return save_chat(self._agent)

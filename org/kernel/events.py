@@ -35,24 +35,54 @@ def rotated_names() -> list[str]:
     return [f"events.{n}.jsonl" for n in range(KEEP, 0, -1)] + [NAME]
 
 
+_validate = SupervisionEvent.__pydantic_validator__.validate_python
+_serialise = SupervisionEvent.__pydantic_serializer__.to_json
+
+
 def lines_of(events: tuple[tuple[str, dict[str, Any]], ...]) -> bytes:
+    """One JSON line per event, validated against the contract (pydantic's own validator and
+    serialiser, called directly: written at every turn with findings)."""
     now = datetime.now(timezone.utc)
-    return "".join(SupervisionEvent(time=now, type=kind, **fields).model_dump_json(exclude_defaults=True) + "\n"
-                   for kind, fields in events).encode("utf-8")
+    return b"".join(_serialise(_validate({"time": now, "type": kind, **fields}), exclude_defaults=True) + b"\n"
+                    for kind, fields in events)
+
+
+_FOLDER_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
+#: folder -> (its log, the log's folder as text, the log's lock): the paths of a folder written every turn
+_known_places: dict[Path, tuple[Path, str, Path]] = {}
+
+
+def _places(folder: Path) -> tuple[Path, str, Path]:
+    places = _known_places.get(folder)
+    if places is None:
+        path = log_path(folder)
+        places = (path, str(path.parent), lock_file_for(path))
+        if len(_known_places) >= 64:
+            _known_places.clear()
+        _known_places[folder] = places
+    return places
 
 
 def record(folder: Path, *events: tuple[str, dict[str, Any]]) -> None:
     """Append events ``(kind, fields)`` to ``folder``'s log, all in one write. Problems are
     logged once, never raised."""
     try:
-        path = log_path(folder)
+        path, parent, lock = _places(folder)
+        data = lines_of(events)
         try:
-            dir_fd = os.open(path.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+            fd = os.open(path, _APPEND, 0o600)
         except FileNotFoundError:  # the first event: the folder is made once, not at every turn
             path.parent.mkdir(parents=True, exist_ok=True)
-            dir_fd = os.open(path.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+            fd = os.open(path, _APPEND, 0o600)
         try:
-            append_at(dir_fd, lines_of(events), lock=lock_file_for(path))
+            if os.fstat(fd).st_size + len(data) <= MAX_BYTES:
+                os.write(fd, data)  # the common case: one open, one write
+                return
+        finally:
+            os.close(fd)
+        dir_fd = os.open(parent, _FOLDER_FLAGS)  # full: rotated in the folder, under the lock
+        try:
+            append_at(dir_fd, data, lock=lock)
         finally:
             os.close(dir_fd)
     except Exception as exc:  # the agent's turn goes on without its events

@@ -7,7 +7,7 @@ checks the id and that the result stays inside the organization's folder.
 from __future__ import annotations
 
 import os
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 from org.contracts.common import is_identifier
@@ -64,6 +64,7 @@ class OrganizationLayout:
 
     def __init__(self, root: Path):
         self.root = root
+        self._latest: dict[str, Path] = {}  # role id -> its latest report: asked for at every radio check
 
     @property
     def active_file(self) -> Path:
@@ -77,7 +78,7 @@ class OrganizationLayout:
     def archive_dir(self) -> Path:
         return self.reports_dir / "archive"
 
-    @property
+    @cached_property
     def steering_file(self) -> Path:
         return self.root / "steering.yaml"
 
@@ -88,7 +89,12 @@ class OrganizationLayout:
         return safe_child(self.root, "roles", checked_id(role_id, "role id") + ".yaml")
 
     def latest_report(self, role_id: str) -> Path:
-        return safe_child(self.reports_dir, checked_id(role_id, "role id") + "_latest.json")
+        path = self._latest.get(role_id)
+        if path is None:
+            path = safe_child(self.reports_dir, checked_id(role_id, "role id") + "_latest.json")
+            if len(self._latest) < 64:
+                self._latest[role_id] = path
+        return path
 
     def archive_report(self, role_id: str, stamp: str) -> Path:
         return safe_child(self.archive_dir, f"{checked_id(role_id, 'role id')}_{stamp}.json")

@@ -17,7 +17,7 @@ from org.contracts import ActiveOrganization, Organization, RoleProfile
 
 from . import cascade, loading
 from .log import forget_logged_about, warn_once
-from .paths import OrganizationLayout, UnsafePathError, organizations_dir
+from .paths import ENV_HOME, OrganizationLayout, UnsafePathError, organizations_dir
 
 RECHECK_SECONDS = 1.0
 
@@ -58,10 +58,19 @@ class OrganizationStore:
         self._file_stamps: dict[Path, tuple[str, int, int] | None] = {}
         self._loaded: LoadedOrganization | None = None
         self._checked_at = 0.0
+        self._layout: tuple[str | None, OrganizationLayout] | None = None
 
     @property
     def layout(self) -> OrganizationLayout:
-        return OrganizationLayout(self._root if self._root is not None else organizations_dir())
+        """The organizations folder's layout; the same object while ``$A0ORG_HOME`` stays the same
+        (the hooks ask for it several times a turn, and it keeps the paths it made)."""
+        if self._root is not None:
+            key = None
+        else:
+            key = os.environ.get(ENV_HOME)
+        if self._layout is None or self._layout[0] != key:
+            self._layout = (key, OrganizationLayout(self._root if self._root is not None else organizations_dir()))
+        return self._layout[1]
 
     def active(self) -> LoadedOrganization | None:
         """The active organization, or None when none is (or it cannot be loaded)."""

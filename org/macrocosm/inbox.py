@@ -8,7 +8,8 @@ Before each prompt agent 0 drains ``units/<unit>/inbox/``, in sequence order:
   (``UnitLink.state_file``): neither a new chat nor a file copied back into the inbox can make
   an old message count again;
 * it is **applied** (injected with ``hist_add_warning`` as ``<text> (XO <sender>, <severity>)``,
-  logged in the UI, its id recorded in ``agent.data``; a pause also pauses the chat), the chat is
+  logged in the UI, its id recorded in ``agent.data``; a pause also pauses the chat; a loop
+  steering naming its ``call`` opens the unit's circuit breaker as the unit's own would), the chat is
   **saved** (Agent-Zero's own ``save_tmp_chat``), and only then **acknowledged**: the high mark
   is written and the file moved to ``inbox/processed/``. A crash before the save loses the
   injection and the id together, so the message is applied again; after it, the id is in the
@@ -29,14 +30,15 @@ import os
 import time
 from datetime import timezone
 from pathlib import Path
-from typing import Any
 
 from org.contracts.steering_message import MAX_MESSAGE_BYTES, SteeringMessage
-from org.kernel.agent_zero import add_information, add_warning, read_attr, save_chat, ui_log
+from org.kernel.agent_zero import AgentPort
 from org.kernel.files import FileRefused, atomic_write_text, json_object, read_capped, validated
 from org.kernel.log import logger, warn_once
 from org.kernel.paths import UnsafePathError
+from org.kernel.turn_readings import TurnReadings
 from org.kernel.values import count_or
+from org.supervisor.microcosm import steered_about_call
 
 from .link import UnitLink
 from .volume import MESSAGE_NAME_RE, message_seq
@@ -246,38 +248,43 @@ def reject(link: UnitLink, error: FileRefused, quiet: bool = False) -> None:
         warn_once(f"{path}: refused steering: {error.reason}; moved to {folder}", key=f"reject {path}")
 
 
-async def inject(agent: Any, message: SteeringMessage) -> bool:
+async def inject(port: AgentPort, message: SteeringMessage) -> bool:
     """Put the message into the agent's history and the UI log; False when history refused it.
     Relayed learnings go in as information, steering as a warning."""
     inform = message.kind == "inform"
     text = message.text if inform else steering_text(message)
     try:
         if inform:
-            await add_information(agent, INFORMATION_KEY, text)
+            await port.inform(INFORMATION_KEY, text)
         else:
-            await add_warning(agent, text)
+            await port.warn(text)
     except Exception as exc:
         warn_once(f"agent.{'hist_add_message' if inform else 'hist_add_warning'} failed ({type(exc).__name__}: {exc}); "
                   "the XO's message stays in the inbox and is tried again next turn")
         return False
     if inform:
-        ui_log(agent, type="info", heading=f"XO {message.sender_role}: learned by unit {', '.join(message.sources)}", content=text)
+        port.log(type="info", heading=f"XO {message.sender_role}: learned by unit {', '.join(message.sources)}", content=text)
     else:
-        ui_log(agent, type="warning", heading=xo_heading(message.sender_role) + str(message.anomaly), content=text)
+        port.log(type="warning", heading=xo_heading(message.sender_role) + str(message.anomaly), content=text)
     return True
 
 
-def pause(agent: Any, message: SteeringMessage) -> None:
-    """Pause the chat as Agent-Zero's pause button does; it waits until someone resumes it."""
-    context = read_attr(agent, "context")
+def open_breaker(readings: TurnReadings, port: AgentPort, call: str) -> None:
+    """A loop steering about one call reached the agent: the unit's breaker takes it as its own."""
     try:
-        context.paused = True
-    except Exception as exc:
-        warn_once(f"agent.context.paused cannot be set ({type(exc).__name__}: {exc}); the XO's pause was not applied")
+        steered_about_call(readings.role, port, call)
+    except Exception as exc:  # the message is applied all the same
+        warn_once(f"the circuit breaker could not take the XO's loop steering ({type(exc).__name__}: {exc})")
+
+
+def pause(port: AgentPort, message: SteeringMessage) -> None:
+    """Pause the chat as Agent-Zero's pause button does; it waits until someone resumes it."""
+    if not port.pause():
+        warn_once("agent.context.paused cannot be set; the XO's pause was not applied")
         return
     logger.warning("paused by XO %s after %d unanswered nudge(s) about %s", message.sender_role, message.nudge, message.anomaly)
-    ui_log(agent, type="warning", heading=xo_heading(message.sender_role) + "paused",
-           content=f"The XO paused this agent ({message.anomaly}, {message.nudge} unanswered nudges). Resume it to continue.")
+    port.log(type="warning", heading=xo_heading(message.sender_role) + "paused",
+             content=f"The XO paused this agent ({message.anomaly}, {message.nudge} unanswered nudges). Resume it to continue.")
 
 
 class _Drain:
@@ -301,8 +308,9 @@ class _Drain:
                            self.link.inbox, self.refused, min(self.refused, REFUSALS_LOGGED), left)
 
 
-async def drain_inbox(agent: Any, link: UnitLink, now: float | None = None) -> list[SteeringMessage]:
-    """Apply the unit's waiting steering (see the module's description); the messages applied now."""
+async def drain_inbox(readings: TurnReadings, port: AgentPort, link: UnitLink, now: float | None = None) -> list[SteeringMessage]:
+    """Apply the unit's waiting steering (see the module's description) to the agent read as
+    ``readings``, through ``port``; the messages applied now."""
     entries = pending_files(link)
     if not entries:
         return []
@@ -313,7 +321,7 @@ async def drain_inbox(agent: Any, link: UnitLink, now: float | None = None) -> l
         return []
     entries.sort(key=sequence_key)
     now = time.time() if now is None else now
-    applied_ids = AppliedIds(agent.data)
+    applied_ids = AppliedIds(port.data)
     mark = HighMark(link.state_file)
     drain = _Drain(link)
     applied: list[SteeringMessage] = []
@@ -344,18 +352,20 @@ async def drain_inbox(agent: Any, link: UnitLink, now: float | None = None) -> l
             mark.take(message)
             applied_ids.taken(message.seq)  # authentic: the XO may go on
             continue
-        if outdated(agent.data, message):
+        if outdated(port.data, message):
             logger.info("%s: steering about turn %s of a task that has ended; acknowledged without applying it",
                         entry.path, message.report_turn)
         elif message.id not in applied_ids:
-            if not await inject(agent, message):
+            if not await inject(port, message):
                 break  # keep the order: the rest waits for the next turn too
             applied_ids.add(message.id)
             applied.append(message)
+            if message.kind == "steer" and message.call:
+                open_breaker(readings, port, message.call)
             if message.kind == "pause":
-                pause(agent, message)
+                pause(port, message)
             applied_ids.taken(message.seq)
-            save_chat(agent)  # the injection and its id on disk together, before the acknowledgement
+            port.save()  # the injection and its id on disk together, before the acknowledgement
         applied_ids.taken(message.seq)
         mark.take(message)
         acknowledge(link, path)

@@ -149,6 +149,9 @@ _ENV_NAMES = (ENV_VOLUME, ENV_UNIT, ENV_STEERING_KEYS, ENV_UNIT_KEY, ENV_UNIT_ST
 def current_link() -> UnitLink | None:
     """The link of this process, built once per distinct environment (key files are read once)."""
     global _current
+    if not os.environ.get(ENV_VOLUME):
+        _current = None
+        return None  # not linked (the common case): one look at the environment
     marker = tuple(os.environ.get(name) for name in _ENV_NAMES)
     if _current is None or _current[0] != marker:
         _current = (marker, UnitLink.from_env() if marker[0] else None)

@@ -76,6 +76,7 @@ class Outbox:
             text=steering.text[:2000],
             nudge=steering.nudge,
             report_turn=steering.turn if steering.turn is not None and steering.turn >= 0 else None,
+            call=steering.call,
             created_at=datetime.fromtimestamp(now, timezone.utc),
             expires_at=datetime.fromtimestamp(now, timezone.utc) + timedelta(seconds=self.ttl),
             epoch=self.epoch,

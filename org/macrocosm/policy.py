@@ -15,6 +15,7 @@ a very stale unit is logged once per silence and its health is unknown.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Callable, Literal
@@ -30,6 +31,7 @@ from org.supervisor.signals import snapshot_from_signals
 
 from .state import UnitState, freshness, shared
 
+_CALL_SIGNATURE = re.compile(r"[0-9a-f]{1,64}")
 #: Report states in which a unit is expected to keep reporting.
 BUSY_STATES = frozenset({"active", "waiting", "error_recovery", "escalating"})
 
@@ -48,6 +50,7 @@ class Steering:
     nudge: int  # steering already sent in this episode
     turn: int | None  # the unit's turn it answers
     sources: tuple[str, ...] = ()  # inform: the units the relayed learnings come from
+    call: str | None = None  # loop steering: the signature of the call repeated with the same failure
 
 
 @dataclass
@@ -179,7 +182,16 @@ def _radio_check(state: UnitState, report: SaluteReport, signals: SaluteSignals,
     if check.pause is not None and busy and not not_taken(signals, state):
         verdict.steering = _pause_on_proof(state, check.pause, check.ignored, signals.turn, render)
     elif finding is not None:
-        verdict.steering = _next_step(state, due, repeated, signals.turn, render)
+        verdict.steering = _next_step(state, due, repeated, signals.turn, render, repeated_call(due, signals))
+
+
+def repeated_call(due: list[Finding], signals: SaluteSignals) -> str | None:
+    """The call a loop steering is about (the unit's breaker opens on it), as the unit's own
+    supervisor takes it: the last outcome, when it failed."""
+    last = signals.outcomes[-1] if signals.outcomes else None
+    if last is None or last.ok or not any(f.template == "loop_repeat" for f in due):
+        return None
+    return last.signature if _CALL_SIGNATURE.fullmatch(last.signature) else None  # a report is the unit's word: checked
 
 
 def judge_silence(state: UnitState, now: float, render: Render, last_waiting: Callable[[], bool]) -> Verdict:
@@ -233,7 +245,8 @@ def _pause_on_proof(state: UnitState, finding: Finding, ignored: int, turn: int,
     return Steering("pause", finding.anomaly, "critical", render(pause, False), state.nudges, turn)
 
 
-def _next_step(state: UnitState, due: list[Finding], repeated: dict[str, bool], turn: int, render: Render) -> Steering:
+def _next_step(state: UnitState, due: list[Finding], repeated: dict[str, bool], turn: int, render: Render,
+               call: str | None = None) -> Steering:
     """The next step of the ladder: a steer worded by its severity (the texts of every due
     finding, most severe first), or the pause."""
     finding = due[0]
@@ -245,4 +258,4 @@ def _next_step(state: UnitState, due: list[Finding], repeated: dict[str, bool], 
         return Steering("pause", finding.anomaly, "critical", render(pause, False), before, turn)
     state.nudges = before + 1
     text = " ".join(render(f, repeated.get(f.anomaly, False)) for f in due)[:MAX_TEXT_CHARS]
-    return Steering("steer", finding.anomaly, nudge_severity(before), text, before, turn)
+    return Steering("steer", finding.anomaly, nudge_severity(before), text, before, turn, call=call)

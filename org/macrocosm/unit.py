@@ -102,9 +102,9 @@ def publish_turn(agent: Any, link: UnitLink, role: RoleProfile, snapshot: Snapsh
     return mode == XO_STEERS
 
 
-def current_publisher() -> Publisher | None:
+def publisher_for(agent: Any) -> Publisher | None:
     """What agent 0 does at a turn's end while linked to a volume (see :func:`publish_turn`)."""
     link = current_link()
     if link is None:
         return None
-    return lambda agent, role, snapshot, readings: publish_turn(agent, link, role, snapshot, readings)
+    return lambda role, snapshot, readings: publish_turn(agent, link, role, snapshot, readings)

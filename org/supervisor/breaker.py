@@ -10,13 +10,18 @@ once the agent has done something else in between; that call closes it when it
 succeeds or fails differently, and opens it again when it fails the same way. A
 different call is never blocked, nor are the doctrine's exempt tools.
 
+The loop steering that opens it comes from the unit's own supervisor or, while the unit is
+linked to a running XO, from the XO: its message names the call it is about
+(``SteeringMessage.call``) and the unit's inbox hands it to :func:`failing_run`, so both open
+the breaker on the same evidence, the unit's own ledger.
+
 The state is plain JSON-able data, kept with the supervisor's state in the chat.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 from org.contracts import Finding
 from org.contracts.role import Doctrine
@@ -58,6 +63,24 @@ class OpenBreaker:
             )
         except Exception:
             return None
+
+
+def failing_run(outcomes: Sequence[ToolOutcome], signature: str, exempt: Sequence[str]) -> tuple[ToolOutcome, int] | None:
+    """The latest outcome of the call ``signature`` and how many times in a row (ignoring
+    exempt tools) it failed that same way; None when it did not fail or is not there."""
+    watched = [o for o in outcomes if o.tool not in exempt]
+    at = next((i for i in range(len(watched) - 1, -1, -1) if watched[i].signature == signature), None)
+    if at is None or watched[at].ok:
+        return None
+    last, times = watched[at], 1
+    while at - times >= 0 and (watched[at - times].signature, watched[at - times].result) == (signature, last.result):
+        times += 1
+    return last, times
+
+
+def action_of(outcome: ToolOutcome) -> str:
+    """The call as steering names it: its command when it has one, else the tool."""
+    return f"`{outcome.command}`" if outcome.command else outcome.tool
 
 
 def _text(value: Any) -> str | None:

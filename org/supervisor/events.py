@@ -6,8 +6,6 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from org.kernel import events
-from org.kernel.agent_scope import chat_project
-from org.kernel.agent_zero import read_attr
 from org.kernel.paths import OrganizationLayout
 
 #: ``agent.data`` (not saved with the chat): steered or blocked since the last progress.
@@ -16,26 +14,25 @@ STEERED_KEY = "_org_steered_since_progress"
 PENDING_KEY = "_org_pending_events"
 
 
-def note(agent: Any, kind: str, role: str | None, turn: int, **fields: Any) -> None:
-    """One event of this chat, written at the turn's end; steering and blocks also wait for
-    the progress that follows them."""
-    agent.data.setdefault(PENDING_KEY, []).append((kind, {"role": role, "turn": turn, **fields}))
+def note(data: dict, kind: str, role: str | None, turn: int, **fields: Any) -> None:
+    """One event of this chat (``data``: its saved state), written at the turn's end; steering
+    and blocks also wait for the progress that follows them."""
+    data.setdefault(PENDING_KEY, []).append((kind, {"role": role, "turn": turn, **fields}))
     if kind in ("steering", "block"):
-        agent.data[STEERED_KEY] = True
+        data[STEERED_KEY] = True
 
 
-def note_progress(agent: Any, role: str, turn: int, turns_since_progress: int | None) -> None:
+def note_progress(data: dict, role: str, turn: int, turns_since_progress: int | None) -> None:
     """The agent made progress again after steering or a block: the event that says steering helped."""
-    if turns_since_progress == 0 and agent.data.get(STEERED_KEY):
-        agent.data[STEERED_KEY] = False
-        note(agent, "progress", role, turn)
+    if turns_since_progress == 0 and data.get(STEERED_KEY):
+        data[STEERED_KEY] = False
+        note(data, "progress", role, turn)
 
 
-def write_turn(agent: Any, layout: Callable[[], OrganizationLayout]) -> None:
+def write_turn(data: dict, chat: str | None, project: str | None, layout: Callable[[], OrganizationLayout]) -> None:
     """Write what :func:`note` gathered, if anything (the organizations folder is asked for only then)."""
-    pending = agent.data.pop(PENDING_KEY, None)
+    pending = data.pop(PENDING_KEY, None)
     if not pending:
         return
-    chat = read_attr(read_attr(agent, "context"), "id")
-    scope = {"chat": str(chat)[:200] if chat is not None else None, "project": chat_project(agent)}
+    scope = {"chat": chat, "project": project}
     events.record(layout().root, *((kind, {**scope, **fields}) for kind, fields in pending))

@@ -1,8 +1,10 @@
-"""The microcosm adapter: the supervisor reading its own agent.
+"""The microcosm adapter: the supervisor of its own agent.
 
-It builds the snapshot from the live agent (read-only on every other layer), runs the
-radio check, injects the steering with ``hist_add_warning``, logs it to the
-Agent-Zero UI, and raises the SALUTE report's health when it sees worse than the
+It sees the agent as a value: the hooks read it once per call into
+:class:`~org.kernel.turn_readings.TurnReadings` and act on it only through an
+:class:`~org.kernel.agent_zero.AgentPort` (a history message, a UI log line, a pause, a blocked
+tool, and the chat's saved state). From them it builds the snapshot, runs the radio check,
+injects the steering, and raises the SALUTE report's health when it sees worse than the
 dispatcher did.
 
 In a unit linked to a shared volume, agent 0 also hands that snapshot to the unit's
@@ -17,17 +19,18 @@ from typing import Any, Callable
 from org.contracts import Finding, RoleProfile
 from org.contracts.common import PACE_LEVELS
 from org.kernel import salute
-from org.kernel.agent_scope import chat_project
-from org.kernel.agent_zero import add_warning, agent_number, is_paused, pause_chat, replace_tool_run, ui_log
+from org.kernel.agent_zero import AgentPort
 from org.kernel.cascade import project_steering
 from org.kernel.dispatcher import PACE_ATTR, ROLE_ATTR
 from org.kernel.files import first_error
-from org.kernel.layers import AgentReadings, read_agent
+from org.kernel.layers import AgentReadings
 from org.kernel.log import warn_once
 from org.kernel.outcomes import LEDGER_KEY, ToolLedger, ToolOutcome, canonical_signature, record_blocked, record_outcome
 from org.kernel.paths import OrganizationLayout
+from org.kernel.turn_readings import TurnReadings
 
-from .escalation import times_in_words
+from .breaker import action_of, failing_run
+from .escalation import pause_due, times_in_words
 from .events import note, note_progress, write_turn
 from .radio_check import RadioCheckResult, SupervisorState, is_check_turn, radio_check
 from .snapshot import Snapshot
@@ -37,12 +40,10 @@ from .steering import SteeringBook
 STATE_KEY = "org_supervisor"
 #: UI log heading of each injection: "Supervisor: <anomaly>".
 STEERING_HEADING = "Supervisor: "
-#: Per monologue, like Agent-Zero's own repeat check.
-PREVIOUS_RESPONSE_KEY = "_org_previous_response"
+#: The state object the saved one was made from (not saved with the chat): spares parsing it again.
+PARSED_STATE_KEY = "_org_supervisor_parsed"
 #: The call the breaker blocked this turn, until its outcome is recorded (not saved with the chat).
 BLOCKED_KEY = "_org_blocked_call"
-#: Newer Agent-Zero's own counter of consecutive unusable responses (read only).
-UNUSABLE_RESPONSES_KEY = "_unusable_response_failures"
 
 _roles: dict[int, tuple[dict, RoleProfile]] = {}
 
@@ -63,41 +64,20 @@ def role_profile(role_dict: Any) -> RoleProfile | None:
     return role
 
 
-def native_repeat_fired(loop_data: Any) -> bool:
-    """True when Agent-Zero itself warned this turn about a repeated or unusable response.
-
-    Agent-Zero compares the new response with ``loop_data.last_response`` (the previous
-    one, same monologue) and warns on equality; we keep the previous response the same
-    way and compare after the fact. Newer versions also count repeated, misformatted and
-    empty responses in ``params_persistent["_unusable_response_failures"]``
-    (``{"iteration", "count"}``); an entry for this iteration means one was warned about.
-    """
-    params = getattr(loop_data, "params_persistent", None)
-    if not isinstance(params, dict):
-        return False
-    response = getattr(loop_data, "last_response", None)
-    previous = params.get(PREVIOUS_RESPONSE_KEY)
-    if isinstance(response, str):
-        params[PREVIOUS_RESPONSE_KEY] = response
-    repeated = isinstance(response, str) and bool(response) and previous == response
-    breaker = params.get(UNUSABLE_RESPONSES_KEY)
-    warned = isinstance(breaker, dict) and breaker.get("iteration") == getattr(loop_data, "iteration", None)
-    return repeated or warned
+#: Publishes agent 0's turn when the unit is linked to a volume: called with its role, this
+#: turn's snapshot and the readings it was built from (the hooks bind it to the agent). True
+#: when a running XO steers the agent, so its own radio check stays quiet; False when the agent's own must.
+Publisher = Callable[[RoleProfile, Snapshot, AgentReadings], bool]
 
 
-#: Publishes agent 0's turn when the unit is linked to a volume: called with the agent, its
-#: role, this turn's snapshot and the readings it was built from. True when a running XO
-#: steers the agent, so its own radio check stays quiet; False when the agent's own must.
-Publisher = Callable[[Any, RoleProfile, Snapshot, AgentReadings], bool]
-
-
-def build_snapshot(agent: Any, role: RoleProfile, turn: int, native_repeat: bool, readings: AgentReadings) -> Snapshot:
+def build_snapshot(data: dict, pace_level: Any, role: RoleProfile, turn: int, native_repeat: bool, readings: AgentReadings) -> Snapshot:
+    """The snapshot the detectors read, from the chat's state (its tool ledger) and the readings."""
     htn, bst, fill = readings.htn, readings.bst, readings.fill
-    ledger = agent.data.get(LEDGER_KEY)
+    ledger = data.get(LEDGER_KEY)
     if ledger is not None and not isinstance(ledger, ToolLedger):
         warn_once(f"agent.data[{LEDGER_KEY!r}]: expected the pack's tool ledger, found {type(ledger).__name__}; tool history ignored", key=LEDGER_KEY)
         ledger = None
-    level = getattr(agent, PACE_ATTR, None)
+    level = pace_level
     if level is not None and level not in PACE_LEVELS:
         warn_once(f"agent.{PACE_ATTR}: unknown PACE level {str(level)[:40]!r}; ignored", key=f"agent.{PACE_ATTR}")
         level = None
@@ -126,167 +106,226 @@ def build_snapshot(agent: Any, role: RoleProfile, turn: int, native_repeat: bool
     )
 
 
-def _role_id(agent: Any) -> str | None:
-    role = getattr(agent, ROLE_ATTR, None)
+def _role_id(role: Any) -> str | None:
     return role.get("role_id") if isinstance(role, dict) else None
 
 
-def still_paused(agent: Any, state: SupervisorState) -> bool:
+def still_paused(readings: TurnReadings, port: AgentPort, state: SupervisorState) -> bool:
     """Whether the chat the supervisor paused is still paused; once resumed, supervision starts over."""
     if state.paused_turn is None:
         return False
-    if is_paused(agent):
+    if readings.paused:
         return True
     state.start_over()
-    ui_log(agent, type="info", heading=f"{STEERING_HEADING}resumed", content="The chat was resumed; supervision starts over.")
-    note(agent, "resume", _role_id(agent), state.turn)
+    port.log(type="info", heading=f"{STEERING_HEADING}resumed", content="The chat was resumed; supervision starts over.")
+    note(port.data, "resume", _role_id(readings.role), state.turn)
     return False
+
+
+def steered_about_call(role_dict: Any, port: AgentPort, call: str) -> bool:
+    """The XO's loop steering about ``call`` reached the agent: counted and acted on as the
+    supervisor's own loop steering (a nudge in the loop episode, the breaker opened on the
+    unit's own evidence). True when the breaker opened."""
+    role = role_profile(role_dict)
+    data = port.data
+    ledger = data.get(LEDGER_KEY)
+    if role is None or not isinstance(ledger, ToolLedger):
+        return False
+    found = failing_run(ledger.outcomes, call, role.doctrine.loop.exempt_tools)
+    if found is None:
+        return False  # not a call this chat repeated and failed: nothing to open
+    last, times = found
+    state = SupervisorState.from_dict(data.get(STATE_KEY))
+    finding = Finding(anomaly="loop", template="loop_repeat", turn=state.turn, evidence={"times": times, "action": action_of(last)})
+    state.record(finding)
+    opened = state.breakers.open_for(finding, last, role.doctrine)
+    if opened and last is not ledger.outcomes[-1]:
+        state.breakers.open[last.signature].other_since = True  # the agent did something else since: half-open
+    data[STATE_KEY] = state.to_dict()
+    if opened:
+        port.log(type="info", heading=f"{STEERING_HEADING}breaker open",
+                 content=f"{finding.evidence['action']} will not be run again while it keeps failing the same way.")
+    return opened
+
+
+def _saved_state(data: dict) -> SupervisorState:
+    """The supervisor's state saved with the chat; the object the last turn saved it from while
+    that saved dict is still the one there (anything that changes the state saves a new one)."""
+    saved = data.get(STATE_KEY)
+    parsed = data.get(PARSED_STATE_KEY)
+    if isinstance(parsed, tuple) and len(parsed) == 2 and parsed[0] is saved and isinstance(parsed[1], SupervisorState):
+        return parsed[1]
+    return SupervisorState.from_dict(saved)
 
 
 class MicrocosmSupervisor:
     """Runs the radio check for one agent at the end of each of its turns."""
 
-    def __init__(self, layout_provider, steering: SteeringBook | None = None,
-                 publisher_provider: Callable[[], Publisher | None] | None = None):
+    def __init__(self, layout_provider, steering: SteeringBook | None = None):
         self._layout_provider = layout_provider
         self._steering = steering
         self._books: dict[tuple[Any, ...], SteeringBook] = {}
-        self._publisher_provider = publisher_provider or (lambda: None)
+        self._last_book: tuple[OrganizationLayout, str | None, SteeringBook] | None = None
 
-    def steering(self, layout: OrganizationLayout, agent: Any) -> SteeringBook:
+    def steering(self, layout: OrganizationLayout, project: str | None) -> SteeringBook:
         """The organization's texts, with those of the chat's project over them (one book per pair of files)."""
         if self._steering is not None:
             return self._steering
-        paths = (layout.steering_file, project_steering(layout, chat_project(agent)))
+        last = self._last_book
+        if last is not None and last[0] is layout and last[1] == project:
+            return last[2]  # the same organizations folder and project as the last steering: no paths to build
+        paths = (layout.steering_file, project_steering(layout, project))
         if paths not in self._books:
             self._books[paths] = SteeringBook(*paths)
+        self._last_book = (layout, project, self._books[paths])
         return self._books[paths]
 
-    async def _steer(self, agent: Any, finding: Finding, state: SupervisorState, layout: OrganizationLayout) -> bool:
-        """Inject one steering; only one that reached the agent starts its cooldown."""
-        finding.text = self.steering(layout, agent).render(finding, repeated=state.repeated(finding.anomaly))
+    async def _steer(self, readings: TurnReadings, port: AgentPort, finding: Finding, state: SupervisorState,
+                     layout: OrganizationLayout, checked: bool = False) -> bool:
+        """Inject one steering; only one that reached the agent starts its cooldown. ``checked``: the
+        steering texts' files were looked at for an earlier steering of this check."""
+        finding.text = self.steering(layout, readings.project).render(finding, repeated=state.repeated(finding.anomaly), checked=checked)
         try:
-            await add_warning(agent, finding.text)
+            await port.warn(finding.text)
         except Exception as exc:
             warn_once(f"agent.hist_add_warning failed ({type(exc).__name__}: {exc}); the {finding.anomaly} steering was not injected and will be tried again",
                       key=f"agent.hist_add_warning {type(exc).__name__}")
             return False
         state.record(finding)
-        ui_log(agent, type="warning", heading=f"{STEERING_HEADING}{finding.anomaly}", content=finding.text)
-        note(agent, "steering", _role_id(agent), state.turn, anomaly=finding.anomaly, template=finding.template)
+        port.log(type="warning", heading=f"{STEERING_HEADING}{finding.anomaly}", content=finding.text)
+        note(port.data, "steering", _role_id(readings.role), state.turn, anomaly=finding.anomaly, template=finding.template)
         return True
 
-    async def turn_end(self, agent: Any, loop_data: Any) -> RadioCheckResult | None:
-        role_dict = getattr(agent, ROLE_ATTR, None)
-        if role_dict is None:
-            return None  # no organization active: nothing to do, nothing read
-        role = role_profile(role_dict)
+    async def turn_end(self, readings: TurnReadings, port: AgentPort, publisher: Publisher | None = None) -> RadioCheckResult | None:
+        """The radio check at a turn's end (``readings`` with its layers); ``publisher``: agent 0 of a linked unit's."""
+        if readings.role is None:
+            return None  # no organization active: nothing to do
+        role = role_profile(readings.role)
         if role is None:
             return None
-        native_repeat = native_repeat_fired(loop_data)
-        state = SupervisorState.from_dict(agent.data.get(STATE_KEY))
+        data = port.data
+        layers = readings.layers or AgentReadings(None, None, None)
+        state = _saved_state(data)
         state.turn += 1
         try:
-            publisher = self._publisher_provider() if agent_number(agent) == 0 else None
             snapshot = None
             if publisher is not None:
-                readings = read_agent(agent)
-                snapshot = build_snapshot(agent, role, state.turn, native_repeat, readings)
-                if publisher(agent, role, snapshot, readings):
-                    return None  # the XO runs the radio check on the report and steers
-            if still_paused(agent, state):
+                snapshot = build_snapshot(data, readings.pace_level, role, state.turn, readings.native_repeat, layers)
+                if publisher(role, snapshot, layers):
+                    # the XO runs the radio check on the report and steers; the breaker it opened runs here
+                    if not still_paused(readings, port, state):
+                        await self._breaker_pause(readings, port, snapshot, state)
+                    return None
+            if still_paused(readings, port, state):
                 return None
             layout: OrganizationLayout = self._layout_provider()
             if not is_check_turn(state.turn, role.doctrine.radio_check_interval_turns):
                 return None
-            snapshot = snapshot or build_snapshot(agent, role, state.turn, native_repeat, read_agent(agent))
-            note_progress(agent, role.role_id, state.turn, snapshot.turns_since_progress)
+            snapshot = snapshot or build_snapshot(data, readings.pace_level, role, state.turn, readings.native_repeat, layers)
+            note_progress(data, role.role_id, state.turn, snapshot.turns_since_progress)
             result = radio_check(snapshot, state)
             if result.findings:
-                note(agent, "radio_check", role.role_id, state.turn, findings=[f.anomaly for f in result.findings])
-            await self._act(agent, snapshot, result, state, layout)
-            if agent_number(agent) == 0 and (result.findings or state.health_corrected):
+                note(data, "radio_check", role.role_id, state.turn, findings=[f.anomaly for f in result.findings])
+            await self._act(readings, port, snapshot, result, state, layout)
+            if readings.number == 0 and (result.findings or state.health_corrected):
                 # corrected while anomalies are there, and once more when they clear (back down)
                 salute.correct_health(layout, role.role_id, result.health, [f.anomaly for f in result.findings], state.turn)
                 state.health_corrected = bool(result.findings)
             return result
         finally:
-            agent.data[STATE_KEY] = state.to_dict()
-            write_turn(agent, self._layout_provider)
+            saved = data[STATE_KEY] = state.to_dict()
+            data[PARSED_STATE_KEY] = (saved, state)
+            write_turn(data, readings.chat, readings.project, self._layout_provider)
 
-    async def _act(self, agent: Any, snapshot: Snapshot, result: RadioCheckResult, state: SupervisorState,
-                   layout: OrganizationLayout) -> None:
+    async def _act(self, readings: TurnReadings, port: AgentPort, snapshot: Snapshot, result: RadioCheckResult,
+                   state: SupervisorState, layout: OrganizationLayout) -> None:
         """Steer what is due, open breakers, and pause when steering keeps going unanswered."""
         last = snapshot.outcomes[-1] if snapshot.outcomes else None
         if result.pause is not None:  # the proof that steering is ignored (radio_check.ignored)
-            await self._pause(agent, result.pause, max(result.ignored, 1), state, layout)
+            await self._pause(readings, port, result.pause, max(result.ignored, 1), state, layout)
             return
-        for finding in result.steering:
-            if await self._steer(agent, finding, state, layout) and last is not None:
+        for index, finding in enumerate(result.steering):
+            if await self._steer(readings, port, finding, state, layout, checked=index > 0) and last is not None:
                 if finding.template == "pace_emergency":
                     state.emergency_turn = last.turn
                 elif state.breakers.open_for(finding, last, snapshot.doctrine):
-                    ui_log(agent, type="info", heading=f"{STEERING_HEADING}breaker open",
-                           content=f"{finding.evidence.get('action')} will not be run again while it keeps failing the same way.")
+                    port.log(type="info", heading=f"{STEERING_HEADING}breaker open",
+                             content=f"{finding.evidence.get('action')} will not be run again while it keeps failing the same way.")
 
-    async def _pause(self, agent: Any, finding: Finding, nudges: int, state: SupervisorState, layout: OrganizationLayout) -> None:
+    async def _breaker_pause(self, readings: TurnReadings, port: AgentPort, snapshot: Snapshot, state: SupervisorState) -> None:
+        """While the XO steers: pause when the calls the breaker blocked, with the XO's loop
+        steering, went unanswered as often as the escalation allows, as the supervisor's own
+        ladder does; the loop episode ends once no breaker is open."""
+        if not state.breakers.open:
+            state.episode.pop("loop", None)
+            return
+        last = snapshot.outcomes[-1] if snapshot.outcomes else None
+        nudges = state.episode.get("loop", 0)
+        if last is None or last.signature not in state.breakers.open or not pause_due(nudges, snapshot.doctrine.escalation):
+            return
+        finding = Finding(anomaly="loop", template="loop_repeat", turn=state.turn)
+        await self._pause(readings, port, finding, nudges, state, self._layout_provider())
+
+    async def _pause(self, readings: TurnReadings, port: AgentPort, finding: Finding, nudges: int, state: SupervisorState,
+                     layout: OrganizationLayout) -> None:
         """Pause the chat as Agent-Zero's pause button does, saying why, once."""
-        text = self.steering(layout, agent).render(Finding(anomaly=finding.anomaly, template="pause", turn=finding.turn,
-                                                    evidence={"nudges": times_in_words(nudges), "anomaly": finding.anomaly}))
+        text = self.steering(layout, readings.project).render(Finding(anomaly=finding.anomaly, template="pause", turn=finding.turn,
+                                                              evidence={"nudges": times_in_words(nudges), "anomaly": finding.anomaly}))
         try:
-            await add_warning(agent, text)
+            await port.warn(text)
         except Exception as exc:
             warn_once(f"agent.hist_add_warning failed ({type(exc).__name__}: {exc}); the pause is announced in the UI log only")
-        if not pause_chat(agent):
+        if not port.pause():
             warn_once("agent.context.paused cannot be set; the supervisor cannot pause this chat and keeps steering")
             return
         state.paused_turn = state.turn
-        note(agent, "pause", _role_id(agent), state.turn, anomaly=finding.anomaly, template="pause")
-        ui_log(agent, type="warning", heading=f"{STEERING_HEADING}paused",
-               content=f"{text} The supervisor paused this chat; resume it when you have looked, and supervision starts over.",
-               kvps={"anomaly": finding.anomaly})
+        note(port.data, "pause", _role_id(readings.role), state.turn, anomaly=finding.anomaly, template="pause")
+        port.log(type="warning", heading=f"{STEERING_HEADING}paused",
+                 content=f"{text} The supervisor paused this chat; resume it when you have looked, and supervision starts over.",
+                 kvps={"anomaly": finding.anomaly})
 
-    def tool_start(self, agent: Any, tool_name: str, tool_args: Any) -> bool:
+    def tool_start(self, readings: TurnReadings, port: AgentPort, tool_name: str, tool_args: Any) -> bool:
         """Before a tool runs: block it when its breaker is open. True when it was blocked."""
-        saved = agent.data.get(STATE_KEY)
+        data = port.data
+        saved = data.get(STATE_KEY)
         if not isinstance(saved, dict) or not saved.get("breakers"):
             return False  # no open breaker: the common case costs one dict look-up
-        role = role_profile(getattr(agent, ROLE_ATTR, None))
-        ledger = agent.data.get(LEDGER_KEY)
+        role = role_profile(readings.role)
+        ledger = data.get(LEDGER_KEY)
         if role is None or not isinstance(ledger, ToolLedger):
             return False
         state = SupervisorState.from_dict(saved)
-        still_paused(agent, state)
+        still_paused(readings, port, state)
         signature = canonical_signature(tool_name, tool_args)
         breaker = state.breakers.check(signature, ledger.turn, role.doctrine)
         if breaker is not None:
             finding = Finding(anomaly="loop", template="blocked", turn=state.turn, evidence={
                 "action": breaker.action, "times": breaker.times, "outcome": breaker.error_line or "the same error",
                 "error_type": breaker.error_type or ""})
-            text = self.steering(self._layout_provider(), agent).render(finding)
-            if replace_tool_run(agent, text):
+            text = self.steering(self._layout_provider(), readings.project).render(finding)
+            if port.block_tool(text):
                 state.nudged("loop")
-                agent.data[BLOCKED_KEY] = (signature, breaker)
-                ui_log(agent, type="warning", heading=f"{STEERING_HEADING}blocked", content=text)
-                note(agent, "block", role.role_id, state.turn, anomaly="loop", template="blocked")
+                data[BLOCKED_KEY] = (signature, breaker)
+                port.log(type="warning", heading=f"{STEERING_HEADING}blocked", content=text)
+                note(data, "block", role.role_id, state.turn, anomaly="loop", template="blocked")
             else:
                 breaker = None
-        agent.data[STATE_KEY] = state.to_dict()
-        write_turn(agent, self._layout_provider)
+        data[STATE_KEY] = state.to_dict()
+        write_turn(data, readings.chat, readings.project, self._layout_provider)
         return breaker is not None
 
-    def tool_done(self, agent: Any, tool_name: str, tool_args: Any, output: str, verdict: Any) -> ToolOutcome:
-        """After a tool ran (or was blocked): record its outcome and let the breakers see it."""
-        blocked = agent.data.pop(BLOCKED_KEY, None)
+    def tool_done(self, data: dict, tool_name: str, tool_args: Any, output: str, verdict: Any) -> ToolOutcome:
+        """After a tool ran (or was blocked): record its outcome in the chat's state ``data`` and let the breakers see it."""
+        blocked = data.pop(BLOCKED_KEY, None)
         ok, error_type = verdict if verdict is not None else (None, None)
         if isinstance(blocked, tuple) and blocked[0] == canonical_signature(tool_name, tool_args):
-            outcome = record_blocked(agent.data, tool_name, tool_args, blocked[1])
+            outcome = record_blocked(data, tool_name, tool_args, blocked[1])
         else:
             blocked = None
-            outcome = record_outcome(agent.data, tool_name, tool_args, output, ok, error_type)
-        saved = agent.data.get(STATE_KEY)
+            outcome = record_outcome(data, tool_name, tool_args, output, ok, error_type)
+        saved = data.get(STATE_KEY)
         if isinstance(saved, dict) and saved.get("breakers"):
             state = SupervisorState.from_dict(saved)
             state.breakers.observe(outcome, blocked is not None)
-            agent.data[STATE_KEY] = state.to_dict()
+            data[STATE_KEY] = state.to_dict()
         return outcome

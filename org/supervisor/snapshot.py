@@ -1,6 +1,6 @@
 """The plain snapshot of operational state that every detector reads.
 
-The microcosm adapter builds it from the live agent; a macrocosm adapter builds it
+The microcosm adapter builds it from what the hooks read of the agent; a macrocosm adapter builds it
 from a SALUTE file. The detectors never see where it came from.
 """
 

@@ -76,6 +76,8 @@ class SteeringBook:
         self._defaults = _load_defaults()
         self._templates = dict(self._defaults)
         self._stamps: tuple[tuple[int, int] | None, ...] | None = None
+        #: (template, repeated, evidence) -> text: a persisting anomaly is worded the same at every check
+        self._rendered: dict[tuple[Any, ...], str] = {}
 
     def _refresh(self) -> None:
         stamps = tuple(_stamp(path) for path in self.override_paths)
@@ -83,6 +85,7 @@ class SteeringBook:
             return
         self._stamps = stamps
         self._templates = dict(self._defaults)
+        self._rendered.clear()
         for path, stamp in zip(self.override_paths, stamps):
             if stamp is not None:
                 self._apply(path)
@@ -116,8 +119,23 @@ class SteeringBook:
         """The advice for an error type, quoted as $advice."""
         return self._templates.get(f"{ADVICE}{error_type}") or self._templates[f"{ADVICE}none"]
 
-    def render(self, finding: Finding, repeated: bool = False) -> str:
-        self._refresh()
+    def render(self, finding: Finding, repeated: bool = False, checked: bool = False) -> str:
+        """The steering text; ``checked``: the override files were looked at for this check already."""
+        if not checked:
+            self._refresh()
+        try:
+            memo = (finding.template, repeated, tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in finding.evidence.items()))
+            hash(memo)
+        except TypeError:  # evidence holding something else unhashable: worded afresh
+            return self._render(finding, repeated)
+        text = self._rendered.get(memo)
+        if text is None:
+            if len(self._rendered) >= 256:
+                self._rendered.clear()
+            text = self._rendered[memo] = self._render(finding, repeated)
+        return text
+
+    def _render(self, finding: Finding, repeated: bool) -> str:
         key = finding.template
         if repeated and key + REPEATED in self._templates:
             key += REPEATED

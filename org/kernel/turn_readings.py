@@ -1,0 +1,73 @@
+"""The agent as a value: what the supervisor reads of its Agent-Zero agent, read once per hook call.
+
+The hooks (``org/a0/hooks.py``) call :func:`read_turn` at their boundary and hand the
+supervisor the :class:`TurnReadings` it returns, with an :class:`~org.kernel.agent_zero.AgentPort`
+for everything it does to the agent (a history message, a UI log line, a pause, a blocked tool)
+and the chat's saved state. Below the hooks, no code reads the live agent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .agent_scope import chat_project
+from .agent_zero import agent_number, is_paused, read_attr
+from .dispatcher import PACE_ATTR, ROLE_ATTR
+from .layers import AgentReadings, read_agent
+
+#: Per monologue, like Agent-Zero's own repeat check.
+PREVIOUS_RESPONSE_KEY = "_org_previous_response"
+#: Newer Agent-Zero's own counter of consecutive unusable responses (read only).
+UNUSABLE_RESPONSES_KEY = "_unusable_response_failures"
+
+
+@dataclass(frozen=True, slots=True)
+class TurnReadings:
+    """The agent at one hook call: plain values, read once."""
+
+    number: int  # agent.number: 0 for the top-level agent
+    role: Any  # agent._org_active_role: the role the dispatcher set (a dict), validated by the supervisor
+    pace_level: Any  # agent._org_pace_level, as the dispatcher set it
+    paused: bool  # agent.context.paused
+    chat: str | None  # the chat's (context's) id
+    project: str | None  # the chat's Agent-Zero project
+    native_repeat: bool = False  # Agent-Zero warned about a repeated or unusable response this turn
+    layers: AgentReadings | None = None  # HTN, BST and context fill (read at a turn's end only)
+
+
+def read_turn(agent: Any, loop_data: Any = None, layers: bool = False) -> TurnReadings:
+    """Read what the supervisor needs of ``agent`` now; ``layers`` also reads HTN, BST and the context fill."""
+    chat = read_attr(read_attr(agent, "context"), "id")
+    return TurnReadings(
+        number=agent_number(agent),
+        role=read_attr(agent, ROLE_ATTR),
+        pace_level=read_attr(agent, PACE_ATTR),
+        paused=is_paused(agent),
+        chat=str(chat)[:200] if chat is not None else None,
+        project=chat_project(agent),
+        native_repeat=native_repeat_fired(loop_data) if loop_data is not None else False,
+        layers=read_agent(agent) if layers else None,
+    )
+
+
+def native_repeat_fired(loop_data: Any) -> bool:
+    """True when Agent-Zero itself warned this turn about a repeated or unusable response.
+
+    Agent-Zero compares the new response with ``loop_data.last_response`` (the previous
+    one, same monologue) and warns on equality; we keep the previous response the same
+    way and compare after the fact. Newer versions also count repeated, misformatted and
+    empty responses in ``params_persistent["_unusable_response_failures"]``
+    (``{"iteration", "count"}``); an entry for this iteration means one was warned about.
+    """
+    params = getattr(loop_data, "params_persistent", None)
+    if not isinstance(params, dict):
+        return False
+    response = getattr(loop_data, "last_response", None)
+    previous = params.get(PREVIOUS_RESPONSE_KEY)
+    if isinstance(response, str):
+        params[PREVIOUS_RESPONSE_KEY] = response
+    repeated = isinstance(response, str) and bool(response) and previous == response
+    breaker = params.get(UNUSABLE_RESPONSES_KEY)
+    warned = isinstance(breaker, dict) and breaker.get("iteration") == getattr(loop_data, "iteration", None)
+    return repeated or warned

@@ -1,0 +1,102 @@
+"""The supervisor's core works on values: what the hooks read of the agent (``TurnReadings``)
+and one port for what it does to it. No Agent-Zero agent object here, stand-in or real:
+the port below records what a real one would be asked to do."""
+
+from __future__ import annotations
+
+import asyncio
+
+from org.contracts import RoleProfile
+from org.kernel import loading
+from org.kernel.layers import AgentReadings
+from org.kernel.outcomes import ledger_of, record_outcome
+from org.kernel.paths import OrganizationLayout
+from org.kernel.turn_readings import TurnReadings, read_turn
+from org.resources import roles_dir
+from org.standin.agent import StandInAgent
+from org.supervisor.microcosm import STATE_KEY, MicrocosmSupervisor
+
+ROLE = loading.load(RoleProfile, roles_dir() / "codegen.yaml").model_dump(mode="json")
+FAILING = ("code_execution_tool", {"runtime": "terminal", "code": "python app.py"},
+           "Traceback (most recent call last):\n  File \"app.py\", line 1, in <module>\nModuleNotFoundError: No module named 'flask'\n")
+
+
+class RecordingPort:
+    """The agent's side of the port, as plain data: the history, the UI log, the pause, the blocked tool."""
+
+    def __init__(self) -> None:
+        self.data: dict = {}
+        self.history: list[str] = []
+        self.log_items: list[tuple[str, str]] = []
+        self.paused = False
+        self.tool_result: str | None = None
+
+    async def warn(self, text: str) -> None:
+        self.history.append(text)
+
+    async def inform(self, key: str, text: str) -> None:
+        self.history.append(f"{key}: {text}")
+
+    def log(self, *, type: str, heading: str, content: str = "", kvps: dict | None = None) -> None:
+        self.log_items.append((type, heading))
+
+    def pause(self) -> bool:
+        self.paused = True
+        return True
+
+    def block_tool(self, text: str) -> bool:
+        self.tool_result = text
+        return True
+
+    def save(self) -> bool:
+        return True
+
+
+def readings(port: RecordingPort, **values) -> TurnReadings:
+    return TurnReadings(**{"number": 0, "role": ROLE, "pace_level": "primary", "paused": port.paused, "chat": "c1",
+                           "project": None, "layers": AgentReadings(None, None, None), **values})
+
+
+def test_a_loop_is_steered_blocked_and_paused_on_values_alone(tmp_path):
+    supervisor = MicrocosmSupervisor(lambda: OrganizationLayout(tmp_path))
+    port = RecordingPort()
+    ran = 0
+    for turn in range(1, 16):
+        ledger_of(port.data).tick(new_task=turn == 1)
+        port.tool_result = None
+        blocked = supervisor.tool_start(readings(port), port, FAILING[0], FAILING[1])
+        if not blocked:
+            ran += 1
+        supervisor.tool_done(port.data, FAILING[0], FAILING[1], port.tool_result or FAILING[2], None)
+        asyncio.run(supervisor.turn_end(readings(port), port))
+        if port.paused:
+            break
+    assert port.paused and ran <= 4
+    headings = [h for _, h in port.log_items]
+    assert headings[0] == "Supervisor: loop" and "Supervisor: blocked" in headings and headings[-1] == "Supervisor: paused"
+    assert port.history[0].startswith("[SUPERVISOR] Loop")
+    assert port.data[STATE_KEY]["paused_turn"] is not None
+    assert (tmp_path / "events" / "events.jsonl").is_file()  # the events of the chat the readings named
+
+
+def test_without_a_role_the_core_does_nothing(tmp_path):
+    port = RecordingPort()
+    record_outcome(port.data, *FAILING, False, "ModuleNotFoundError")
+    assert asyncio.run(MicrocosmSupervisor(lambda: OrganizationLayout(tmp_path)).turn_end(readings(port, role=None), port)) is None
+    assert STATE_KEY not in port.data
+    assert port.history == [] and port.log_items == []
+
+
+def test_the_reader_takes_the_agent_once_into_values():
+    agent = StandInAgent(era="D")
+    agent._org_active_role, agent._org_pace_level = ROLE, "contingent"  # type: ignore[attr-defined]
+    agent.context.paused = True
+    agent.context.data["project"] = "shop"
+    agent.loop_data.last_response = "same"
+    agent.loop_data.params_persistent = {}
+    first = read_turn(agent, agent.loop_data, layers=True)
+    again = read_turn(agent, agent.loop_data)
+    assert (first.number, first.role, first.pace_level, first.paused, first.project) == (0, ROLE, "contingent", True, "shop")
+    assert first.layers is not None and again.layers is None
+    assert (first.native_repeat, again.native_repeat) == (False, True)  # the same response twice: Agent-Zero warned
+    assert first.chat == str(agent.context.id)
