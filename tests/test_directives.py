@@ -70,7 +70,8 @@ def test_the_section_lists_directives_in_order_and_says_how_to_mark_them_done(qu
     ]
     queue.add([directive("Writer truncates files", type="functional", priority="critical", source="design")])
     section = queue.active_directives_section()
-    assert "Critical directives come before anything else, including the current request." in section
+    assert "Critical directives were confirmed by a person: take them before the other directives." in section
+    assert "before anything else" not in section and "including the current request" not in section
     assert section.index("D3 [critical") < section.index("D2 [normal") < section.index("D1 [low")
 
 

@@ -118,6 +118,9 @@ class SupervisorRun(Contract):
     directives: list[str] = Field(default_factory=list, description="Directives queued, as '<type>/<priority>: <description>'.")
     documents: list[str] = Field(default_factory=list, description="Knowledge documents written, relative to the store.")
     review_items: int = Field(0, ge=0)
+    quarantined: list[ShortText] = Field(default_factory=list, max_length=60,
+                                         description="Directives and documents held for a person instead of reaching the agent: "
+                                                     "'R3: directive ...: why'.")
     bootstrap: bool = False
     converging: bool = False
     interval_tasks: int | None = Field(None, ge=1, description="Its periodic interval after this run, convergence applied.")

@@ -138,6 +138,8 @@ class KnowledgeSettings(Contract):
 
 
 class DirectiveSettings(Contract):
+    require_approval: bool = Field(False, description="true: every new directive waits in the review queue until a person accepts it. "
+                                   "false: a directive reaches the agent unless screening quarantines it (or it is critical).")
     cleanup_max_age_tasks: int = Field(15, ge=1, le=1000, description="Cleanup directives unaddressed for this many tasks are dropped.")
     cleanup_cap: int = Field(10, ge=1, le=100, description="Most pending cleanup directives; the oldest goes when a new one arrives.")
 

@@ -8,6 +8,8 @@ from pathlib import Path
 
 from org.contracts.knowledge import CATEGORIES, ReviewItem
 
+from .screening import view
+
 
 def _config():
     """The supervisors' config (``supervisors.yaml``), or None."""
@@ -29,7 +31,8 @@ def _store(args: argparse.Namespace):
         return KnowledgeStore(Path(args.root))
     config = _config()
     configured = config.knowledge.root if config else None
-    return KnowledgeStore(locations.knowledge_root(organizations_dir(), getattr(args, "project", None), configured))
+    return KnowledgeStore(locations.knowledge_root(organizations_dir(), getattr(args, "project", None), configured),
+                          directives=_queue_path(args, None))
 
 
 def _queue_path(args: argparse.Namespace, explicit: str | None) -> Path | None:
@@ -85,6 +88,17 @@ def _show(args: argparse.Namespace) -> int:
 def _describe(item: ReviewItem) -> list[str]:
     when = f"{item.created_at:%Y-%m-%d %H:%M}"
     task = f", after task {item.task}" if item.task is not None else ""
+    held = [f"    QUARANTINED: {why}" for why in item.quarantined]
+    if item.directive is not None:
+        d = item.directive
+        lines = [f"{item.id}  {item.status:<8} from {item.source}{task}, {when}: queue a {d.priority} {d.type} directive "
+                 "(approve: queued as it is, reject: dropped)", *held]
+        if item.reason and not item.quarantined:
+            lines.append(f"    reason: {item.reason}")
+        lines.append(f"    directive: {d.description}")
+        lines += [f"    why: {d.rationale}"] if d.rationale else []
+        lines += [f"    files: {', '.join(d.files)}"] if d.files else []
+        return [view(line) for line in lines]
     if item.draft is None:
         head = f"{item.id}  {item.status:<8} from {item.source}{task}, {when}: confirm {item.document} (approve: established, reject: deprecated)"
         return [head] + ([f"    reason: {item.reason}"] if item.reason else [])
@@ -93,15 +107,16 @@ def _describe(item: ReviewItem) -> list[str]:
     what = "replace the hand-written" if item.replaces_hand_written else "write"
     lines = [
         f"{item.id}  {item.status:<8} from {item.source}{task}, {when}: {what} {target} (approve: written as established, reject: dropped)",
+        *held,
     ]
-    if item.reason:
+    if item.reason and not item.quarantined:
         lines.append(f"    reason: {item.reason}")
     lines.append(f"    title: {draft.title}")
     lines += [f"    {number}. {rule}" for number, rule in enumerate(draft.rules, 1)]
     for label, text in (("examples", draft.examples), ("rationale", draft.rationale)):
         if text.strip():
             lines.append(f"    {label}: " + "\n      ".join(text.strip().splitlines()))
-    return lines
+    return [view(line) for line in lines]
 
 
 def _review(args: argparse.Namespace) -> int:

@@ -104,7 +104,7 @@ class Outcome:
 
 def store_for(config: SupervisorsConfig, files: Files) -> KnowledgeStore:
     root = locations.knowledge_root(files.home, files.project, config.knowledge.root)
-    return KnowledgeStore(root, establish_after_tasks=config.knowledge.establish_after_tasks)
+    return KnowledgeStore(root, establish_after_tasks=config.knowledge.establish_after_tasks, directives=files.directives)
 
 
 def queue_for(config: SupervisorsConfig, files: Files) -> DirectiveQueue:
