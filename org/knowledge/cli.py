@@ -143,14 +143,16 @@ def _review(args: argparse.Namespace) -> int:
 def _preview(args: argparse.Namespace) -> int:
     """Both sections in the order the agent's prompt has them: knowledge, then directives (nearest the model's answer)."""
     from .directives import DirectiveQueue
-    from .selection import project_knowledge_section, select_documents
+    from .selection import prompt_sections, select_documents
 
     config = _config()
     budget = args.budget or (config.knowledge.injection_token_budget if config else 2000)
     lessons = config.knowledge.recent_lessons if config else 5
     store = _store(args)
-    knowledge = project_knowledge_section(store, args.domain, args.plan, budget, recent_lessons=lessons)
-    directives = DirectiveQueue(_queue_path(args, args.directives)).active_directives_section()
+    queue = DirectiveQueue(_queue_path(args, args.directives), config.directives if config else None)
+    total = config.prompt_token_budget if config and not args.budget else None  # --budget: the knowledge section's alone
+    knowledge, directives = prompt_sections(store, queue, args.domain, args.plan, knowledge_budget=budget, total_budget=total,
+                                            recent_lessons=lessons)
     shown = [part for part in (knowledge, directives) if part]
     print("\n\n".join(shown) if shown else "(nothing: no pending directives and no documents to show)")
     left_out = [d.path for d in select_documents(store.documents(), args.domain, args.plan, lessons) if d.path not in knowledge]

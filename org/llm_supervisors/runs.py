@@ -108,8 +108,7 @@ def store_for(config: SupervisorsConfig, files: Files) -> KnowledgeStore:
 
 
 def queue_for(config: SupervisorsConfig, files: Files) -> DirectiveQueue:
-    return DirectiveQueue(files.directives, cleanup_max_age_tasks=config.directives.cleanup_max_age_tasks,
-                          cleanup_cap=config.directives.cleanup_cap)
+    return DirectiveQueue(files.directives, config.directives)
 
 
 def execute(request: Request, config: SupervisorsConfig, files: Files) -> Outcome:
