@@ -284,10 +284,17 @@ def _names(text: str, library: _Library | None) -> str:
     return "\n".join(lines)
 
 
+#: A JSON escape of a character a token is made of (``\u0073k_live_...``): read as that character first,
+#: so an escaped key is found like a plain one (quotes and backslashes stay escaped: the JSON stays JSON).
+_ESCAPED = re.compile(r"\\u00(3[0-9]|4[1-9a-fA-F]|5[0-9aA]|6[1-9a-fA-F]|7[0-9aA]|2[bdefBDEF]|5[fF]|3[aAdD])")
+
+
 def redact(text: str) -> str:
     """``text`` with API keys, tokens, private keys, passwords and other credentials replaced by ``[REDACTED]``."""
     if not text:
         return text
+    if "\\u00" in text:
+        text = _ESCAPED.sub(lambda m: chr(int(m.group(1), 16)), text)
     for secret in tuple(_KNOWN):
         text = text.replace(secret, MARK)
     if "PRIVATE KEY" in text:

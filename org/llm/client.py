@@ -41,7 +41,7 @@ from . import structured
 from .answer import ModelOutputInvalid, ParsedAnswer, content_text, json_instruction, parse_answer, with_instruction
 from .budget import LedgerError, UsageLedger
 from .structured import ResponseFormat
-from .transport import Answer, ModelUnavailable, Transport, error_message
+from .transport import MAX_RESPONSE_BYTES, Answer, ModelUnavailable, Transport, error_message
 
 
 @dataclass(frozen=True)
@@ -86,6 +86,10 @@ class _Call:
     refusal: str = ""
 
 
+#: Bytes of an over-large answer kept as its raw answer.
+ANSWER_START_BYTES = 200_000
+
+
 def deadline_after(seconds: float) -> float:
     """The deadline ``seconds`` from now, as :meth:`ChatClient.complete` takes it (``time.monotonic``)."""
     return time.monotonic() + seconds
@@ -116,6 +120,8 @@ class ChatClient:
         self.run_completion_tokens = 0
         self.run_cost_usd = 0.0
         self.run_calls = 0
+        #: Every answer received in this run, as text, usable or not (kept whatever the failure).
+        self.raw_answers: list[str] = []
 
     @property
     def run_tokens(self) -> int:
@@ -191,8 +197,15 @@ class ChatClient:
                 level = lower
         if level != first:
             structured.remember(self.config, level)
+        if not answer.complete:  # paid for: counted as an answer of max_tokens, kept, never asked again
+            start = answer.body[:ANSWER_START_BYTES].decode("utf-8", "replace")
+            self.raw_answers.append(start)
+            self._account(None, prompt_estimate, "", completion_estimate=limit)
+            raise ModelOutputInvalid(f"the answer was larger than {MAX_RESPONSE_BYTES:,} bytes; only its start was read", start,
+                                     [f"your answer was larger than {MAX_RESPONSE_BYTES:,} bytes"])
         envelope = self._envelope(answer, key)
         text, finish_reason, model, refusal = _message(envelope)
+        self.raw_answers.append(text)
         prompt_tokens, completion_tokens, cost = self._account(envelope.get("usage"), prompt_estimate, text)
         return _Call(text, finish_reason, model, attempts, prompt_tokens, completion_tokens, cost, refusal), level
 
@@ -291,7 +304,7 @@ class ChatClient:
     def _envelope(self, answer: Answer, key: str | None) -> dict[str, Any]:
         try:
             envelope = json.loads(answer.body)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise ModelUnavailable(f"{self.endpoint} answered with something that is not a chat completion "
                                    "(check base_url)", "rejected") from None
         if not isinstance(envelope, dict) or not isinstance(envelope.get("choices"), list) or not envelope["choices"]:
@@ -300,11 +313,11 @@ class ChatClient:
                                    "rejected")
         return envelope
 
-    def _account(self, usage: Any, prompt_estimate: int, text: str) -> tuple[int, int, float]:
+    def _account(self, usage: Any, prompt_estimate: int, text: str, completion_estimate: int | None = None) -> tuple[int, int, float]:
         """Tokens and cost of an answered call, added to the run's totals and the ledger."""
         usage = usage if isinstance(usage, dict) else {}
         prompt_tokens = _count(usage.get("prompt_tokens"), prompt_estimate)
-        completion_tokens = _count(usage.get("completion_tokens"), approx_tokens(text))
+        completion_tokens = _count(usage.get("completion_tokens"), approx_tokens(text) if completion_estimate is None else completion_estimate)
         reported = usage.get("cost")
         cost = float(reported) if plain_number(reported, 0, math.inf) else self._price(prompt_tokens, completion_tokens)
         self.run_calls += 1

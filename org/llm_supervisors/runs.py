@@ -155,4 +155,5 @@ def _outcome(request: Request, client: ChatClient | None, run_input: RunInput | 
         outcome.model = model or client.config.model
         outcome.prompt_tokens, outcome.completion_tokens = client.run_prompt_tokens, client.run_completion_tokens
         outcome.cost_usd, outcome.attempts = round(client.run_cost_usd, 8), attempts or client.run_calls
+        outcome.answers = list(client.raw_answers)  # whatever the failure; a valid or invalid answer sets its own
     return outcome
