@@ -69,11 +69,14 @@ class ParsedAnswer:
     notes: list[str] = field(default_factory=list)
 
 
-def json_instruction(schema: type[BaseModel]) -> str:
-    """The prompt text that asks for one JSON object matching ``schema``."""
+def json_instruction(schema: type[BaseModel], schema_in_request: bool = False) -> str:
+    """The prompt text that asks for one JSON object matching ``schema``; the schema itself only when
+    the request does not carry it already (``response_format`` ``json_schema``): it is sent once."""
+    ask = "Answer with exactly one JSON object and nothing else: no prose before or after it, no code fence. "
+    if schema_in_request:
+        return ask + f"It must validate against the JSON Schema {schema.__name__} given as the response format."
     schema_text = json.dumps(schema.model_json_schema(), separators=(",", ":"), sort_keys=True)
-    return ("Answer with exactly one JSON object and nothing else: no prose before or after it, no code fence. "
-            f"It must validate against this JSON Schema:\n{schema_text}")
+    return ask + f"It must validate against this JSON Schema:\n{schema_text}"
 
 
 def with_instruction(messages: list[dict[str, Any]], instruction: str) -> list[dict[str, Any]]:

@@ -100,6 +100,13 @@ def approx_tokens(text: str) -> int:
     return math.ceil(len(text) / 4)
 
 
+def estimate_prompt(messages: list[dict[str, Any]], response_format: dict[str, Any] | None) -> int:
+    """The prompt tokens of a request, as the endpoint will count them: the messages (4 tokens of
+    framing each) and the schema of a ``json_schema`` response format."""
+    schema = json.dumps(response_format, separators=(",", ":")) if response_format and response_format.get("type") == "json_schema" else ""
+    return sum(approx_tokens(_text_of(m)) + 4 for m in messages) + approx_tokens(schema)
+
+
 class ChatClient:
     """Chat completions for one supervisor run: token cap, budget, retries and deadline.
 
@@ -146,7 +153,6 @@ class ChatClient:
         if started >= deadline:
             raise ModelUnavailable("the run's time budget was spent before the model was asked", "deadline")
         key = self._key()
-        messages = with_instruction(messages, json_instruction(schema))
         limit = min(max_tokens or self.config.max_tokens_per_request, self.config.max_tokens_per_request)
         notes: list[str] = []
         level = structured.first_level(self.config)
@@ -155,8 +161,8 @@ class ChatClient:
         try:
             parsed = self._parse(call, limit, schema)
         except ModelOutputInvalid as invalid:
-            repair = repair_messages(messages, call, invalid, limit)
-            why_not = self._why_no_repair(repair, limit, deadline)
+            repair = repair_messages(messages, call, invalid, limit)  # the instruction is added per call
+            why_not = self._why_no_repair(repair, limit, deadline, schema, level)
             if why_not:
                 raise self._given_up(invalid, calls, notes + [f"no repair round: {why_not}"]) from None
             notes.append(f"repair round: {len(invalid.errors)} problem(s) sent back ({invalid.reason})")
@@ -179,13 +185,16 @@ class ChatClient:
 
     def _call(self, messages: list[dict[str, Any]], limit: int, schema: type[BaseModel], level: ResponseFormat,
               deadline: float, key: str | None, notes: list[str]) -> tuple[_Call, ResponseFormat]:
-        """One answered call; an endpoint that refuses the response format is asked again with a weaker one."""
-        prompt_estimate = sum(approx_tokens(_text_of(m)) + 4 for m in messages)
-        self._check_token_cap(prompt_estimate + limit)
-        self._check_budget(prompt_estimate, limit)
+        """One answered call; an endpoint that refuses the response format is asked again with a weaker one.
+        The JSON instruction goes into the system message, with the schema unless the request carries it."""
         first = level
         while True:
-            body = json.dumps(self._request_body(messages, limit, structured.response_format(level, schema))).encode("utf-8")
+            sent = with_instruction(messages, json_instruction(schema, schema_in_request=level == "json_schema"))
+            prompt_estimate = estimate_prompt(sent, structured.response_format(level, schema))
+            if level == first:
+                self._check_token_cap(prompt_estimate + limit)
+                self._check_budget(prompt_estimate, limit)
+            body = json.dumps(self._request_body(sent, limit, structured.response_format(level, schema))).encode("utf-8")
             try:
                 answer, attempts = self.transport.send(body, self._headers(key), deadline, key)
                 break
@@ -224,11 +233,13 @@ class ChatClient:
             parsed.notes.append(f"cut off at max_tokens ({limit}), but the JSON object was complete")
         return parsed
 
-    def _why_no_repair(self, repair: list[dict[str, Any]], limit: int, deadline: float) -> str:
+    def _why_no_repair(self, repair: list[dict[str, Any]], limit: int, deadline: float, schema: type[BaseModel],
+                       level: ResponseFormat) -> str:
         """Why a repair round cannot be made ("" when it can)."""
         if time.monotonic() >= deadline:
             return "the run's time budget is spent"
-        needed = sum(approx_tokens(_text_of(m)) + 4 for m in repair) + limit
+        sent = with_instruction(repair, json_instruction(schema, schema_in_request=level == "json_schema"))
+        needed = estimate_prompt(sent, structured.response_format(level, schema)) + limit
         if self.run_tokens + needed > self.config.max_tokens_per_run:
             return f"the run's token cap ({self.run_tokens} of {self.config.max_tokens_per_run} used, the repair may need {needed})"
         try:
