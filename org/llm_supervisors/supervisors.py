@@ -40,6 +40,9 @@ FINDINGS_CHARS = 3000
 FILE_CHARS = 3000
 FILES_CHARS = 9000
 MAX_FILES = 6
+#: Characters of the whole user message: with the system message and the schema, about 9,000 tokens
+#: (a bootstrap run's code base sample gives way first).
+PROMPT_CHARS = 30_000
 #: Files named but not read, listed with the reason.
 MAX_UNREAD = 10
 #: Files larger than this are not read at all.
@@ -204,7 +207,7 @@ def _readable(path: Path, skip_under: tuple[Path, ...], never_read: tuple[str, .
 
 
 def _cap(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 30].rstrip() + "\n... (cut to fit)"
+    return text if len(text) <= limit else text[: max(0, limit - 30)].rstrip() + "\n... (cut to fit)"
 
 
 def _call_text(call: ToolCall) -> str:
@@ -246,9 +249,9 @@ def digests_section(digests: list[TaskDigest]) -> str:
     for digest in reversed(digests):
         block = digest_text(digest)
         if used + len(block) > DIGEST_CHARS:
-            block = _cap(block, max(0, DIGEST_CHARS - used))
-            if len(block) < 200:
-                break
+            if DIGEST_CHARS - used < 200:
+                break  # (a cap below the note's length would keep the whole block)
+            block = _cap(block, DIGEST_CHARS - used)
         blocks.append(block)
         used += len(block)
     return "\n\n".join(blocks) or "(no tasks recorded)"
@@ -262,6 +265,20 @@ def document_text(document: Document, full: bool) -> str:
 
 def documents_section(documents: list[Document], full: bool, limit: int) -> str:
     return _cap("\n\n".join(document_text(d, full) for d in documents), limit) or "(none)"
+
+
+def codebase_text(codebase: CodeBase, room: int) -> str:
+    """The layout and as many whole sample files as fit in ``room`` characters (the layout cut last)."""
+    layout = f"```\n{_cap(codebase.layout, max(1000, room // 3))}\n```"
+    parts, used = [layout], len(layout)
+    for name, text in codebase.files:
+        block = f"### {name}\n```\n{text}\n```"
+        if used + len(block) + 2 > room:
+            parts.append(f"({len(codebase.files) - len(parts) + 1} more sampled file(s) left out to fit the prompt)")
+            break
+        parts.append(block)
+        used += len(block) + 2
+    return "\n\n".join(parts)
 
 
 def build_messages(spec: SupervisorSpec, run: RunInput) -> list[dict[str, str]]:
@@ -290,9 +307,8 @@ def build_messages(spec: SupervisorSpec, run: RunInput) -> list[dict[str, str]]:
         files += ("\n\n" if files else "") + ("Not read: " + ", ".join(unread) if unread else "")
         sections.append(("FILES THE RECENT TASKS TOUCHED", files or "(none could be read)"))
     if spec.reads_files and run.codebase is not None and (run.codebase.layout or run.codebase.files):
-        sample = "\n\n".join(f"### {name}\n```\n{text}\n```" for name, text in run.codebase.files)
-        sections.append(("CODE BASE (bootstrap scan: the project's layout and a sample of its files)",
-                         f"```\n{run.codebase.layout}\n```" + (f"\n\n{sample}" if sample else "")))
+        room = PROMPT_CHARS - sum(len(title) + len(body) + 5 for title, body in sections) - (FINDINGS_CHARS if run.previous_findings else 0)
+        sections.append(("CODE BASE (bootstrap scan: the project's layout and a sample of its files)", codebase_text(run.codebase, room)))
     if run.previous_findings:
         sections.append(("YOUR PREVIOUS FINDINGS (use the same wording for what is still true)",
                          _cap("\n".join(f"- {f}" for f in run.previous_findings), FINDINGS_CHARS)))
