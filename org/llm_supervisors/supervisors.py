@@ -60,6 +60,7 @@ class SupervisorSpec:
     behaviour: tuple[str, ...]
     bootstrap: str
     reads_files: bool
+    writing: str  #: how its documents (and directives) are written
 
     @property
     def label(self) -> str:
@@ -69,6 +70,13 @@ class SupervisorSpec:
     def categories(self) -> tuple[str, ...]:
         return OWNERSHIP[self.name]
 
+
+#: How the code style and design supervisors write (the internaliser records facts, never rules).
+RULES_WRITING = (
+    "Documents are rules, not prose: 'Do X', not 'we tend to do X'; each addresses one concern, rules under 500 characters in all, "
+    "with concrete good and bad examples. A document you write replaces the whole file: give all of its rules, examples and "
+    "rationale, not only what changed. Directives are short (about 200 characters) and name the files they concern."
+)
 
 SPECS: dict[str, SupervisorSpec] = {
     "code_style": SupervisorSpec(
@@ -85,6 +93,7 @@ SPECS: dict[str, SupervisorSpec] = {
         bootstrap="BOOTSTRAP MODE: the store has no conventions yet. Establish baselines: write convention documents that describe "
                   "the patterns the code already follows. Do not report deviations and give no cleanup directives.",
         reads_files=True,
+        writing=RULES_WRITING,
     ),
     "design": SupervisorSpec(
         name="design",
@@ -102,6 +111,7 @@ SPECS: dict[str, SupervisorSpec] = {
         bootstrap="BOOTSTRAP MODE: the store has no design documents yet. Capture the architecture as it is now in design/ "
                   "documents. Do not report divergences and give no cleanup directives.",
         reads_files=True,
+        writing=RULES_WRITING,
     ),
     "internaliser": SupervisorSpec(
         name="internaliser",
@@ -118,6 +128,10 @@ SPECS: dict[str, SupervisorSpec] = {
         bootstrap="BOOTSTRAP MODE: the store has no lessons or domain knowledge yet. Capture the initial domain knowledge "
                   "the recent tasks reveal.",
         reads_files=False,
+        writing=("Knowledge items are facts and observations, not prescriptions: what happened or was found, as it is "
+                 "('LangGraph state reducers silently drop None values'), with the task it came from and how sure you are. "
+                 "Each item is one discovery in one or two sentences; items on the same topic are added to its document, "
+                 "whose earlier items are kept."),
     ),
 }
 
@@ -291,9 +305,7 @@ def build_messages(spec: SupervisorSpec, run: RunInput) -> list[dict[str, str]]:
         f"You are the {spec.label.lower()} of an AI agent (Agent-Zero) working on a software project.\n"
         f"Purpose: {spec.purpose}\n\nBehaviour:\n{steps}\n\n{mode}\n\n"
         f"Ownership: you may write knowledge documents only in {folders}; other folders belong to other supervisors. "
-        "Documents marked read-only were written by a person: never rewrite them. "
-        "Documents are rules, not prose: 'Do X', not 'we tend to do X'; each addresses one concern, rules under 500 characters in all, "
-        "with concrete good and bad examples. Directives are short (about 200 characters) and name the files they concern."
+        "Documents marked read-only were written by a person: never rewrite them. " + spec.writing
     )
     sections = [
         ("RECENT TASKS", digests_section(run.digests)),
