@@ -26,8 +26,8 @@ from .answers import AnswerLog
 from .records import LABELS, RunLog, outcome_line
 from .runs import Files, Outcome, queue_for, store_for
 from .supervisors import SPECS, changes_from, existing_rules
-from .trust import held_line, hold_back, project_bounds
 from .triggers import StateFile, TriggerSettings, converge, counter_of, interval
+from .trust import held_line, hold_back, project_bounds
 
 
 class FileSnapshot:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from org.contracts.knowledge import DirectiveDraft, KnowledgeDraft
-from org.knowledge.screening import ProjectBounds, bounds_of, screen
+from org.knowledge.screening import ProjectBounds, bounds_of, screen, view
 
 from .codebase import project_roots
 from .supervisors import Changes, RunInput, digest_text
@@ -76,8 +76,8 @@ def hold_back(changes: Changes, bounds: ProjectBounds, require_approval: bool) -
 
 
 def held_line(review_id: str, kind: str, text: str, why: str) -> str:
-    """How a held item is named in the run record, the log and the UI."""
-    return f"{review_id}: {kind} {' '.join(text.split())[:120]!r} {why}"[:300]
+    """How a held item is named in the run record, the log and the UI (its escapes shown, never sent to a terminal)."""
+    return view(f"{review_id}: {kind} '{' '.join(text.split())[:120]}' {why}")[:300]
 
 
 __all__ = ["Held", "hold_back", "held_line", "project_bounds"]
