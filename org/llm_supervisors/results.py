@@ -171,5 +171,5 @@ def _report(run: SupervisorRun, agent: Any, log: RunLog) -> None:
     if agent is not None and run.outcome != "skipped":
         details = ([run.summary] + [f"wrote {d}" for d in run.documents] + [f"directive {d}" for d in run.directives]
                    + [f"held for a person (a0org knowledge review) {q}" for q in run.quarantined])
-        ui_log(agent, type="info" if run.outcome == "applied" else "warning", heading=line,
+        ui_log(agent, type="info" if run.outcome == "applied" and not run.quarantined else "warning", heading=line,
                content="\n".join(d for d in details if d))
