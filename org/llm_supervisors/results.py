@@ -19,6 +19,7 @@ from org.kernel.agent_zero import ui_log
 from org.kernel.files import atomic_write_text
 from org.kernel.log import logger, warn_once
 from org.kernel.redact import redact_model
+from org.knowledge.screening import screen
 from org.knowledge.store import OwnershipError, check_owner
 from org.supervisor.learnings import note_lesson
 
@@ -27,7 +28,7 @@ from .records import LABELS, RunLog, outcome_line
 from .runs import Files, Outcome, queue_for, store_for
 from .supervisors import SPECS, changes_from, existing_rules
 from .triggers import StateFile, TriggerSettings, converge, counter_of, interval
-from .trust import held_line, hold_back, project_bounds
+from .trust import document_texts, held_line, hold_back, project_bounds
 
 
 class FileSnapshot:
@@ -74,14 +75,16 @@ def apply_changes(outcome: Outcome, config: SupervisorsConfig, files: Files) -> 
     changes = changes_from(spec, outcome.parsed, outcome.run_input, existing)
     for draft in changes.documents + changes.reviews:
         check_owner(spec.name, draft.category)  # OwnershipError (logged by the store) refuses the whole answer
-    held = hold_back(changes, project_bounds(outcome.run_input), config.directives.require_approval)
+    bounds = project_bounds(outcome.run_input)
+    held = hold_back(changes, bounds, config.directives.require_approval)
     targets = [store.root / draft.category / f"{draft.name}.md" for draft in changes.documents]
     snapshot = FileSnapshot([*targets, store.index_path, queue.path], [store.review_dir])
     own_pending = {d.id for d in queue.pending() if d.source == spec.name}
     try:
         written = [store.write(draft, spec.name, task=request.task) for draft in changes.documents]
         reviews = [store.queue_for_review(draft, spec.name, reason="flagged by the internaliser for a person to confirm",
-                                          task=request.task) for draft in changes.reviews]
+                                          task=request.task, quarantined=screen(document_texts(draft), bounds))
+                   for draft in changes.reviews]  # held anyway; the person sees what screening would have said
         added = queue.add(changes.directives)
         quarantined = [held_line(store.queue_for_review(draft, spec.name, reason=why, task=request.task, quarantined=reasons).id,
                                  f"document {draft.category}/{draft.name}.md", draft.title, why)
