@@ -38,11 +38,21 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
+    from org.a0.saved_chats import looks_like_chat
     from org.kernel.loading import DocumentError
     from org.replay import replay
 
+    org_dir = Path(args.org_dir) if args.org_dir else None
+    if looks_like_chat(Path(args.trace)):
+        from org.replay_chats import replay_chats
+
+        return replay_chats(Path(args.trace), sys.stdout, sys.stderr, org_dir, args.role,
+                            Path(args.doctrine) if args.doctrine else None, args.era, args.json)
+    if args.role or args.doctrine:
+        print("a0org replay: --role and --doctrine are for Agent-Zero's saved chats; a trace names them in its header", file=sys.stderr)
+        return 2
     try:
-        lines = replay(Path(args.trace), era=args.era, org_dir=Path(args.org_dir) if args.org_dir else None)
+        lines = replay(Path(args.trace), era=args.era or "D", org_dir=org_dir)
     except DocumentError as exc:
         for problem in exc.problems:
             print(problem, file=sys.stderr)
@@ -106,10 +116,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--era", choices=["C", "D"], default="D", help="Agent-Zero API to stand in for: C = v0.9.8.x, D = v0.9.9+/v1.x")
     p.set_defaults(func=_cmd_demo)
 
-    p = sub.add_parser("replay", help="run a recorded trace (JSON lines) and print one JSON line per steering")
-    p.add_argument("trace")
-    p.add_argument("--era", choices=["C", "D"], default="D")
-    p.add_argument("--org-dir", help="keep the organization folder (and its SALUTE reports) here")
+    p = sub.add_parser("replay", help="run a recorded trace (JSON lines), or Agent-Zero's saved chats, and print one JSON line "
+                                      "per supervisor action (for chats, then a summary)")
+    p.add_argument("trace", help="a trace (.jsonl), or a saved chat: chat.json, a folder of them (usr/chats, tmp/chats) "
+                                 "or an Agent-Zero folder")
+    p.add_argument("--era", choices=["C", "D"], help="Agent-Zero API to stand in for: C = v0.9.8.x and older, "
+                                                     "D = v0.9.9+/v1.x (default: D; for a saved chat, the chat's own)")
+    p.add_argument("--org-dir", help="keep the organization folder (SALUTE reports; for chats, the events) here")
+    p.add_argument("--role", help="saved chats: the role to replay them as (default: the organization's default role)")
+    p.add_argument("--doctrine", help="saved chats: a YAML or JSON file of doctrine values (or a role file) "
+                                      "merged into the role's doctrine")
+    p.add_argument("--json", action="store_true", help="saved chats: the summary as one JSON line")
     p.set_defaults(func=_cmd_replay)
 
     p = sub.add_parser("explain", help="show a role as it runs: every value of its doctrine and plan, and every steering text, "

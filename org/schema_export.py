@@ -6,8 +6,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from org.contracts import SCHEMAS
-
 #: The part of a role that a layer of the cascade gives (org/kernel/cascade.py): a role file
 #: that ``extends`` another, ``role_defaults``, and the entries of ``overrides.yaml``.
 ROLE_LAYER = "role_layer"
@@ -28,6 +26,8 @@ def layer_schema(schema: dict[str, Any]) -> dict[str, Any]:
 def schema_documents() -> dict[str, str]:
     """File name -> JSON text, for every contract, and the role layer."""
     out = {}
+    from org.contracts import SCHEMAS
+
     schemas = {stem: model.model_json_schema() for stem, model in SCHEMAS.items()}
     layer = layer_schema(schemas["role_profile"])
     layer["description"] = "Part of a role, merged over what lies below it: " + layer.get("description", "")

@@ -5,11 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from org.contracts import SCHEMAS
+from org.contracts import schema_model
 from org.kernel import cascade, loading
 from org.kernel.loading import DocumentError, Problem
 from org.kernel.paths import OrganizationLayout
-from org.llm.config import read_config
 from org.schema_export import ROLE_LAYER
 
 _SUFFIXES = {".yaml", ".yml", ".json"}
@@ -53,11 +52,14 @@ def validate_file(path: Path) -> list[Problem]:
         return _problems_of(lambda: cascade.resolve_role(OrganizationLayout(path.parent.parent), path.stem, roles_dir=path.parent))
     if kind == "supervisors_config" and path.parent.parent.name == cascade.PROJECTS_FOLDER:
         # a project's settings are laid over the organizations folder's: checked merged
+        from org.llm.config import read_config
+
         return _problems_of(lambda: read_config(path.parent.parent.parent / path.name, path))
-    if kind is None or kind not in SCHEMAS:
+    model = schema_model(kind) if kind else None
+    if model is None:
         return [Problem(str(path), None, "", "cannot tell what this file is: add the schema modeline, or check it is a role, organization, active.json, steering.yaml, supervisors.yaml or SALUTE report")]
     try:
-        document = loading.validate(SCHEMAS[kind], data, path, lines)
+        document = loading.validate(model, data, path, lines)
         if kind in _FOUND_BY_NAME:
             loading.check_named_for_file(getattr(document, _FOUND_BY_NAME[kind]), _FOUND_BY_NAME[kind], path, lines)
     except DocumentError as exc:

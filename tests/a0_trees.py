@@ -191,7 +191,7 @@ def real_doctrine_available() -> bool:
 
 
 #: the ``org`` files a pack copy holds: the installer and what it imports, and doctor with its loader
-PACK_MODULES = ("__init__.py", "install", "kernel/__init__.py", "kernel/files.py", "doctor", "a0/__init__.py", "a0/loader.py")
+PACK_MODULES = ("__init__.py", "install", "kernel/__init__.py", "kernel/files.py", "doctor", "a0/__init__.py", "a0/loader.py", "a0/webui")
 
 
 def make_pack(base: Path, *, hook_module: str = "org", use_real_hooks: bool | None = None, real_doctrine: bool = False) -> Path:

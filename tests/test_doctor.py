@@ -422,8 +422,3 @@ def test_doctor_says_nothing_of_plugins_where_agent_zero_has_none(tmp_path, pack
     assert report["form"] == "extensions" and not checks(report, "plugin")
 
 
-def test_doctor_names_the_volume_variable_the_unit_reads():
-    from org.doctor import link
-    from org.macrocosm import volume
-
-    assert link.ENV_VOLUME == volume.ENV_VOLUME  # restated there to keep every command's start light

@@ -38,7 +38,7 @@ from org.llm import (
     utc_day,
 )
 from org.llm.answer import extract_json_text
-from org.llm.transport import parse_retry_after
+from org.llm.transport import Clock, parse_retry_after
 from org.standin.model_server import Drop, Reply, ScriptedServer, Slow, Status
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -68,7 +68,23 @@ GOOD = {"directives": [{"type": "cleanup", "description": "Use pathlib in org/io
 
 
 def ask(client: ChatClient, seconds: float = 10.0, **options):
-    return client.complete(ASK, schema=Findings, deadline=deadline_after(seconds), **options)
+    return client.complete(ASK, schema=Findings, deadline=client.clock.monotonic() + seconds, **options)
+
+
+class VirtualClock(Clock):
+    """Time that moves only when the client waits: every wait is recorded, and no result
+    depends on how fast the machine answers."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.waits: list[float] = []
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.waits.append(seconds)
+        self.now += seconds
 
 
 @pytest.fixture
@@ -228,10 +244,10 @@ def test_429_is_retried_after_its_retry_after(llm_server, llm_model):
 
 def test_a_retry_after_past_the_deadline_ends_the_call_at_once(llm_server, llm_model):
     llm_server.script(Status(429, retry_after=30), Reply.valid(Findings, GOOD))
-    started = time.monotonic()
+    clock = VirtualClock()
     with pytest.raises(ModelUnavailable) as raised:
-        ask(ChatClient(llm_model), seconds=3)
-    assert time.monotonic() - started < 1.5
+        ask(ChatClient(llm_model, clock=clock), seconds=3)
+    assert clock.waits == []  # it did not wait for a retry it had no time for
     assert raised.value.kind == "deadline" and "HTTP 429" in raised.value.reason
     assert len(llm_server.requests) == 1
 
@@ -290,36 +306,44 @@ def test_an_empty_script_answers_500_so_extra_calls_show(llm_server, llm_key):
 # =========================================================================== deadline
 
 
+# A stalled server holds its answer for STALL seconds; the calls below have a deadline of well
+# under a second, so a call that ends in less than STALL / 2 was cut by its deadline, however
+# loaded the machine (the server stops stalling when the test ends).
+STALL = 120.0
+
+
 def test_a_slow_server_cannot_hold_the_call_past_the_deadline(llm_server, llm_model):
-    llm_server.script(Slow(10, Reply.valid(Findings, GOOD)))
+    llm_server.script(Slow(STALL, Reply.valid(Findings, GOOD)))
     started = time.monotonic()
     with pytest.raises(ModelUnavailable) as raised:
         ask(ChatClient(llm_model), seconds=0.5)
     elapsed = time.monotonic() - started
-    assert raised.value.kind == "deadline" and elapsed < 2.0, elapsed
+    assert raised.value.kind == "deadline" and elapsed < STALL / 2, elapsed
 
 
 def test_a_server_that_stalls_mid_answer_cannot_hold_the_call_past_the_deadline(llm_server, llm_model):
-    llm_server.script(Slow(10, Reply.valid(Findings, GOOD), stage="body"))
+    llm_server.script(Slow(STALL, Reply.valid(Findings, GOOD), stage="body"))
     started = time.monotonic()
     with pytest.raises(ModelUnavailable) as raised:
         ask(ChatClient(llm_model), seconds=0.5)
-    assert raised.value.kind == "deadline" and time.monotonic() - started < 2.0
+    assert raised.value.kind == "deadline" and time.monotonic() - started < STALL / 2
 
 
 def test_a_slow_attempt_times_out_and_the_retry_succeeds(llm_server, llm_key):
-    llm_server.script(Slow(5, Reply.valid(Findings, GOOD)), Reply.valid(Findings, GOOD))
-    result = ask(ChatClient(model_config_for(llm_server, timeout_seconds=0.3)), seconds=5)
-    assert result.attempts == 2 and result.seconds < 2.0
+    llm_server.script(Slow(STALL, Reply.valid(Findings, GOOD)), Reply.valid(Findings, GOOD))
+    result = ask(ChatClient(model_config_for(llm_server, timeout_seconds=0.3)), seconds=STALL / 2)
+    assert result.attempts == 2  # the first attempt was cut at its timeout, well before the deadline
 
 
 def test_retries_never_run_past_the_deadline(llm_server, llm_key):
     llm_server.script(*[Status(503)] * 10)
-    started = time.monotonic()
+    clock = VirtualClock()
+    deadline = clock.now + 1.0
     with pytest.raises(ModelUnavailable) as raised:
-        ask(ChatClient(model_config_for(llm_server, max_retries=10, backoff_seconds=0.2)), seconds=1.0)
-    assert time.monotonic() - started < 1.0
+        ask(ChatClient(model_config_for(llm_server, max_retries=10, backoff_seconds=0.2), clock=clock), seconds=1.0)
     assert raised.value.kind == "deadline" and "no time left for another attempt" in raised.value.reason
+    assert len(clock.waits) >= 1 and len(llm_server.requests) == len(clock.waits) + 1  # it did retry
+    assert clock.now <= deadline  # and never waited past the deadline
 
 
 def test_a_deadline_already_passed_sends_nothing(llm_server, llm_model):

@@ -13,10 +13,10 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints, model_validator
 
 from .common import Contract, Identifier, SchemaVersion, Timestamp
+from .vocabulary import CATEGORIES  # noqa: F401  (re-exported)
 
 #: The store's folders; each belongs to one supervisor (see :data:`OWNERSHIP`).
 KnowledgeCategory = Literal["conventions", "design", "lessons", "domain"]
-CATEGORIES: tuple[str, ...] = ("conventions", "design", "lessons", "domain")
 
 #: The supervisors and the folders each may write; nothing else writes documents.
 OWNERSHIP: dict[str, tuple[str, ...]] = {

@@ -15,12 +15,11 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationInfo, field_validator
 
 from .common import Contract, SchemaVersion
+from .vocabulary import SUPERVISOR_NAMES  # noqa: F401  (re-exported)
 
 OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"
 DEFAULT_KEY_ENV = "OPENROUTER_API_KEY"
 
-#: The supervisors, in the order they run when several are due at once.
-SUPERVISOR_NAMES: tuple[str, ...] = ("code_style", "design", "internaliser")
 SupervisorName = Literal["code_style", "design", "internaliser"]
 
 BaseUrl = Annotated[str, Field(pattern=r"^https?://[^\s/?#]+[^\s?#]*$", description="The endpoint's API root; /chat/completions is appended.")]

@@ -7,18 +7,23 @@ import json
 from pathlib import Path
 from typing import Sequence
 
-from org.doctor.configuration import check_llm_supervisors, check_organizations
-from org.doctor.hooks import check_clashes, check_hooks
-from org.doctor.library import check_library
-from org.doctor.link import check_supervision_mode
-from org.doctor.plugin import check_form, tree_in_its_form
-from org.doctor.report import PROBLEM, Check, Report, render
-from org.install import InstallError
-from org.install.contents import Pack, find_pack_dir
-from org.install.eras import DEFAULT_A0_ROOT, detect_tree
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from org.doctor.report import Report
 
 
 def diagnose(a0_root: Path, pack_dir: Path | None = None) -> Report:
+    from org.doctor.configuration import check_llm_supervisors, check_organizations
+    from org.doctor.hooks import check_clashes, check_hooks
+    from org.doctor.library import check_library
+    from org.doctor.link import check_supervision_mode
+    from org.doctor.plugin import check_form, tree_in_its_form
+    from org.doctor.report import PROBLEM, Check, Report
+    from org.install import InstallError
+    from org.install.contents import Pack, find_pack_dir
+    from org.install.eras import detect_tree
+
     report = Report(a0_root=str(a0_root))
     try:
         tree = detect_tree(a0_root)
@@ -44,15 +49,18 @@ def diagnose(a0_root: Path, pack_dir: Path | None = None) -> Report:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--a0-root", type=Path, default=DEFAULT_A0_ROOT, metavar="DIR", help="Agent-Zero's folder (default: /a0)")
+    parser.add_argument("--a0-root", type=Path, metavar="DIR", help="Agent-Zero's folder (default: /a0)")
     parser.add_argument("--pack-dir", type=Path, metavar="DIR",
                         help="the pack to compare the installed hooks with (default: found automatically)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
-def run(a0_root: Path, pack_dir: Path | None = None, as_json: bool = False) -> int:
-    """Print the report on the tree at ``a0_root`` (as JSON with ``as_json``); exit code 0 when nothing is a problem."""
-    report = diagnose(Path(a0_root).expanduser().absolute(), Path(pack_dir) if pack_dir else None)
+def run(a0_root: Path | None = None, pack_dir: Path | None = None, as_json: bool = False) -> int:
+    """Print the report on the tree at ``a0_root`` (default /a0; as JSON with ``as_json``); exit code 0 when nothing is a problem."""
+    from org.doctor.report import render
+    from org.install.eras import DEFAULT_A0_ROOT
+
+    report = diagnose(Path(a0_root or DEFAULT_A0_ROOT).expanduser().absolute(), Path(pack_dir) if pack_dir else None)
     if as_json:
         print(json.dumps(report.as_json(), indent=2, default=str))
     else:

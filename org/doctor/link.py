@@ -6,8 +6,7 @@ import os
 import time
 
 from org.doctor.report import OK, PROBLEM, WARNING, Check
-
-ENV_VOLUME = "A0ORG_VOLUME"  # org.macrocosm.volume's, not imported here: every command builds doctor's parser
+from org.macrocosm.environment import ENV_VOLUME
 
 _SHELL = "as this shell's environment says; Agent-Zero's own environment is what counts"
 

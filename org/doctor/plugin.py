@@ -28,17 +28,17 @@ def check_form(tree: Tree, pack: Pack | None) -> list[Check]:
                       "to switch it on and off per project or agent in Agent-Zero's plugin settings: install_all.sh --form plugin")]
     if tree.form != PLUGIN_FORM or not installed:
         return []
-    files = [_plugin_file(tree, pack, label, rel, content) for rel, content, _ in plugin_files(pack.version if pack else "")]
+    files = [_plugin_file(tree, pack, label, rel, content, what) for rel, content, what in plugin_files(pack.version if pack else "")]
     return [*files, _toggle_state(tree)]
 
 
-def _plugin_file(tree: Tree, pack: Pack | None, label: str, rel: str, content: bytes) -> Check:
+def _plugin_file(tree: Tree, pack: Pack | None, label: str, rel: str, content: bytes, what: str) -> Check:
     path = tree.plugin_dir / rel
     if not path.is_file() and rel == PLUGIN_META:
         return Check("plugin", PROBLEM, label + rel, "missing: Agent-Zero does not see the plugin, so none of its hooks run",
                      "run install_all.sh")
     if not path.is_file():
-        return Check("plugin", WARNING, label + rel, "missing: the plugin's settings screen does not show the organization",
+        return Check("plugin", WARNING, label + rel, f"missing: the {what} does not work without it",
                      "run install_all.sh")
     if pack is None:
         return Check("plugin", OK, label + rel, "installed (no pack to compare with)")

@@ -76,7 +76,7 @@ def form_removal_steps(tree: Tree, hooks: Sequence[Hook], plan: Plan, uninstalli
         left = [h for h in HOOKS if tree.hook_path(h).is_file() and tree.hook_path(h) not in removing]
         if not left:
             steps += plugin_file_removal_steps(tree, plan, uninstalling)
-            removed_dirs += [tree.plugin_dir / "extensions" / "python", tree.plugin_dir / "webui"]
+            removed_dirs += [tree.plugin_dir / "extensions" / "python", tree.plugin_dir / "webui", tree.plugin_dir / "api"]
     plan.hooks_changed = plan.hooks_changed or bool(removed_dirs)
     candidates = [parent for folder in removed_dirs for parent in (folder, *folder.parents)
                   if parent not in stops and tree.root in parent.parents]
@@ -94,7 +94,8 @@ def plugin_file_removal_steps(tree: Tree, plan: Plan, uninstalling: bool) -> lis
     for path in ours:
         if path.is_file():
             steps.append(Step(path, "installed", "remove", lambda p=path: remove_file(p), writes=path))
-    steps += pycache_steps(tree.plugin_dir)  # hooks.py, once Agent-Zero has imported it
+    for folder in (tree.plugin_dir, tree.plugin_dir / "api"):  # hooks.py and the API, once Agent-Zero has imported them
+        steps += pycache_steps(folder)
     scoped = [t for t in toggles(tree.root) if t.project or t.profile]
     if uninstalling:
         for toggle in scoped:

@@ -1,13 +1,51 @@
 """The files the plugin form adds beside the hooks, generated at install time: the manifest
-Agent-Zero reads, and a read-only settings screen showing the active organization and its
-doctrine (``webui/config.html``, filled through ``hooks.py`` from :mod:`org.a0.plugin_settings`)."""
+Agent-Zero reads, a read-only settings screen showing the active organization and its
+doctrine (``webui/config.html``, filled through ``hooks.py`` from :mod:`org.a0.plugin_settings`),
+and the supervision page (``webui/supervision.*`` from ``org/a0/webui/``, answered by
+``api/supervision.py`` from :mod:`org.a0.supervision_view`)."""
 
 from __future__ import annotations
+
+from importlib import resources
 
 from org.install.plugin import PLUGIN_META, PLUGIN_NAME
 
 HOOKS_SCRIPT = "hooks.py"
 CONFIG_SCREEN = "webui/config.html"
+SUPERVISION_API = "api/supervision.py"
+SUPERVISION_PAGE = ("supervision.html", "supervision.js", "supervision.css")
+
+_SUPERVISION_API = '''\
+"""The a0_org_kernel plugin's API: POST /api/plugins/a0_org_kernel/supervision {"context": CHAT_ID}.
+
+Written by the a0-org-kernel installer and replaced on every install. Answers the supervision
+page (webui/supervision.html) with what the pack wrote about the chat: read-only. Agent-Zero
+checks the login and the CSRF token before it calls this.
+"""
+
+import asyncio
+
+from helpers.api import ApiHandler, Request
+
+
+class Supervision(ApiHandler):
+    async def process(self, input: dict, request: Request) -> dict:
+        context_id = str((input or {}).get("context") or "")[:200] or None
+        try:
+            from org.a0.supervision_view import supervision_view
+        except Exception as exc:  # the library is not installed in Agent-Zero's Python
+            return {"error": f"the a0-org-kernel library cannot be imported: {type(exc).__name__}: {exc}"}
+        project = None
+        if context_id:
+            try:
+                from agent import AgentContext
+
+                context = AgentContext.get(context_id)
+                project = context.get_data("project") if context is not None else None
+            except Exception:
+                project = None
+        return await asyncio.to_thread(supervision_view, context_id, project if isinstance(project, str) else None)
+'''
 
 _HOOKS = '''\
 """Functions of the a0_org_kernel plugin that Agent-Zero calls by name (helpers.plugins.call_plugin_hook).
@@ -48,6 +86,21 @@ _CONFIG_SCREEN = """\
                     usr/organizations. To change them, edit the files there or run
                     install_all.sh --activate ORG_ID; nothing on this screen is saved.
                     The plugin switch turns the pack on or off for everyone, a project or an agent profile.
+                </div>
+
+                <div class="field">
+                    <div class="field-label">
+                        <div class="field-title">Supervision of this chat</div>
+                        <div class="field-description">
+                            What the supervisor did in the chat open now and why: the timeline of checks, steering,
+                            blocks and pauses and the progress that followed, the PACE level over turns, the knowledge
+                            and directives in force, and the doctrine with where each value came from.
+                        </div>
+                    </div>
+                    <div class="field-control">
+                        <a target="_blank" rel="noopener"
+                           :href="'/plugins/a0_org_kernel/webui/supervision.html?context=' + encodeURIComponent((globalThis.getContext && globalThis.getContext()) || '')">Open the supervision page</a>
+                    </div>
                 </div>
 
                 <div class="field">
@@ -110,4 +163,7 @@ def plugin_files(version: str) -> list[tuple[str, bytes, str]]:
         (PLUGIN_META, plugin_yaml(version), "plugin manifest"),
         (HOOKS_SCRIPT, _HOOKS.encode("utf-8"), "plugin settings: reads the organization"),
         (CONFIG_SCREEN, _CONFIG_SCREEN.encode("utf-8"), "plugin settings screen"),
+        (SUPERVISION_API, _SUPERVISION_API.encode("utf-8"), "supervision page: its API"),
+        *((f"webui/{name}", resources.files("org.a0").joinpath("webui", name).read_bytes(), "supervision page")
+          for name in SUPERVISION_PAGE),
     ]

@@ -45,17 +45,19 @@ class FileRefused(Exception):
         self.reason = reason
 
 
-def atomic_write_text(path: Path, text: str) -> None:
+def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:
     """Write ``text`` as UTF-8 the way :func:`atomic_write_bytes` writes bytes."""
-    atomic_write_bytes(path, text.encode("utf-8"))
+    atomic_write_bytes(path, text.encode("utf-8"), durable=durable)
 
 
-def atomic_write_bytes(path: Path, data: bytes, mode: int | None = None) -> None:
+def atomic_write_bytes(path: Path, data: bytes, mode: int | None = None, *, durable: bool = True) -> None:
     """Write via a temporary file in the same folder, flushed and fsync-ed, then renamed.
 
     A reader sees the old file or the new one, never half of either. The temporary name
     starts with a dot and ends in ``.tmp``, so no extension loader picks it up. ``mode``
     sets the file's permission bits; without it the file is readable by its owner only.
+    ``durable=False`` skips the fsync, for a file rewritten so often that losing the last
+    version to a power cut costs nothing (a sync costs milliseconds on a disk).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -65,7 +67,8 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int | None = None) -> None
             handle.flush()
             if mode is not None:
                 os.fchmod(handle.fileno(), mode)
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         try:

@@ -37,19 +37,21 @@ def write_report(layout: OrganizationLayout, report: SaluteReport, archive_limit
     """Write ``<role>_latest.json`` and an archive copy; keep at most ``archive_limit`` archived.
 
     Returns the latest report's path once that is written; an archive problem is only logged.
+    Written atomically but not synced: a report is rewritten every few turns, and a sync would
+    cost the agent's turn milliseconds on a disk.
     """
     role_id = report.unit.role_id
     text = report.model_dump_json(indent=2) + "\n"
     try:
         latest = layout.latest_report(role_id)
-        atomic_write_text(latest, text)
+        atomic_write_text(latest, text, durable=False)
     except OSError as exc:
         warn_once(f"{layout.reports_dir}: cannot write the SALUTE report for '{role_id}': {exc.strerror or exc}")
         return None
     try:
         archived = layout.archive_report(role_id, _stamp(report.time.timestamp))
         if archive_limit > 0:
-            atomic_write_text(archived, text)
+            atomic_write_text(archived, text, durable=False)
         prune_archive(layout, role_id, archive_limit, archived if archive_limit > 0 else None)
     except OSError as exc:
         warn_once(f"{layout.archive_dir}: cannot archive the SALUTE report for '{role_id}': {exc.strerror or exc}")
@@ -125,7 +127,7 @@ def correct_health(layout: OrganizationLayout, role_id: str, health: str, anomal
     report.reason = "supervisor"
     report.supervisor = SupervisorAssessment(turn=turn, health=health, anomalies=anomalies, assessed_at=now)  # type: ignore[arg-type]
     try:
-        atomic_write_text(path, report.model_dump_json(indent=2) + "\n")
+        atomic_write_text(path, report.model_dump_json(indent=2) + "\n", durable=False)
         st = os.stat(path)
     except OSError as exc:
         warn_once(f"{path}: cannot write the health correction: {exc.strerror or exc}")

@@ -11,25 +11,38 @@
 See docs/knowledge.md.
 """
 
-from org.kernel.redact import redact
+from typing import TYPE_CHECKING
 
-from .directives import (
-    DirectiveQueue,
-    TaskOutcome,
-    addressed_ids,
-    consumption_order,
-    default_queue_path,
-)
-from .documents import Document
-from .selection import estimate_tokens, project_knowledge_section, select_documents
-from .store import (
-    KnowledgeStore,
-    OwnershipError,
-    ReviewError,
-    WriteOutcome,
-    check_owner,
-    default_root,
-)
+from org.lazy_exports import lazy_exports
+
+__getattr__, __dir__ = lazy_exports(__name__, {
+    "redact": "org.kernel.redact",
+    **dict.fromkeys(("DirectiveQueue", "TaskOutcome", "addressed_ids", "consumption_order", "default_queue_path"), ".directives"),
+    "Document": ".documents",
+    **dict.fromkeys(("estimate_tokens", "project_knowledge_section", "select_documents"), ".selection"),
+    **dict.fromkeys(("KnowledgeStore", "OwnershipError", "ReviewError", "WriteOutcome", "check_owner", "default_root"), ".store"),
+})
+
+if TYPE_CHECKING:
+    from org.kernel.redact import redact
+
+    from .directives import (
+        DirectiveQueue,
+        TaskOutcome,
+        addressed_ids,
+        consumption_order,
+        default_queue_path,
+    )
+    from .documents import Document
+    from .selection import estimate_tokens, project_knowledge_section, select_documents
+    from .store import (
+        KnowledgeStore,
+        OwnershipError,
+        ReviewError,
+        WriteOutcome,
+        check_owner,
+        default_root,
+    )
 
 __all__ = [
     "DirectiveQueue",

@@ -6,7 +6,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from org.contracts.knowledge import CATEGORIES, ReviewItem
+from typing import TYPE_CHECKING
+
+from org.contracts.vocabulary import CATEGORIES
+
+if TYPE_CHECKING:
+    from org.contracts.knowledge import ReviewItem
 
 from .screening import view
 

@@ -6,13 +6,27 @@ records them in the :class:`UsageLedger`. The HTTP side (retries, deadline) is i
 ``transport``, the JSON-answer contract in ``answer``. See docs/models.md.
 """
 
-from org.contracts.supervisors import SUPERVISOR_NAMES, ModelConfig, SupervisorsConfig
+from typing import TYPE_CHECKING
 
-from .answer import ModelOutputInvalid, parse_output
-from .budget import LedgerError, Usage, UsageBreakdown, UsageLedger, utc_day
-from .client import ChatClient, ChatResult, deadline_after
-from .config import CONFIG_NAME, config_path, load_config, read_config
-from .transport import ModelUnavailable
+from org.lazy_exports import lazy_exports
+
+__getattr__, __dir__ = lazy_exports(__name__, {
+    **dict.fromkeys(("SUPERVISOR_NAMES", "ModelConfig", "SupervisorsConfig"), "org.contracts.supervisors"),
+    **dict.fromkeys(("ModelOutputInvalid", "parse_output"), ".answer"),
+    **dict.fromkeys(("LedgerError", "Usage", "UsageBreakdown", "UsageLedger", "utc_day"), ".budget"),
+    **dict.fromkeys(("ChatClient", "ChatResult", "deadline_after"), ".client"),
+    **dict.fromkeys(("CONFIG_NAME", "config_path", "load_config", "read_config"), ".config"),
+    "ModelUnavailable": ".transport",
+})
+
+if TYPE_CHECKING:
+    from org.contracts.supervisors import SUPERVISOR_NAMES, ModelConfig, SupervisorsConfig
+
+    from .answer import ModelOutputInvalid, parse_output
+    from .budget import LedgerError, Usage, UsageBreakdown, UsageLedger, utc_day
+    from .client import ChatClient, ChatResult, deadline_after
+    from .config import CONFIG_NAME, config_path, load_config, read_config
+    from .transport import ModelUnavailable
 
 __all__ = [
     "CONFIG_NAME",

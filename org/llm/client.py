@@ -41,7 +41,7 @@ from . import structured
 from .answer import ModelOutputInvalid, ParsedAnswer, content_text, json_instruction, parse_answer, with_instruction
 from .budget import LedgerError, UsageLedger
 from .structured import ResponseFormat
-from .transport import MAX_RESPONSE_BYTES, Answer, ModelUnavailable, Transport, error_message
+from .transport import MAX_RESPONSE_BYTES, Answer, Clock, ModelUnavailable, Transport, error_message
 
 
 @dataclass(frozen=True)
@@ -117,11 +117,12 @@ class ChatClient:
     """
 
     def __init__(self, model_config: ModelConfig, usage_ledger: UsageLedger | None = None, *,
-                 supervisor: str = "supervisor", rng: random.Random | None = None):
+                 supervisor: str = "supervisor", rng: random.Random | None = None, clock: Clock | None = None):
         self.config = model_config
         self.ledger = usage_ledger
         self.supervisor = supervisor
-        self.transport = Transport(model_config, rng)
+        self.transport = Transport(model_config, rng, clock)
+        self.clock = self.transport.clock
         self.endpoint = self.transport.endpoint
         self.run_prompt_tokens = 0
         self.run_completion_tokens = 0
@@ -144,12 +145,12 @@ class ChatClient:
         ``messages`` are OpenAI chat messages (``{"role", "content"}``); a JSON instruction
         is added to the system message. ``max_tokens`` caps the answer (at most the config's
         ``max_tokens_per_request``, which is also the default). ``deadline`` is a
-        ``time.monotonic()`` instant (see :func:`deadline_after`): no attempt or pause
+        ``time.monotonic()`` instant (see :func:`deadline_after`; the ``clock``'s when one is given): no attempt or pause
         passes it. An answer that cannot be used gets one repair round (its errors sent
         back) when the run's token cap, the budget and the deadline allow.
         Raises :class:`ModelUnavailable` or :class:`ModelOutputInvalid`.
         """
-        started = time.monotonic()
+        started = self.clock.monotonic()
         if started >= deadline:
             raise ModelUnavailable("the run's time budget was spent before the model was asked", "deadline")
         key = self._key()
@@ -179,7 +180,7 @@ class ChatClient:
         notes += parsed.notes
         return ChatResult(parsed=parsed.value, raw_text=call.text, prompt_tokens=sum(c.prompt_tokens for c in calls),
                           completion_tokens=sum(c.completion_tokens for c in calls), cost_usd=sum(c.cost for c in calls),
-                          attempts=sum(c.attempts for c in calls), seconds=time.monotonic() - started, model=call.model,
+                          attempts=sum(c.attempts for c in calls), seconds=self.clock.monotonic() - started, model=call.model,
                           answers=tuple(c.text for c in calls), notes=tuple(notes), repairs=len(calls) - 1,
                           response_format=level)
 
@@ -236,7 +237,7 @@ class ChatClient:
     def _why_no_repair(self, repair: list[dict[str, Any]], limit: int, deadline: float, schema: type[BaseModel],
                        level: ResponseFormat) -> str:
         """Why a repair round cannot be made ("" when it can)."""
-        if time.monotonic() >= deadline:
+        if self.clock.monotonic() >= deadline:
             return "the run's time budget is spent"
         sent = with_instruction(repair, json_instruction(schema, schema_in_request=level == "json_schema"))
         needed = estimate_prompt(sent, structured.response_format(level, schema)) + limit

@@ -86,12 +86,21 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
+class Clock:
+    """Where the model's calls read the time and wait between attempts: the system's clock, or
+    a test's (deadlines and backoff are then checked without depending on the machine's speed)."""
+
+    monotonic = staticmethod(time.monotonic)
+    sleep = staticmethod(time.sleep)
+
+
 class Transport:
     """POSTs to ``<base_url>/chat/completions`` with the config's timeout, retries and backoff."""
 
-    def __init__(self, model_config: ModelConfig, rng: random.Random | None = None):
+    def __init__(self, model_config: ModelConfig, rng: random.Random | None = None, clock: Clock | None = None):
         self.config = model_config
         self._rng = rng or random.Random()
+        self.clock = clock or Clock()
         parts = urlsplit(model_config.base_url)
         self._https = parts.scheme == "https"
         self.host = parts.hostname or ""
@@ -108,7 +117,7 @@ class Transport:
         attempt = 0
         while True:
             attempt += 1
-            now = time.monotonic()
+            now = self.clock.monotonic()
             if now >= deadline:
                 raise ModelUnavailable(f"no usable answer from {self.endpoint} within the run's time budget", "deadline")
             outcome = self._attempt(body, headers, min(deadline, now + self.config.timeout_seconds), key)
@@ -119,12 +128,12 @@ class Transport:
             if attempt > self.config.max_retries:
                 raise ModelUnavailable(f"{outcome.reason} (gave up after {attempt} attempts)", outcome.kind, outcome.status)
             delay = self._delay(attempt, outcome.retry_after)
-            if time.monotonic() + delay >= deadline:
+            if self.clock.monotonic() + delay >= deadline:
                 raise ModelUnavailable(f"{outcome.reason}; no time left for another attempt within the run's time budget",
                                        "deadline")
             logger.debug("model call to %s: %s; retry %d of %d in %.1f s", self.endpoint, outcome.reason,
                          attempt, self.config.max_retries, delay)
-            time.sleep(delay)
+            self.clock.sleep(delay)
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         backoff = self.config.backoff_seconds * 2 ** (attempt - 1) * self._rng.uniform(0.5, 1.5)
@@ -153,7 +162,7 @@ class Transport:
     def _post(self, body: bytes, headers: dict[str, str], until: float) -> Answer:
         """One POST, every socket wait bounded by ``until``, however the server trickles."""
         def remaining() -> float:
-            left = until - time.monotonic()
+            left = until - self.clock.monotonic()
             if left <= 0:
                 raise TimeoutError("deadline")
             return left

@@ -8,7 +8,12 @@ import sys
 from pathlib import Path
 from typing import Any, Iterable
 
-from org.contracts.supervisor_outputs import SUPERVISOR_NAMES, SupervisorRun
+from typing import TYPE_CHECKING
+
+from org.contracts.vocabulary import SUPERVISOR_NAMES
+
+if TYPE_CHECKING:
+    from org.contracts.supervisor_outputs import SupervisorRun
 
 
 def _home(org_dir: str | None) -> Path:

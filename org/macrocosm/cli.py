@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Callable, TypeVar
 
-from .volume import ENV_VOLUME
+from .environment import ENV_VOLUME
 
 #: ``watch`` stops after this many tables, ``tail`` after this many lines or seconds:
 #: for scripts (and tests) that need a view to end by itself. See docs/macrocosm.md.
@@ -124,6 +124,12 @@ def _tail(args: argparse.Namespace) -> int:
     return tail.main(args.volume, args.unit, args.last, args.interval, max_lines=max_lines, seconds=seconds)
 
 
+def _dashboard(args: argparse.Namespace) -> int:
+    from .views import web
+
+    return web.main(args.volume, args.http, args.token or os.environ.get(web.ENV_TOKEN) or None)
+
+
 def add_commands(sub) -> None:
     p = sub.add_parser("xo", help="supervise every unit on a shared volume from their SALUTE reports")
     _volume_argument(p)
@@ -166,3 +172,11 @@ def add_commands(sub) -> None:
     p.add_argument("--last", type=int, default=10, help="steering messages already there to show first (default 10)")
     p.add_argument("--interval", type=float, default=0.5, help="seconds between looks at the volume (default 0.5)")
     p.set_defaults(func=_tail)
+
+    p = sub.add_parser("dashboard", help="the XO page: every unit, its last steering and what followed, steering over time, "
+                                         "in a browser (read-only)")
+    _volume_argument(p)
+    p.add_argument("--http", default="127.0.0.1:8765", help="HOST:PORT to serve it on (default 127.0.0.1:8765; port 0: any free one)")
+    p.add_argument("--token", help="the token the page's address must carry (?token=...); needed to bind a non-loopback "
+                                   "address (default: $A0ORG_DASHBOARD_TOKEN)")
+    p.set_defaults(func=_dashboard)

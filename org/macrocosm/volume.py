@@ -36,13 +36,12 @@ from org.kernel.files import FileRefused, json_object, read_capped, validated
 from org.kernel.paths import UnsafePathError, checked_id, safe_child
 from org.kernel.salute import MAX_REPORT_BYTES
 
+from .environment import ENV_UNIT, ENV_VOLUME  # noqa: F401  (re-exported: the link and views name them from here)
+
 #: The running XO renews ``xo/heartbeat`` this often; a unit counts it gone once the file is older
 #: than ``XO_SILENT_AFTER`` (or missing: an XO that stops cleanly removes it).
 XO_BEAT_SECONDS = 5.0
 XO_SILENT_AFTER = 60.0
-
-ENV_VOLUME = "A0ORG_VOLUME"
-ENV_UNIT = "A0ORG_UNIT"
 
 REPORT_NAME = "salute.json"
 MESSAGE_SUFFIX = ".json"

@@ -107,7 +107,7 @@ class ProviderError:
 
 @dataclass(frozen=True)
 class Slow:
-    """Wait ``seconds`` and then behave as ``then``.
+    """Wait ``seconds`` (or until :meth:`ScriptedServer.release`) and then behave as ``then``.
 
     ``stage="before"`` waits before anything is sent; ``"body"`` sends the status line,
     the headers and half of the body first, then waits (a server that trickles).
@@ -209,10 +209,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._head(code, len(data), {})
             self.wfile.write(data[: len(data) // 2])
             self.wfile.flush()
-            if not self.server.owner._stopping.wait(slow.seconds):
+            if self.server.owner._held(slow.seconds):
                 self.wfile.write(data[len(data) // 2:])
             return
-        if not self.server.owner._stopping.wait(slow.seconds):
+        if self.server.owner._held(slow.seconds):
             self._perform(slow.then)
 
     def _drop(self) -> None:
@@ -262,6 +262,7 @@ class ScriptedServer:
         self._lock = threading.Lock()
         self._requests: list[RecordedRequest] = []
         self._stopping = threading.Event()
+        self._released = threading.Event()
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -276,6 +277,22 @@ class ScriptedServer:
                                             name="scripted-llm-server", daemon=True)
             self._thread.start()
         return self
+
+    def release(self) -> None:
+        """Let every slow answer go now, those waiting and those to come: a test holds answers
+        with a long :class:`Slow` and releases them when it has seen what it waits for, so
+        that nothing depends on how fast a loaded machine is."""
+        self._released.set()
+
+    def _held(self, seconds: float) -> bool:
+        """Wait ``seconds`` or until released; False when the server is stopping meanwhile."""
+        deadline = time.monotonic() + seconds
+        while not self._released.is_set() and not self._stopping.is_set():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            self._released.wait(min(left, 0.05))
+        return not self._stopping.is_set()
 
     def close(self) -> None:
         """Stop serving; slow answers still waiting are cut short."""
@@ -325,6 +342,15 @@ class ScriptedServer:
         """Every chat-completions request received so far, oldest first."""
         with self._lock:
             return list(self._requests)
+
+    def wait_for_requests(self, count: int, timeout: float = 30.0) -> bool:
+        """Wait until ``count`` requests have been received (at most ``timeout`` seconds)."""
+        deadline = time.monotonic() + timeout
+        while len(self.requests) < count:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
+        return True
 
     def _next(self, body: bytes = b"") -> Behaviour:
         text = body.decode("utf-8", "replace")
