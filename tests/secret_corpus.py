@@ -114,3 +114,67 @@ ORDINARY: tuple[str, ...] = (
     "headers = {'Authorization': f'Bearer {token}'}",
     "assert user.password_hash != password",
 )
+
+#: Kinds that leaked before the redactor was made complete: tokens of more services, secrets in
+#: command-line flags, config formats and prose, positional keys, hex and random strings.
+_HEX32 = "9f3c2a7b" + "e41d5f60" + "8a9b0c1d" + "2e3f4a5b"
+_RANDOM32 = "Qz7" + "Lm2Xc9Vb4Nn8Rt5Yw1Kp6Hg3Jd0Fs"
+MORE: tuple[Sample, ...] = (
+    Sample("azure devops pat", "git clone https://build:" + _rep("a2b3c4d5e6", 52) + "@dev.azure.com/org/p/_git/r\n"
+           "AZURE_DEVOPS_EXT_PAT=" + _rep("q7w2e3r4t5", 52), (_rep("a2b3c4d5e6", 52), _rep("q7w2e3r4t5", 52))),
+    Sample("vault token", "export VAULT_ADDR=https://vault:8200\nvault login hvs." + _rep("CAESIJk9x", 90), ("hvs." + _rep("CAESIJk9x", 90),)),
+    Sample("heroku api key", "heroku config:set X=1 --app shop\nHEROKU_API_KEY: HRKU-" + _rep("AAbB12_-cd", 60),
+           ("HRKU-" + _rep("AAbB12_-cd", 60),)),
+    Sample("cloudflare x-auth-key", "curl -H 'X-Auth-Email: ops@shop.example' -H 'X-Auth-Key: " + _rep("c2f4a6b8d0", 37) + "' https://api.cloudflare.com",
+           (_rep("c2f4a6b8d0", 37),)),
+    Sample("new relic key", "newrelic.license_key = 'NRAK-" + _rep("A1B2C3D4E5", 27) + "'", ("NRAK-" + _rep("A1B2C3D4E5", 27),)),
+    Sample("okta ssws", "curl -H \"Authorization: SSWS 00" + _rep("Xk9Lm2Pq4R", 40) + "\" https://shop.okta.com/api/v1/users",
+           ("00" + _rep("Xk9Lm2Pq4R", 40),)),
+    Sample("docker hub pat", "echo dckr_pat_" + _rep("Zr8Tq3Wm1X", 27) + " > token.txt", ("dckr_pat_" + _rep("Zr8Tq3Wm1X", 27),)),
+    Sample("twilio positional", "client = Client(\"AC" + _HEX32 + "\", \"" + _rep("7e8f9a0b1c", 32) + "\")", (_rep("7e8f9a0b1c", 32),)),
+    Sample("algolia positional", "client = algoliasearch('QWERTY1234', '" + _rep("d4e5f6a7b8", 32) + "')", (_rep("d4e5f6a7b8", 32),)),
+    Sample("laravel app key", "APP_NAME=Shop\nAPP_KEY=base64:" + _rep("Jk3Lm9Qx2Wv8", 44) + "\nAPP_DEBUG=false", (_rep("Jk3Lm9Qx2Wv8", 44),)),
+    Sample("rails secret_key_base", "production:\n  secret_key_base: " + _rep("5e6f7a8b9c", 128) + "\n", (_rep("5e6f7a8b9c", 128),)),
+    Sample("maven settings password", "<server>\n  <id>nexus</id>\n  <username>deploy</username>\n  <password>Mvn!Pw9zQ</password>\n</server>",
+           ("Mvn!Pw9zQ",)),
+    Sample(".dockerconfigjson", "apiVersion: v1\nkind: Secret\ntype: kubernetes.io/dockerconfigjson\ndata:\n  .dockerconfigjson: eyJhdXRocyI6"
+           + _rep("eyJyZWdpc3RyeSI6", 48) + "\n", ("eyJhdXRocyI6" + _rep("eyJyZWdpc3RyeSI6", 48),)),
+    Sample(".pgpass", "db.internal:5432:shop:app:Pg9PassWord!\n*:*:*:replica:R3pl1ca", ("Pg9PassWord!", "R3pl1ca")),
+    Sample("putty key", "PuTTY-User-Key-File-2: ssh-rsa\nEncryption: none\nComment: deploy\nPublic-Lines: 1\nAAAAB3NzaC1yc2E\n"
+           "Private-Lines: 2\n" + _rep("AAABAQCx9", 64) + "\n" + _rep("Zk2Lp8Qr", 40) + "\nPrivate-MAC: " + _rep("ab12", 40),
+           (_rep("AAABAQCx9", 64), _rep("Zk2Lp8Qr", 40))),
+    Sample("kubernetes secret data", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: shop\ndata:\n  DB_URL: " + _rep("cG9zdGdyZXM6", 40)
+           + "\n  STRIPE: " + _rep("c2tfbGl2ZV8", 44) + "\n", (_rep("cG9zdGdyZXM6", 40), _rep("c2tfbGl2ZV8", 44))),
+    Sample("redis-cli -a", "redis-cli -h cache -a R3d1sPw0rd! ping", ("R3d1sPw0rd!",)),
+    Sample("mongosh -p", "mongosh \"mongodb://db/shop\" -u admin -p M0ng0Pw9z --authenticationDatabase admin", ("M0ng0Pw9z",)),
+    Sample("ldapsearch -w", "ldapsearch -x -D cn=admin,dc=shop -w Ld4pS3cret -b dc=shop", ("Ld4pS3cret",)),
+    Sample("sqlcmd -P", "sqlcmd -S db -U sa -P 'Sq1!Pass99' -Q 'select 1'", ("Sq1!Pass99",)),
+    Sample("smbclient -U user%pw", "smbclient //files/share -U backup%Smb9Pw!x -c ls", ("Smb9Pw!x",)),
+    Sample("curl -b session", "curl -b 'session=" + _rep("s3ss10nK", 32) + "' https://shop.example/admin", (_rep("s3ss10nK", 32),)),
+    Sample("docker login password-stdin", "echo Dh9!pat9Qz | docker login -u bot --password-stdin", ("Dh9!pat9Qz",)),
+    Sample("password in prose", "Use the staging admin; the password is Tr1cky!Pw and the user is admin.", ("Tr1cky!Pw",)),
+    Sample("gitlab runner token", "token = \"glrt-" + _rep("t3xZ_9Kq", 24) + "\"", ("glrt-" + _rep("t3xZ_9Kq", 24), _rep("t3xZ_9Kq", 24))),
+    Sample("gitlab deploy token", "GITLAB_DEPLOY=gldt-" + _rep("Yh7-Jk3L", 24), (_rep("Yh7-Jk3L", 24),)),
+    Sample("gitlab job token", "curl --header \"JOB-TOKEN: glcbt-64_" + _rep("Mn4_Bv6C", 24) + "\" https://gitlab.example/api",
+           (_rep("Mn4_Bv6C", 24),)),
+    Sample("hex secret", "WEBHOOK_SIGNING = '" + _HEX32 + _HEX32 + "'", (_HEX32 + _HEX32,)),
+    Sample("32-character random string", "client.configure(\"" + _RANDOM32 + "\")", (_RANDOM32,)),
+)
+#: Files no supervisor may read, whatever redaction would leave of them.
+MORE_CREDENTIAL_FILES = ("/root/.bash_history", "/home/app/.zsh_history", "/root/.config/gh/hosts.yml",
+                         "/root/.config/rclone/rclone.conf", "/root/.pip/pip.conf", "/root/.config/pip/pip.conf",
+                         "/root/.python_history", "/root/.psql_history", "/root/.local/share/fish/fish_history")
+
+#: Secret-free code that must stay exactly as it is: values read from elsewhere, calls, lockfile hashes.
+MORE_ORDINARY: tuple[str, ...] = (
+    'api_key = request.json.get("api_key")',
+    "token := idp.sign(t, claims)",
+    "secret := cfg.Secret()",
+    "password = settings.get_password(user)",
+    "self.api_key = kwargs.get('api_key') or os.getenv('API_KEY')",
+    '"integrity": "sha512-' + _rep("Xy9+AbC/dEf0", 86) + '==",',
+    '<script src="https://cdn.example/x.js" integrity="sha384-' + _rep("oqVuAfXRKap7fdgc", 64) + '" crossorigin="anonymous"></script>',
+    "const token = await auth.getToken({ scope })",
+    "the password is stored hashed with argon2",
+    "commit 3f9c2a7be41d5f608a9b0c1d2e3f4a5b6c7d8e9f",
+)

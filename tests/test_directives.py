@@ -70,13 +70,15 @@ def test_the_section_lists_directives_in_order_and_says_how_to_mark_them_done(qu
     ]
     queue.add([directive("Writer truncates files", type="functional", priority="critical", source="design")])
     section = queue.active_directives_section()
-    assert "Critical directives come before anything else, including the current request." in section
+    assert "Critical directives were confirmed by a person: take them before the other directives." in section
+    assert "before anything else" not in section and "including the current request" not in section
     assert section.index("D3 [critical") < section.index("D2 [normal") < section.index("D1 [low")
 
 
-def test_a_long_queue_shows_the_first_ones_and_says_how_many_wait(queue):
+def test_a_long_queue_shows_the_first_ones_and_says_how_many_wait(tmp_path):
+    queue = DirectiveQueue(tmp_path / "d.json", functional_cap=30)
     queue.add([directive(f"functional {n}", type="functional", priority="normal") for n in range(25)])
-    section = queue.active_directives_section(limit=20)
+    section = queue.active_directives_section(limit=20, budget_tokens=5000)
     assert section.count("\n- D") == 20 and section.rstrip().endswith("(5 more wait until these are done.)")
 
 
@@ -121,19 +123,31 @@ def test_a_supervisor_or_a_person_marks_directives_addressed(queue, tmp_path):
 # -- aging and the cap ----------------------------------------------------------------------------
 
 
-def test_cleanup_is_dropped_after_15_unaddressed_tasks_functional_and_critical_are_not(queue, caplog):
+def test_each_kind_is_dropped_at_its_own_age(queue, caplog):
     caplog.set_level(logging.INFO, logger="a0org")
     queue.add([directive("tidy"), directive("refactor", type="functional"), directive("urgent cleanup", priority="critical")])
     for _ in range(14):
         assert queue.note_task_completed().dropped == []
     assert ids(queue.pending()) == ["D3", "D2", "D1"] and queue.pending()[-1].age == 14
-    assert queue.note_task_completed().dropped == ["D1"]
+    assert queue.note_task_completed().dropped == ["D1"]  # cleanup: 15 tasks
     assert ids(queue.pending()) == ["D3", "D2"]
     assert [m for m in queue_log(caplog) if "D1 dropped" in m] == ["directives: D1 dropped, unaddressed for 15 tasks: tidy"]
-    for _ in range(30):
-        queue.note_task_completed()
-    assert ids(queue.pending()) == ["D3", "D2"]
-    assert queue.history()[-1].outcome == "aged_out" and queue.tasks_completed == 45
+    for _ in range(4):
+        assert queue.note_task_completed().dropped == []
+    assert queue.note_task_completed().dropped == ["D3"]  # critical: 20 tasks
+    for _ in range(9):
+        assert queue.note_task_completed().dropped == []
+    assert queue.note_task_completed().dropped == ["D2"]  # functional: 30 tasks
+    assert queue.pending() == [] and [r.outcome for r in queue.history()] == ["aged_out"] * 3 and queue.tasks_completed == 30
+
+
+def test_each_kind_has_its_cap_and_the_oldest_gives_way(tmp_path):
+    queue = DirectiveQueue(tmp_path / "d.json", functional_cap=2, critical_cap=1, cleanup_cap=3)
+    queue.add([directive(f"functional {n}", type="functional") for n in range(4)])
+    queue.add([directive(f"critical {n}", type="functional", priority="critical") for n in range(3)])
+    queue.add([directive(f"cleanup {n}") for n in range(5)])
+    assert [d.description for d in queue.pending()] == ["critical 2", "functional 2", "functional 3", "cleanup 2", "cleanup 3", "cleanup 4"]
+    assert {r.outcome for r in queue.history()} == {"capped"}
 
 
 def test_age_counts_from_when_a_directive_was_queued(tmp_path):
@@ -223,7 +237,9 @@ def test_a_broken_queue_file_is_named_read_as_empty_and_kept_aside(queue, caplog
     assert aside.read_text(encoding="utf-8") == text
 
 
-def test_concurrent_writers_lose_nothing(queue):
+def test_concurrent_writers_lose_nothing(tmp_path):
+    queue = DirectiveQueue(tmp_path / "d.json", functional_cap=100)
+
     def work(prefix: str) -> None:
         for number in range(15):
             queue.add([directive(f"{prefix} {number}", type="functional")])
@@ -240,9 +256,10 @@ def test_concurrent_writers_lose_nothing(queue):
     assert queue.tasks_completed == 12
 
 
-def test_processes_share_the_queue(queue):
+def test_processes_share_the_queue(tmp_path):
+    queue = DirectiveQueue(tmp_path / "d.json", functional_cap=100)
     script = ("import sys\nfrom org.knowledge import DirectiveQueue\n"
-              "q = DirectiveQueue(sys.argv[1])\n"
+              "q = DirectiveQueue(sys.argv[1], functional_cap=100)\n"
               "for n in range(20):\n    q.add([{'type': 'functional', 'source': 'design', 'description': f'{sys.argv[2]} {n}'}])\n")
     workers = [subprocess.Popen([sys.executable, "-c", script, str(queue.path), f"process {n}"], cwd=ROOT) for n in range(3)]
     assert [w.wait(timeout=60) for w in workers] == [0, 0, 0]

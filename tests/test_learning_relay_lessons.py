@@ -15,7 +15,8 @@ def test_a_lesson_the_internaliser_wrote_is_in_the_units_next_report(home, llm_s
     write_config(home, llm_server, internaliser={"every_tasks": 1})
     llm_server.script(internaliser(lesson("the package mirror needs --index-url https://mirror.local/simple", topic="tooling")))
     session = StandInSession()
-    session.run_task("install deps", turns(respond()))
+    pip = {"tool": "code_execution_tool", "args": {"code": "pip install --index-url https://mirror.local/simple shop"}, "output": "ok"}
+    session.run_task("install deps", turns(pip, respond()))  # the task used the mirror: a lesson may name it
     runner_for(home).wait_for_runs()
     assert [l.kind for l in read_report(volume.report(UNIT)).signals.learnings] == []
     session.run_task("next", turns(respond()))  # the answer is applied at this task's start

@@ -238,3 +238,57 @@ def test_a_discarded_answer_is_kept_for_inspection(tmp_path, llm_server, llm_key
     assert run.outcome == "discarded" and run.repairs == 1
     [kept] = AnswerLog(home / "supervisors" / "answers.jsonl").recent()
     assert kept.answers == ["I could not decide.", "Still no JSON, sorry."]
+
+
+# =========================================================================== which object, and answers kept whatever the failure
+
+
+def test_the_object_valid_against_the_schema_wins_not_a_quoted_example_before_it():
+    example = '{"summary": "Brief description"}'  # valid too, as the schema's other fields have defaults
+    text = f"The format is {example}, for example. My answer:\n{GOOD_TEXT}\nThat is all."
+    parsed = parse_answer(text, Review)
+    assert parsed.value == Review.model_validate(GOOD)
+    assert "the best of 2 valid JSON objects in the answer" in parsed.notes
+    tolerated = json.dumps({**GOOD, "mood": "fine"})  # needs tolerance (an unknown field): a strictly valid one goes first
+    assert parse_answer(f"{tolerated} or rather {GOOD_TEXT}", Review).value == Review.model_validate(GOOD)
+
+
+def test_deeply_nested_json_is_an_invalid_answer_never_an_exception():
+    deep = '{"summary": "s", "x": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    with pytest.raises(ModelOutputInvalid) as raised:
+        parse_answer(deep, Review)
+    assert raised.value.raw_text == deep
+
+
+def test_a_deeply_nested_answer_is_discarded_and_kept_with_its_tokens(tmp_path, llm_server, llm_key):
+    home = tmp_path / "organizations"
+    write_config(home, llm_server)
+    deep = "[" * 50_000 + "]" * 50_000
+    llm_server.script(Reply(deep, prompt_tokens=300, completion_tokens=70), Reply(deep, prompt_tokens=310, completion_tokens=70))
+    [run] = SupervisorRunner(home).run_now()
+    assert run.outcome == "discarded" and (run.prompt_tokens, run.completion_tokens) == (610, 140)
+    [kept] = AnswerLog(home / "supervisors" / "answers.jsonl").recent()
+    assert kept.answers == [deep[:100_000]] * 2
+
+
+def test_an_answer_over_4_mb_is_asked_once_its_tokens_counted_and_its_start_kept(tmp_path, llm_server, llm_key):
+    home = tmp_path / "organizations"
+    write_config(home, llm_server)
+    llm_server.script(Reply("x" * 4_500_000), Reply(GOOD_TEXT))
+    [run] = SupervisorRunner(home).run_now()
+    assert len(llm_server.requests) == 1  # never retried: it was answered, and paid for
+    assert run.outcome == "discarded" and "larger than 4,000,000 bytes" in run.reason
+    assert run.prompt_tokens > 0 and run.completion_tokens == 8000  # max_tokens_per_request: what it can have cost
+    [kept] = AnswerLog(home / "supervisors" / "answers.jsonl").recent()
+    assert kept.answers[0].startswith('{"id"') and len(kept.answers[0]) == 100_000
+
+
+def test_a_json_escaped_key_in_a_raw_answer_is_redacted(tmp_path, llm_server, llm_key):
+    home = tmp_path / "organizations"
+    write_config(home, llm_server)
+    escaped = "\\u0073k_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
+    llm_server.script(Reply('{"summary": "key ' + escaped + '", "conventions_updated": []}'))
+    [run] = SupervisorRunner(home).run_now()
+    assert run.outcome == "applied"
+    text = (home / "supervisors" / "answers.jsonl").read_text()
+    assert "4eC39HqLyjWDarjtT1zdp7dc" not in text and "[REDACTED]" in text

@@ -119,8 +119,19 @@ def test_a_valid_answer_is_parsed_and_the_request_is_openai_shaped(llm_server, l
     assert body["response_format"]["json_schema"]["schema"] == Findings.model_json_schema()
     system, user = body["messages"]
     assert system["role"] == "system" and system["content"].startswith("You review code.")
-    assert "exactly one JSON object" in system["content"] and '"summary"' in system["content"]  # the schema
+    assert "exactly one JSON object" in system["content"] and "JSON Schema Findings given as the response format" in system["content"]
+    assert "properties" not in json.dumps(body["messages"])  # the schema is sent once: in the response format, not the prompt too
     assert user == ASK[1]
+
+
+def test_when_the_endpoint_refuses_json_schema_the_schema_goes_into_the_prompt_once(llm_server, llm_model):
+    llm_server.script(Status(400, "json_schema unsupported"), Reply.valid(Findings, GOOD))
+    ask(ChatClient(llm_model))
+    refused, answered = llm_server.requests
+    schema = json.dumps(Findings.model_json_schema(), separators=(",", ":"), sort_keys=True)
+    assert refused.body["response_format"]["type"] == "json_schema" and "properties" not in json.dumps(refused.body["messages"])
+    assert answered.body["response_format"] == {"type": "json_object"}
+    assert json.dumps(answered.body["messages"]).count(json.dumps(schema)[1:-1]) == 1  # once, in the prompt
 
 
 def test_without_json_mode_the_prompt_still_asks_for_json(llm_server, llm_key):

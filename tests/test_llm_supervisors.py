@@ -309,13 +309,39 @@ def test_a_malformed_or_off_schema_answer_is_discarded_whole_after_its_repair_ro
     assert [m for m in pack_warnings(caplog) if "Code style supervisor" in m] == [f"Code style supervisor: discarded: {run.reason}"]
 
 
-def test_an_answer_writing_outside_its_folder_is_refused_whole_and_logged(home, llm_server, caplog):  # noqa: F811
+def test_an_answer_writing_outside_its_folder_breaks_the_schema_and_is_discarded_whole(home, llm_server, caplog):  # noqa: F811
     trespass = {**CONVENTION, "category": "design", "name": "architecture"}
-    run = run_code_style_now(home, llm_server, code_style(conventions_updated=[CONVENTION, trespass]))
-    assert run.outcome == "refused"
-    assert "code_style may not write design/" in run.reason and "nothing of the answer was applied" in run.reason
+    answer = Reply.of({"conventions_updated": [CONVENTION, trespass], "summary": "s"})
+    run = run_code_style_now(home, llm_server, answer, answer)
+    assert run.outcome == "discarded" and run.repairs == 1
+    assert "conventions_updated.1.category" in run.reason
     assert_nothing_applied(home)
+
+
+def test_the_store_still_refuses_a_write_outside_the_supervisors_folder(home, caplog):  # noqa: F811
+    from org.contracts.knowledge import KnowledgeDraft
+    from org.knowledge.store import OwnershipError
+
+    with pytest.raises(OwnershipError):
+        KnowledgeStore(home / "knowledge").write(KnowledgeDraft(**{**CONVENTION, "category": "design"}), "code_style")
     assert any("code_style may not write design/ (it owns conventions/); refused" in m for m in pack_warnings(caplog))
+
+
+def test_each_supervisor_is_told_how_it_writes_and_sees_its_findings_as_written(home, llm_server):  # noqa: F811
+    seed_hand_written_convention(home)
+    write_config(home, llm_server, code_style={"every_tasks": 5}, internaliser={"every_tasks": 5})
+    llm_server.script(code_style(), internaliser(lesson("pip needs --user here", topic="tooling")), code_style())
+    runner = SupervisorRunner(home)
+    runner.run_now()
+    [second] = runner.run_now(["code_style"])
+    systems = [r.body["messages"][0]["content"] for r in llm_server.requests]
+    [code] = [p for p in systems[:2] if "code style supervisor" in p]
+    [lessons] = [p for p in systems[:2] if "internaliser" in p]
+    assert "A document you write replaces the whole file" in code and "'Do X'" in code
+    assert "'Do X'" not in lessons and "Directives are short" not in lessons and "facts and observations, not prescriptions" in lessons
+    previous = request_text(llm_server.requests[-1])
+    assert "- app/tools.py raises bare Exception\n- app/io.py returns None on error" in previous  # not lower-cased or stripped
+    assert second.outcome == "applied"
 
 
 def test_a_write_that_fails_half_way_puts_back_what_was_written(home, llm_server):  # noqa: F811

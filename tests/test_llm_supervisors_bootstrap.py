@@ -82,3 +82,20 @@ def test_the_scan_never_takes_agent_zeros_tree_or_a_system_folder_for_the_projec
     assert project_roots(touched(str(a0 / "usr" / "workdir" / "tool.py")), skip) == [(a0 / "usr" / "workdir").resolve()]
     assert project_roots(touched(str(repo / "shop" / "orders" / "cart.py")), skip) == [repo.resolve()]
     assert project_roots(touched("/etc/hosts", "/proc/self/status", "/tmp"), skip) == []
+
+
+def test_a_full_bootstrap_prompt_keeps_to_its_size_and_drops_whole_sample_files():
+    from org.contracts.supervisor_outputs import TaskDigest
+    from org.llm_supervisors.codebase import CodeBase
+    from org.llm_supervisors.supervisors import PROMPT_CHARS, SPECS, RunInput, build_messages
+
+    digests = [TaskDigest(task=n, started="2026-03-02T10:00:00Z", outcome="completed", duration_seconds=1, user_message="u" * 1200, final_response="r" * 1200,
+                          files_touched=[f"/p/shop/m{n}_{i}.py" for i in range(30)]) for n in range(1, 11)]
+    layout = "\n".join(f"shop/package_{n}/module_{n}.py" for n in range(200))
+    base = CodeBase(layout=layout, files=[(f"/p/shop/m{n}.py", "x = 1\n" * 416) for n in range(10)])
+    run = RunInput(digests, [], [], [f"D{n} [low cleanup, from code_style]: " + "d" * 250 for n in range(1, 11)],
+                   [(f"/p/shop/t{n}.py", "y = 2\n" * 250) for n in range(6)], [], base)
+    system, user = build_messages(SPECS["code_style"], run)
+    assert len(user["content"]) <= PROMPT_CHARS + 200
+    sample = user["content"].split("## CODE BASE", 1)[1]
+    assert sample.count("```") % 2 == 0 and "more sampled file(s) left out to fit the prompt" in sample

@@ -127,8 +127,9 @@ class DirectiveQueueFile(Contract):
 class ReviewItem(Contract):
     """An item flagged for a person: ``_review/R<n>.json`` under the knowledge root.
 
-    Either a held-back ``draft`` (approve writes it as established, reject drops it) or an
-    existing ``document`` to confirm (approve establishes it, reject deprecates it).
+    Either a held-back ``draft`` (approve writes it as established, reject drops it), a
+    held-back ``directive`` (approve queues it, reject drops it), or an existing
+    ``document`` to confirm (approve establishes it, reject deprecates it).
     """
 
     schema_version: SchemaVersion = 1
@@ -138,6 +139,11 @@ class ReviewItem(Contract):
     task: int | None = Field(None, ge=0)
     created_at: Timestamp
     draft: KnowledgeDraft | None = None
+    directive: DirectiveDraft | None = Field(None, description="A directive held back until a person accepts it: quarantined, "
+                                             "critical, or every directive when directives.require_approval is on.")
+    quarantined: list[Annotated[str, StringConstraints(max_length=200)]] = Field(
+        default_factory=list, max_length=20,
+        description="Why the item was quarantined instead of reaching the agent (a command or path outside the project, ...).")
     document: str | None = Field(None, pattern=r"^(conventions|design|lessons|domain)/[a-z0-9][a-z0-9_-]{0,63}\.md$")
     replaces_hand_written: bool = Field(False, description="The draft targets a person's document; approving replaces it (the old text is kept in _review/replaced/).")
     status: Literal["pending", "approved", "rejected"] = "pending"
@@ -146,6 +152,6 @@ class ReviewItem(Contract):
 
     @model_validator(mode="after")
     def _one_subject(self) -> ReviewItem:
-        if (self.draft is None) == (self.document is None):
-            raise ValueError("give exactly one of draft or document")
+        if sum(subject is not None for subject in (self.draft, self.document, self.directive)) != 1:
+            raise ValueError("give exactly one of draft, directive or document")
         return self

@@ -50,10 +50,22 @@ class DesignDirective(_DirectiveFields):
     priority: Priority = "normal"
 
 
+class ConventionDraft(KnowledgeDraft):
+    """A convention document: the code style supervisor's only category."""
+
+    category: Literal["conventions"] = Field("conventions", description="Always conventions: the code style supervisor's folder.")
+
+
+class DesignDraft(KnowledgeDraft):
+    """A design document: the design supervisor's only category."""
+
+    category: Literal["design"] = Field("design", description="Always design: the design supervisor's folder.")
+
+
 class CodeStyleOutput(Contract):
     """Code style supervisor: conventions written or updated, cleanup directives."""
 
-    conventions_updated: list[KnowledgeDraft] = Field(default_factory=list, max_length=6,
+    conventions_updated: list[ConventionDraft] = Field(default_factory=list, max_length=6,
                                                       description="Convention documents written or updated (category conventions).")
     inconsistencies: list[Line] = Field(default_factory=list, max_length=30,
                                         description="Each place the recent code breaks a convention, one line each.")
@@ -65,7 +77,7 @@ class CodeStyleOutput(Contract):
 class DesignOutput(Contract):
     """Design supervisor: design documents written or updated, directives for approach changes."""
 
-    design_updates: list[KnowledgeDraft] = Field(default_factory=list, max_length=6,
+    design_updates: list[DesignDraft] = Field(default_factory=list, max_length=6,
                                                  description="Design documents written or updated (category design).")
     divergences: list[Line] = Field(default_factory=list, max_length=30,
                                     description="Where what was built diverges from the design, one line each.")
@@ -118,6 +130,9 @@ class SupervisorRun(Contract):
     directives: list[str] = Field(default_factory=list, description="Directives queued, as '<type>/<priority>: <description>'.")
     documents: list[str] = Field(default_factory=list, description="Knowledge documents written, relative to the store.")
     review_items: int = Field(0, ge=0)
+    quarantined: list[ShortText] = Field(default_factory=list, max_length=60,
+                                         description="Directives and documents held for a person instead of reaching the agent: "
+                                                     "'R3: directive ...: why'.")
     bootstrap: bool = False
     converging: bool = False
     interval_tasks: int | None = Field(None, ge=1, description="Its periodic interval after this run, convergence applied.")

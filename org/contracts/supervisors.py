@@ -137,8 +137,18 @@ class KnowledgeSettings(Contract):
 
 
 class DirectiveSettings(Contract):
+    """The directive queue: what waits for a person, how long each kind may wait, how many, and the section's size."""
+
+    require_approval: bool = Field(False, description="true: every new directive waits in the review queue until a person accepts it. "
+                                   "false: a directive reaches the agent unless screening quarantines it (or it is critical).")
     cleanup_max_age_tasks: int = Field(15, ge=1, le=1000, description="Cleanup directives unaddressed for this many tasks are dropped.")
     cleanup_cap: int = Field(10, ge=1, le=100, description="Most pending cleanup directives; the oldest goes when a new one arrives.")
+    functional_max_age_tasks: int = Field(30, ge=1, le=1000, description="Functional directives unaddressed for this many tasks are dropped.")
+    functional_cap: int = Field(10, ge=1, le=100, description="Most pending functional directives; the oldest goes when a new one arrives.")
+    critical_max_age_tasks: int = Field(20, ge=1, le=1000, description="Critical directives (a person's) unaddressed for this many tasks are dropped.")
+    critical_cap: int = Field(3, ge=1, le=100, description="Most pending critical directives; the oldest goes when a new one arrives.")
+    injection_token_budget: int = Field(800, ge=100, le=20_000, description="Most tokens the ACTIVE DIRECTIVES section may take; "
+                                        "directives that do not fit wait, and the section says how many.")
 
 
 class SupervisorsConfig(Contract):
@@ -154,6 +164,10 @@ class SupervisorsConfig(Contract):
     urgency: Urgency = Field(default_factory=Urgency)
     knowledge: KnowledgeSettings = Field(default_factory=KnowledgeSettings)
     directives: DirectiveSettings = Field(default_factory=DirectiveSettings)
+    prompt_token_budget: int = Field(3000, ge=200, le=60_000,
+                                     description="Most tokens the supervisors add to one prompt, both sections together: the "
+                                                 "directives first (within directives.injection_token_budget), then as much "
+                                                 "knowledge as fits (within knowledge.injection_token_budget).")
     never_read: list[Annotated[str, Field(min_length=1, max_length=200)]] = Field(
         default_factory=list, max_length=200,
         description="Glob patterns of more files the supervisors never read (besides the built-in credential files), "

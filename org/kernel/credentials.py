@@ -24,7 +24,10 @@ DENY_LIST: tuple[str, ...] = (
     "*serviceaccount*.json", "*-sa.json", "*sa-key*.json", "client_secret*.json",
     # keys and key stores
     "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_*_sk", "*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore",
-    "*.kdbx", "*.gpg", "*.asc", ".ssh/*", ".gnupg/*", "authorized_keys", "known_hosts",
+    "*.kdbx", "*.gpg", "*.asc", ".ssh/*", ".gnupg/*", "authorized_keys", "known_hosts", "*.ppk",
+    # shell and client histories (commands typed with passwords in them), tool logins
+    ".*_history", ".history", "fish_history", ".lesshst", "gh/hosts.yml", ".config/hub", "rclone.conf", "pip.conf",
+    "pip.ini", ".git-credential-cache/*", ".docker/.token_seed", ".config/helm/registry/config.json",
     # the system's own
     "shadow", "gshadow", "/proc/*", "/sys/*", "/dev/*",
 )

@@ -13,6 +13,8 @@ from org.contracts.vocabulary import CATEGORIES
 if TYPE_CHECKING:
     from org.contracts.knowledge import ReviewItem
 
+from .screening import view
+
 
 def _config():
     """The supervisors' config (``supervisors.yaml``), or None."""
@@ -34,7 +36,8 @@ def _store(args: argparse.Namespace):
         return KnowledgeStore(Path(args.root))
     config = _config()
     configured = config.knowledge.root if config else None
-    return KnowledgeStore(locations.knowledge_root(organizations_dir(), getattr(args, "project", None), configured))
+    return KnowledgeStore(locations.knowledge_root(organizations_dir(), getattr(args, "project", None), configured),
+                          directives=_queue_path(args, None))
 
 
 def _queue_path(args: argparse.Namespace, explicit: str | None) -> Path | None:
@@ -90,6 +93,17 @@ def _show(args: argparse.Namespace) -> int:
 def _describe(item: ReviewItem) -> list[str]:
     when = f"{item.created_at:%Y-%m-%d %H:%M}"
     task = f", after task {item.task}" if item.task is not None else ""
+    held = [f"    QUARANTINED: {why}" for why in item.quarantined]
+    if item.directive is not None:
+        d = item.directive
+        lines = [f"{item.id}  {item.status:<8} from {item.source}{task}, {when}: queue a {d.priority} {d.type} directive "
+                 "(approve: queued as it is, reject: dropped)", *held]
+        if item.reason and not item.quarantined:
+            lines.append(f"    reason: {item.reason}")
+        lines.append(f"    directive: {d.description}")
+        lines += [f"    why: {d.rationale}"] if d.rationale else []
+        lines += [f"    files: {', '.join(d.files)}"] if d.files else []
+        return [view(line) for line in lines]
     if item.draft is None:
         head = f"{item.id}  {item.status:<8} from {item.source}{task}, {when}: confirm {item.document} (approve: established, reject: deprecated)"
         return [head] + ([f"    reason: {item.reason}"] if item.reason else [])
@@ -98,15 +112,16 @@ def _describe(item: ReviewItem) -> list[str]:
     what = "replace the hand-written" if item.replaces_hand_written else "write"
     lines = [
         f"{item.id}  {item.status:<8} from {item.source}{task}, {when}: {what} {target} (approve: written as established, reject: dropped)",
+        *held,
     ]
-    if item.reason:
+    if item.reason and not item.quarantined:
         lines.append(f"    reason: {item.reason}")
     lines.append(f"    title: {draft.title}")
     lines += [f"    {number}. {rule}" for number, rule in enumerate(draft.rules, 1)]
     for label, text in (("examples", draft.examples), ("rationale", draft.rationale)):
         if text.strip():
             lines.append(f"    {label}: " + "\n      ".join(text.strip().splitlines()))
-    return lines
+    return [view(line) for line in lines]
 
 
 def _review(args: argparse.Namespace) -> int:
@@ -133,14 +148,16 @@ def _review(args: argparse.Namespace) -> int:
 def _preview(args: argparse.Namespace) -> int:
     """Both sections in the order the agent's prompt has them: knowledge, then directives (nearest the model's answer)."""
     from .directives import DirectiveQueue
-    from .selection import project_knowledge_section, select_documents
+    from .selection import prompt_sections, select_documents
 
     config = _config()
     budget = args.budget or (config.knowledge.injection_token_budget if config else 2000)
     lessons = config.knowledge.recent_lessons if config else 5
     store = _store(args)
-    knowledge = project_knowledge_section(store, args.domain, args.plan, budget, recent_lessons=lessons)
-    directives = DirectiveQueue(_queue_path(args, args.directives)).active_directives_section()
+    queue = DirectiveQueue(_queue_path(args, args.directives), config.directives if config else None)
+    total = config.prompt_token_budget if config and not args.budget else None  # --budget: the knowledge section's alone
+    knowledge, directives = prompt_sections(store, queue, args.domain, args.plan, knowledge_budget=budget, total_budget=total,
+                                            recent_lessons=lessons)
     shown = [part for part in (knowledge, directives) if part]
     print("\n\n".join(shown) if shown else "(nothing: no pending directives and no documents to show)")
     left_out = [d.path for d in select_documents(store.documents(), args.domain, args.plan, lessons) if d.path not in knowledge]

@@ -28,6 +28,7 @@ from org.contracts.knowledge import (
     CATEGORIES,
     HUMAN,
     OWNERSHIP,
+    DirectiveDraft,
     KnowledgeDocument,
     KnowledgeDraft,
     ReviewItem,
@@ -38,6 +39,7 @@ from org.kernel.log import logger, warn_once
 from org.kernel.paths import UnsafePathError, organizations_dir, safe_child
 from org.kernel.redact import redact
 
+from .directives import DirectiveQueue
 from .documents import (
     Document,
     change_entry,
@@ -50,6 +52,7 @@ from .documents import (
     same_content,
     utc_now,
 )
+from .locations import directives_beside
 
 #: Clean tasks after which a provisional document becomes established.
 ESTABLISH_AFTER_TASKS = 5
@@ -97,9 +100,12 @@ def check_owner(by: str, category: str) -> None:
 class KnowledgeStore:
     """Documents under ``root``; see the module docstring for the layout."""
 
-    def __init__(self, root: Path | str, *, establish_after_tasks: int = ESTABLISH_AFTER_TASKS):
+    def __init__(self, root: Path | str, *, establish_after_tasks: int = ESTABLISH_AFTER_TASKS,
+                 directives: Path | str | None = None):
         self.root = Path(root)
         self.establish_after_tasks = max(1, int(establish_after_tasks))
+        #: The queue an approved directive goes to (default: the one beside the store).
+        self.directives_path = Path(directives) if directives is not None else directives_beside(self.root)
 
     # -- reading -------------------------------------------------------------------------
 
@@ -263,7 +269,8 @@ class KnowledgeStore:
 
     # -- review queue ----------------------------------------------------------------------
 
-    def queue_for_review(self, item: KnowledgeDraft | str, by: str, reason: str = "", task: int | None = None) -> ReviewItem:
+    def queue_for_review(self, item: KnowledgeDraft | str, by: str, reason: str = "", task: int | None = None,
+                         quarantined: list[str] = ()) -> ReviewItem:
         """Flag ``item`` for a person: a draft held back until approved, or the path
         (``<category>/<name>.md``) of a document of ``by``'s to confirm or deprecate.
 
@@ -275,7 +282,7 @@ class KnowledgeStore:
             with self._lock():
                 relpath = f"{draft.category}/{draft.name}.md"
                 replaces = self._persons(relpath, self.get(relpath))
-                return self._queue(draft, by, reason, task, replaces_hand_written=replaces)
+                return self._queue(draft, by, reason, task, replaces_hand_written=replaces, quarantined=list(quarantined))
         category = item.partition("/")[0]
         check_owner(by, category)
         with self._lock():
@@ -287,14 +294,25 @@ class KnowledgeStore:
                 raise ReviewError(message)
             return self._queue(None, by, reason, task, document=item)
 
+    def hold_directive(self, directive: DirectiveDraft, by: str, reason: str, quarantined: list[str] = (),
+                       task: int | None = None) -> ReviewItem:
+        """Keep a directive from the agent until a person accepts it (approve queues it as it is, critical included)."""
+        held = directive.model_copy(update={
+            "description": redact(directive.description)[:300], "rationale": redact(directive.rationale)[:300],
+            "files": [redact(f)[:300] for f in directive.files]})
+        with self._lock():
+            return self._queue(None, by, reason, task, directive=held, quarantined=list(quarantined))
+
     def _queue(self, draft: KnowledgeDraft | None, by: str, reason: str, task: int | None, *,
-               document: str | None = None, replaces_hand_written: bool = False) -> ReviewItem:
+               document: str | None = None, replaces_hand_written: bool = False, directive: DirectiveDraft | None = None,
+               quarantined: list[str] = ()) -> ReviewItem:
         """Add a review item unless the same one is pending (lock held)."""
         for pending in self.review_items():
-            if pending.source == by and pending.draft == draft and pending.document == document:
+            if pending.source == by and (pending.draft, pending.document, pending.directive) == (draft, document, directive):
                 return pending
         item = ReviewItem(id=f"R{self._next_review_number()}", source=by, reason=redact(reason)[:500], task=task,
-                          created_at=utc_now(), draft=draft, document=document, replaces_hand_written=replaces_hand_written)
+                          created_at=utc_now(), draft=draft, document=document, replaces_hand_written=replaces_hand_written,
+                          directive=directive, quarantined=[redact(q)[:200] for q in quarantined][:20])
         self._save_review(item, self.review_dir / f"{item.id}.json")
         self.rebuild_index()
         return item
@@ -330,12 +348,15 @@ class KnowledgeStore:
         raise ReviewError(f"no pending review item {review_id}")
 
     def approve(self, review_id: str, by: str = HUMAN) -> ReviewItem:
-        """A person confirms: a held-back draft is written as established; a flagged
-        document becomes established. Returns the decided item."""
+        """A person confirms: a held-back draft is written as established, a held-back directive is
+        queued; a flagged document becomes established. Returns the decided item."""
         with self._lock():
             item = self._pending(review_id)
             what = f"approved by {by} ({item.id})" + (f": {item.draft.change}" if item.draft and item.draft.change else "")
-            if item.draft is not None:
+            if item.directive is not None:
+                queued = DirectiveQueue(self.directives_path).add([item.directive])
+                logger.info("knowledge: %s accepted by %s; queued as %s", item.id, by, ", ".join(d.id for d in queued) or "a pending twin")
+            elif item.draft is not None:
                 relpath = f"{item.draft.category}/{item.draft.name}.md"
                 existing = self.get(relpath)
                 if self._persons(relpath, existing):
@@ -349,7 +370,7 @@ class KnowledgeStore:
             return self._decide(item, "approved", by)
 
     def reject(self, review_id: str, by: str = HUMAN) -> ReviewItem:
-        """A person declines: a held-back draft is dropped; a flagged document is
+        """A person declines: a held-back draft or directive is dropped; a flagged document is
         deprecated. Returns the decided item."""
         with self._lock():
             item = self._pending(review_id)

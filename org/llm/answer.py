@@ -7,8 +7,12 @@ harmless and strict everywhere else:
 
 * **Finding the object.** A byte-order mark and ``<think>``/``<thinking>``/``<reasoning>``
   blocks are removed; then the object is the whole text, a fenced block (also a fence
-  opened on the same line as the JSON), or the first JSON object in the prose around it.
-  When several objects are found, the first one that validates wins.
+  opened on the same line as the JSON), or the JSON objects in the prose around it. When
+  several are found, the one that validates against the schema wins: one valid as it is
+  before one that needed tolerance, then the one that fills the most of the schema's fields,
+  then the last (a quoted example comes before the real answer, and holds less).
+* **Depth.** JSON nested deeper than the parser's stack is not JSON here: the answer is
+  invalid (and kept), never an exception.
 * **Schema tolerance** (:mod:`org.llm.tolerance`): an unknown field is ignored, free text
   over its length limit is cut, a list over its limit keeps its first items; identifiers
   and fixed values are never changed.
@@ -65,11 +69,14 @@ class ParsedAnswer:
     notes: list[str] = field(default_factory=list)
 
 
-def json_instruction(schema: type[BaseModel]) -> str:
-    """The prompt text that asks for one JSON object matching ``schema``."""
+def json_instruction(schema: type[BaseModel], schema_in_request: bool = False) -> str:
+    """The prompt text that asks for one JSON object matching ``schema``; the schema itself only when
+    the request does not carry it already (``response_format`` ``json_schema``): it is sent once."""
+    ask = "Answer with exactly one JSON object and nothing else: no prose before or after it, no code fence. "
+    if schema_in_request:
+        return ask + f"It must validate against the JSON Schema {schema.__name__} given as the response format."
     schema_text = json.dumps(schema.model_json_schema(), separators=(",", ":"), sort_keys=True)
-    return ("Answer with exactly one JSON object and nothing else: no prose before or after it, no code fence. "
-            f"It must validate against this JSON Schema:\n{schema_text}")
+    return ask + f"It must validate against this JSON Schema:\n{schema_text}"
 
 
 def with_instruction(messages: list[dict[str, Any]], instruction: str) -> list[dict[str, Any]]:
@@ -125,7 +132,7 @@ def candidates(text: str) -> list[tuple[str, dict[str, Any]]]:
         tried += 1
         try:
             value, end = decoder.raw_decode(text, position)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
             position = text.find("{", position + 1)
             continue
         if isinstance(value, dict):
@@ -137,7 +144,7 @@ def candidates(text: str) -> list[tuple[str, dict[str, Any]]]:
 def _object(text: str) -> dict[str, Any] | None:
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
 
@@ -167,11 +174,18 @@ def parse_answer(text: str, schema: type[BaseModel]) -> ParsedAnswer:
         reason = _not_json(body)
         raise ModelOutputInvalid(reason, text, [f"{reason}: give exactly one JSON object"], notes)
     failures: list[list[str]] = []
-    for where, data in found:
+    valid = []
+    for index, (where, data) in enumerate(found):
         outcome = tolerate(data, schema)
-        if outcome.value is not None:
-            return ParsedAnswer(outcome.value, notes + ([_WHERE[where]] if where in _WHERE else []) + outcome.notes)
-        failures.append(outcome.errors)
+        if outcome.value is None:
+            failures.append(outcome.errors)
+            continue
+        filled = sum(1 for name in schema.model_fields if data.get(name) not in (None, "", [], {}))
+        valid.append(((bool(outcome.notes), -filled, -index), where, outcome))
+    if valid:
+        _, where, outcome = min(valid, key=lambda entry: entry[0])
+        chosen = [f"the best of {len(valid)} valid JSON objects in the answer"] if len(valid) > 1 else []
+        return ParsedAnswer(outcome.value, notes + ([_WHERE[where]] if where in _WHERE else []) + chosen + outcome.notes)
     errors = min(failures, key=len)  # the candidate closest to valid is the one to repair
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
     raise ModelOutputInvalid(f"does not match {schema.__name__}: {errors[0]}{more}", text, errors[:MAX_ERRORS], notes)
@@ -188,13 +202,15 @@ def _not_json(body: str) -> str:
         json.loads(body[start:])
     except json.JSONDecodeError as exc:
         return f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+    except RecursionError:
+        return "not valid JSON: nested too deeply"
     return "not valid JSON"
 
 
 def _any_json(text: str) -> Any:
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 
 

@@ -41,7 +41,7 @@ from . import structured
 from .answer import ModelOutputInvalid, ParsedAnswer, content_text, json_instruction, parse_answer, with_instruction
 from .budget import LedgerError, UsageLedger
 from .structured import ResponseFormat
-from .transport import Answer, Clock, ModelUnavailable, Transport, error_message
+from .transport import MAX_RESPONSE_BYTES, Answer, Clock, ModelUnavailable, Transport, error_message
 
 
 @dataclass(frozen=True)
@@ -86,6 +86,10 @@ class _Call:
     refusal: str = ""
 
 
+#: Bytes of an over-large answer kept as its raw answer.
+ANSWER_START_BYTES = 200_000
+
+
 def deadline_after(seconds: float) -> float:
     """The deadline ``seconds`` from now, as :meth:`ChatClient.complete` takes it (``time.monotonic``)."""
     return time.monotonic() + seconds
@@ -94,6 +98,13 @@ def deadline_after(seconds: float) -> float:
 def approx_tokens(text: str) -> int:
     """A rough token count (4 characters a token), for checks made before the endpoint counts."""
     return math.ceil(len(text) / 4)
+
+
+def estimate_prompt(messages: list[dict[str, Any]], response_format: dict[str, Any] | None) -> int:
+    """The prompt tokens of a request, as the endpoint will count them: the messages (4 tokens of
+    framing each) and the schema of a ``json_schema`` response format."""
+    schema = json.dumps(response_format, separators=(",", ":")) if response_format and response_format.get("type") == "json_schema" else ""
+    return sum(approx_tokens(_text_of(m)) + 4 for m in messages) + approx_tokens(schema)
 
 
 class ChatClient:
@@ -117,6 +128,8 @@ class ChatClient:
         self.run_completion_tokens = 0
         self.run_cost_usd = 0.0
         self.run_calls = 0
+        #: Every answer received in this run, as text, usable or not (kept whatever the failure).
+        self.raw_answers: list[str] = []
 
     @property
     def run_tokens(self) -> int:
@@ -141,7 +154,6 @@ class ChatClient:
         if started >= deadline:
             raise ModelUnavailable("the run's time budget was spent before the model was asked", "deadline")
         key = self._key()
-        messages = with_instruction(messages, json_instruction(schema))
         limit = min(max_tokens or self.config.max_tokens_per_request, self.config.max_tokens_per_request)
         notes: list[str] = []
         level = structured.first_level(self.config)
@@ -150,8 +162,8 @@ class ChatClient:
         try:
             parsed = self._parse(call, limit, schema)
         except ModelOutputInvalid as invalid:
-            repair = repair_messages(messages, call, invalid, limit)
-            why_not = self._why_no_repair(repair, limit, deadline)
+            repair = repair_messages(messages, call, invalid, limit)  # the instruction is added per call
+            why_not = self._why_no_repair(repair, limit, deadline, schema, level)
             if why_not:
                 raise self._given_up(invalid, calls, notes + [f"no repair round: {why_not}"]) from None
             notes.append(f"repair round: {len(invalid.errors)} problem(s) sent back ({invalid.reason})")
@@ -174,13 +186,16 @@ class ChatClient:
 
     def _call(self, messages: list[dict[str, Any]], limit: int, schema: type[BaseModel], level: ResponseFormat,
               deadline: float, key: str | None, notes: list[str]) -> tuple[_Call, ResponseFormat]:
-        """One answered call; an endpoint that refuses the response format is asked again with a weaker one."""
-        prompt_estimate = sum(approx_tokens(_text_of(m)) + 4 for m in messages)
-        self._check_token_cap(prompt_estimate + limit)
-        self._check_budget(prompt_estimate, limit)
+        """One answered call; an endpoint that refuses the response format is asked again with a weaker one.
+        The JSON instruction goes into the system message, with the schema unless the request carries it."""
         first = level
         while True:
-            body = json.dumps(self._request_body(messages, limit, structured.response_format(level, schema))).encode("utf-8")
+            sent = with_instruction(messages, json_instruction(schema, schema_in_request=level == "json_schema"))
+            prompt_estimate = estimate_prompt(sent, structured.response_format(level, schema))
+            if level == first:
+                self._check_token_cap(prompt_estimate + limit)
+                self._check_budget(prompt_estimate, limit)
+            body = json.dumps(self._request_body(sent, limit, structured.response_format(level, schema))).encode("utf-8")
             try:
                 answer, attempts = self.transport.send(body, self._headers(key), deadline, key)
                 break
@@ -192,8 +207,15 @@ class ChatClient:
                 level = lower
         if level != first:
             structured.remember(self.config, level)
+        if not answer.complete:  # paid for: counted as an answer of max_tokens, kept, never asked again
+            start = answer.body[:ANSWER_START_BYTES].decode("utf-8", "replace")
+            self.raw_answers.append(start)
+            self._account(None, prompt_estimate, "", completion_estimate=limit)
+            raise ModelOutputInvalid(f"the answer was larger than {MAX_RESPONSE_BYTES:,} bytes; only its start was read", start,
+                                     [f"your answer was larger than {MAX_RESPONSE_BYTES:,} bytes"])
         envelope = self._envelope(answer, key)
         text, finish_reason, model, refusal = _message(envelope)
+        self.raw_answers.append(text)
         prompt_tokens, completion_tokens, cost = self._account(envelope.get("usage"), prompt_estimate, text)
         return _Call(text, finish_reason, model, attempts, prompt_tokens, completion_tokens, cost, refusal), level
 
@@ -212,11 +234,13 @@ class ChatClient:
             parsed.notes.append(f"cut off at max_tokens ({limit}), but the JSON object was complete")
         return parsed
 
-    def _why_no_repair(self, repair: list[dict[str, Any]], limit: int, deadline: float) -> str:
+    def _why_no_repair(self, repair: list[dict[str, Any]], limit: int, deadline: float, schema: type[BaseModel],
+                       level: ResponseFormat) -> str:
         """Why a repair round cannot be made ("" when it can)."""
         if self.clock.monotonic() >= deadline:
             return "the run's time budget is spent"
-        needed = sum(approx_tokens(_text_of(m)) + 4 for m in repair) + limit
+        sent = with_instruction(repair, json_instruction(schema, schema_in_request=level == "json_schema"))
+        needed = estimate_prompt(sent, structured.response_format(level, schema)) + limit
         if self.run_tokens + needed > self.config.max_tokens_per_run:
             return f"the run's token cap ({self.run_tokens} of {self.config.max_tokens_per_run} used, the repair may need {needed})"
         try:
@@ -292,7 +316,7 @@ class ChatClient:
     def _envelope(self, answer: Answer, key: str | None) -> dict[str, Any]:
         try:
             envelope = json.loads(answer.body)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise ModelUnavailable(f"{self.endpoint} answered with something that is not a chat completion "
                                    "(check base_url)", "rejected") from None
         if not isinstance(envelope, dict) or not isinstance(envelope.get("choices"), list) or not envelope["choices"]:
@@ -301,11 +325,11 @@ class ChatClient:
                                    "rejected")
         return envelope
 
-    def _account(self, usage: Any, prompt_estimate: int, text: str) -> tuple[int, int, float]:
+    def _account(self, usage: Any, prompt_estimate: int, text: str, completion_estimate: int | None = None) -> tuple[int, int, float]:
         """Tokens and cost of an answered call, added to the run's totals and the ledger."""
         usage = usage if isinstance(usage, dict) else {}
         prompt_tokens = _count(usage.get("prompt_tokens"), prompt_estimate)
-        completion_tokens = _count(usage.get("completion_tokens"), approx_tokens(text))
+        completion_tokens = _count(usage.get("completion_tokens"), approx_tokens(text) if completion_estimate is None else completion_estimate)
         reported = usage.get("cost")
         cost = float(reported) if plain_number(reported, 0, math.inf) else self._price(prompt_tokens, completion_tokens)
         self.run_calls += 1

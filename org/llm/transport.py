@@ -58,6 +58,7 @@ class Answer:
     status: int
     headers: http.client.HTTPMessage
     body: bytes
+    complete: bool = True  #: False: larger than MAX_RESPONSE_BYTES, only its start was read
 
 
 @dataclass(frozen=True)
@@ -150,7 +151,7 @@ class Transport:
             detail = _scrub(str(exc) or type(exc).__name__, key)
             return _Failure(f"cannot reach {self.endpoint}: {type(exc).__name__}: {detail}"[:REASON_CHARS * 2], retryable=True)
         if 200 <= answer.status < 300:
-            return provider_failure(answer, self.endpoint, key) or answer
+            return answer if not answer.complete else provider_failure(answer, self.endpoint, key) or answer
         message = error_message(answer.body, key)
         reason = f"HTTP {answer.status} from {self.endpoint}" + (f": {message}" if message else "")
         if answer.status in RETRY_STATUSES:
@@ -184,8 +185,8 @@ class Transport:
                 if not chunk:
                     break
                 size += len(chunk)
-                if size > MAX_RESPONSE_BYTES:
-                    raise http.client.HTTPException(f"answer larger than {MAX_RESPONSE_BYTES} bytes")
+                if size > MAX_RESPONSE_BYTES:  # answered (and paid for): not read further, never asked again
+                    return Answer(response.status, response.headers, b"".join(chunks), complete=False)
                 chunks.append(chunk)
             return Answer(response.status, response.headers, b"".join(chunks))
         finally:

@@ -13,7 +13,7 @@ from typing import Any
 from org.contracts.supervisors import SupervisorsConfig
 from org.kernel.agent_zero import read_attr
 from org.kernel.layers import read_bst, read_htn
-from org.knowledge.selection import project_knowledge_section
+from org.knowledge.selection import prompt_sections
 
 from . import digests
 from .runs import Files, queue_for, store_for
@@ -55,10 +55,9 @@ def _sections(agent: Any, config: SupervisorsConfig, files: Files, top: bool) ->
     bst, htn, trace = read_bst(agent), read_htn(agent), digests.current(agent)
     plan = " ".join(p for p in (htn.plan_name if htn else None, htn.current_step if htn else None,
                                 trace.user_message[:500] if trace else None) if p)
-    knowledge = project_knowledge_section(store_for(config, files), bst.domain if bst else None, plan or None,
-                                          config.knowledge.injection_token_budget, recent_lessons=config.knowledge.recent_lessons)
-    directives = queue_for(config, files).active_directives_section() if top else ""
-    return knowledge, directives
+    return prompt_sections(store_for(config, files), queue_for(config, files) if top else None, bst.domain if bst else None,
+                           plan or None, knowledge_budget=config.knowledge.injection_token_budget,
+                           total_budget=config.prompt_token_budget, recent_lessons=config.knowledge.recent_lessons)
 
 
 __all__ = ["DIRECTIVES_EXTRA", "KNOWLEDGE_EXTRA", "SECTIONS_KEY", "add_sections", "shown_documents"]

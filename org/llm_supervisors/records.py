@@ -125,6 +125,8 @@ def _details(run: SupervisorRun) -> str:
         parts = [plural(run.findings, "knowledge item")]
         parts += [plural(len(run.documents), "document") + " updated"] if run.documents else []
         parts += [f"{run.review_items} for review"] if run.review_items else []
+    if run.quarantined:
+        parts.append(f"{len(run.quarantined)} held for a person")
     return ", ".join(parts)
 
 

@@ -19,6 +19,7 @@ from org.kernel.agent_zero import ui_log
 from org.kernel.files import atomic_write_text
 from org.kernel.log import logger, warn_once
 from org.kernel.redact import redact_model
+from org.knowledge.screening import screen
 from org.knowledge.store import OwnershipError, check_owner
 from org.supervisor.learnings import note_lesson
 
@@ -27,6 +28,7 @@ from .records import LABELS, RunLog, outcome_line
 from .runs import Files, Outcome, queue_for, store_for
 from .supervisors import SPECS, changes_from, existing_rules
 from .triggers import StateFile, TriggerSettings, converge, counter_of, interval
+from .trust import document_texts, held_line, hold_back, project_bounds
 
 
 class FileSnapshot:
@@ -60,6 +62,7 @@ class Applied:
     finding_count: int
     notes: list[str]
     summary: str
+    quarantined: list[str] = field(default_factory=list)  #: held for a person: "R3: directive '...' quarantined: why"
     lessons: list[tuple[str, str, str, list[str]]] = field(default_factory=list)  # new lessons: (path, title, rule, domains)
 
 
@@ -72,14 +75,23 @@ def apply_changes(outcome: Outcome, config: SupervisorsConfig, files: Files) -> 
     changes = changes_from(spec, outcome.parsed, outcome.run_input, existing)
     for draft in changes.documents + changes.reviews:
         check_owner(spec.name, draft.category)  # OwnershipError (logged by the store) refuses the whole answer
+    bounds = project_bounds(outcome.run_input)
+    held = hold_back(changes, bounds, config.directives.require_approval)
     targets = [store.root / draft.category / f"{draft.name}.md" for draft in changes.documents]
     snapshot = FileSnapshot([*targets, store.index_path, queue.path], [store.review_dir])
     own_pending = {d.id for d in queue.pending() if d.source == spec.name}
     try:
         written = [store.write(draft, spec.name, task=request.task) for draft in changes.documents]
         reviews = [store.queue_for_review(draft, spec.name, reason="flagged by the internaliser for a person to confirm",
-                                          task=request.task) for draft in changes.reviews]
+                                          task=request.task, quarantined=screen(document_texts(draft), bounds))
+                   for draft in changes.reviews]  # held anyway; the person sees what screening would have said
         added = queue.add(changes.directives)
+        quarantined = [held_line(store.queue_for_review(draft, spec.name, reason=why, task=request.task, quarantined=reasons).id,
+                                 f"document {draft.category}/{draft.name}.md", draft.title, why)
+                       for draft, why, reasons in held.documents]
+        quarantined += [held_line(store.hold_directive(draft, spec.name, why, reasons, task=request.task).id,
+                                  f"{draft.priority} {draft.type} directive", draft.description, why)
+                        for draft, why, reasons in held.directives]
         resolved = [i for i in getattr(outcome.parsed, "resolved", []) if i in own_pending]
         queue.mark_addressed(resolved, by=spec.name)
     except BaseException:
@@ -89,6 +101,7 @@ def apply_changes(outcome: Outcome, config: SupervisorsConfig, files: Files) -> 
         documents=[w.path for w in written if w.action in ("created", "updated")],
         directives=[f"{d.type}/{d.priority}: {d.description}" for d in added],
         review_items=len(reviews) + sum(w.action == "queued_for_review" for w in written),
+        quarantined=quarantined,
         findings=changes.findings, finding_count=changes.finding_count,
         notes=changes.notes + ([f"resolved {', '.join(resolved)}"] if resolved else []), summary=changes.summary,
         lessons=[(w.path, d.title, rule, list(d.domains))
@@ -126,7 +139,7 @@ def apply_outcome(outcome: Outcome, config: SupervisorsConfig | None, agent: Any
         reason=("; ".join(applied.notes) if applied else reason)[:1000],
         summary=(applied.summary if applied else "")[:500], findings=applied.finding_count if applied else 0,
         directives=applied.directives if applied else [], documents=applied.documents if applied else [],
-        review_items=applied.review_items if applied else 0,
+        review_items=applied.review_items if applied else 0, quarantined=applied.quarantined[:60] if applied else [],
         bootstrap=bool(outcome.run_input and outcome.run_input.bootstrap), converging=bool(converging),
         interval_tasks=every, task=request.task, source=request.source, project=files.project,
         response_format=outcome.response_format if outcome.response_format in ("json_schema", "json_object", "none") else "",  # type: ignore[arg-type]
@@ -150,6 +163,8 @@ def _report(run: SupervisorRun, agent: Any, log: RunLog) -> None:
     except OSError as exc:
         warn_once(f"{log.path}: cannot record supervisor runs: {exc.strerror or exc}", key=f"{log.path}:append")
     line = outcome_line(run)
+    for held in run.quarantined:
+        logger.warning("%s: held for a person (a0org knowledge review): %s", LABELS[run.supervisor], held)
     if run.outcome == "applied":
         logger.info("%s", line)
     elif run.outcome == "skipped":
@@ -157,6 +172,7 @@ def _report(run: SupervisorRun, agent: Any, log: RunLog) -> None:
     else:
         logger.warning("%s", line)
     if agent is not None and run.outcome != "skipped":
-        details = [run.summary] + [f"wrote {d}" for d in run.documents] + [f"directive {d}" for d in run.directives]
-        ui_log(agent, type="info" if run.outcome == "applied" else "warning", heading=line,
+        details = ([run.summary] + [f"wrote {d}" for d in run.documents] + [f"directive {d}" for d in run.directives]
+                   + [f"held for a person (a0org knowledge review) {q}" for q in run.quarantined])
+        ui_log(agent, type="info" if run.outcome == "applied" and not run.quarantined else "warning", heading=line,
                content="\n".join(d for d in details if d))

@@ -104,12 +104,11 @@ class Outcome:
 
 def store_for(config: SupervisorsConfig, files: Files) -> KnowledgeStore:
     root = locations.knowledge_root(files.home, files.project, config.knowledge.root)
-    return KnowledgeStore(root, establish_after_tasks=config.knowledge.establish_after_tasks)
+    return KnowledgeStore(root, establish_after_tasks=config.knowledge.establish_after_tasks, directives=files.directives)
 
 
 def queue_for(config: SupervisorsConfig, files: Files) -> DirectiveQueue:
-    return DirectiveQueue(files.directives, cleanup_max_age_tasks=config.directives.cleanup_max_age_tasks,
-                          cleanup_cap=config.directives.cleanup_cap)
+    return DirectiveQueue(files.directives, config.directives)
 
 
 def execute(request: Request, config: SupervisorsConfig, files: Files) -> Outcome:
@@ -156,4 +155,5 @@ def _outcome(request: Request, client: ChatClient | None, run_input: RunInput | 
         outcome.model = model or client.config.model
         outcome.prompt_tokens, outcome.completion_tokens = client.run_prompt_tokens, client.run_completion_tokens
         outcome.cost_usd, outcome.attempts = round(client.run_cost_usd, 8), attempts or client.run_calls
+        outcome.answers = list(client.raw_answers)  # whatever the failure; a valid or invalid answer sets its own
     return outcome

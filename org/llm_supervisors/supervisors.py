@@ -40,6 +40,9 @@ FINDINGS_CHARS = 3000
 FILE_CHARS = 3000
 FILES_CHARS = 9000
 MAX_FILES = 6
+#: Characters of the whole user message: with the system message and the schema, about 9,000 tokens
+#: (a bootstrap run's code base sample gives way first).
+PROMPT_CHARS = 30_000
 #: Files named but not read, listed with the reason.
 MAX_UNREAD = 10
 #: Files larger than this are not read at all.
@@ -57,6 +60,7 @@ class SupervisorSpec:
     behaviour: tuple[str, ...]
     bootstrap: str
     reads_files: bool
+    writing: str  #: how its documents (and directives) are written
 
     @property
     def label(self) -> str:
@@ -66,6 +70,13 @@ class SupervisorSpec:
     def categories(self) -> tuple[str, ...]:
         return OWNERSHIP[self.name]
 
+
+#: How the code style and design supervisors write (the internaliser records facts, never rules).
+RULES_WRITING = (
+    "Documents are rules, not prose: 'Do X', not 'we tend to do X'; each addresses one concern, rules under 500 characters in all, "
+    "with concrete good and bad examples. A document you write replaces the whole file: give all of its rules, examples and "
+    "rationale, not only what changed. Directives are short (about 200 characters) and name the files they concern."
+)
 
 SPECS: dict[str, SupervisorSpec] = {
     "code_style": SupervisorSpec(
@@ -82,6 +93,7 @@ SPECS: dict[str, SupervisorSpec] = {
         bootstrap="BOOTSTRAP MODE: the store has no conventions yet. Establish baselines: write convention documents that describe "
                   "the patterns the code already follows. Do not report deviations and give no cleanup directives.",
         reads_files=True,
+        writing=RULES_WRITING,
     ),
     "design": SupervisorSpec(
         name="design",
@@ -99,6 +111,7 @@ SPECS: dict[str, SupervisorSpec] = {
         bootstrap="BOOTSTRAP MODE: the store has no design documents yet. Capture the architecture as it is now in design/ "
                   "documents. Do not report divergences and give no cleanup directives.",
         reads_files=True,
+        writing=RULES_WRITING,
     ),
     "internaliser": SupervisorSpec(
         name="internaliser",
@@ -115,6 +128,10 @@ SPECS: dict[str, SupervisorSpec] = {
         bootstrap="BOOTSTRAP MODE: the store has no lessons or domain knowledge yet. Capture the initial domain knowledge "
                   "the recent tasks reveal.",
         reads_files=False,
+        writing=("Knowledge items are facts and observations, not prescriptions: what happened or was found, as it is "
+                 "('LangGraph state reducers silently drop None values'), with the task it came from and how sure you are. "
+                 "Each item is one discovery in one or two sentences; items on the same topic are added to its document, "
+                 "whose earlier items are kept."),
     ),
 }
 
@@ -204,7 +221,7 @@ def _readable(path: Path, skip_under: tuple[Path, ...], never_read: tuple[str, .
 
 
 def _cap(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 30].rstrip() + "\n... (cut to fit)"
+    return text if len(text) <= limit else text[: max(0, limit - 30)].rstrip() + "\n... (cut to fit)"
 
 
 def _call_text(call: ToolCall) -> str:
@@ -246,9 +263,9 @@ def digests_section(digests: list[TaskDigest]) -> str:
     for digest in reversed(digests):
         block = digest_text(digest)
         if used + len(block) > DIGEST_CHARS:
-            block = _cap(block, max(0, DIGEST_CHARS - used))
-            if len(block) < 200:
-                break
+            if DIGEST_CHARS - used < 200:
+                break  # (a cap below the note's length would keep the whole block)
+            block = _cap(block, DIGEST_CHARS - used)
         blocks.append(block)
         used += len(block)
     return "\n\n".join(blocks) or "(no tasks recorded)"
@@ -264,6 +281,20 @@ def documents_section(documents: list[Document], full: bool, limit: int) -> str:
     return _cap("\n\n".join(document_text(d, full) for d in documents), limit) or "(none)"
 
 
+def codebase_text(codebase: CodeBase, room: int) -> str:
+    """The layout and as many whole sample files as fit in ``room`` characters (the layout cut last)."""
+    layout = f"```\n{_cap(codebase.layout, max(1000, room // 3))}\n```"
+    parts, used = [layout], len(layout)
+    for name, text in codebase.files:
+        block = f"### {name}\n```\n{text}\n```"
+        if used + len(block) + 2 > room:
+            parts.append(f"({len(codebase.files) - len(parts) + 1} more sampled file(s) left out to fit the prompt)")
+            break
+        parts.append(block)
+        used += len(block) + 2
+    return "\n\n".join(parts)
+
+
 def build_messages(spec: SupervisorSpec, run: RunInput) -> list[dict[str, str]]:
     """The system and user messages of one run (the client adds the JSON instruction)."""
     folders = " and ".join(f"{c}/" for c in spec.categories)
@@ -274,9 +305,7 @@ def build_messages(spec: SupervisorSpec, run: RunInput) -> list[dict[str, str]]:
         f"You are the {spec.label.lower()} of an AI agent (Agent-Zero) working on a software project.\n"
         f"Purpose: {spec.purpose}\n\nBehaviour:\n{steps}\n\n{mode}\n\n"
         f"Ownership: you may write knowledge documents only in {folders}; other folders belong to other supervisors. "
-        "Documents marked read-only were written by a person: never rewrite them. "
-        "Documents are rules, not prose: 'Do X', not 'we tend to do X'; each addresses one concern, rules under 500 characters in all, "
-        "with concrete good and bad examples. Directives are short (about 200 characters) and name the files they concern."
+        "Documents marked read-only were written by a person: never rewrite them. " + spec.writing
     )
     sections = [
         ("RECENT TASKS", digests_section(run.digests)),
@@ -290,9 +319,8 @@ def build_messages(spec: SupervisorSpec, run: RunInput) -> list[dict[str, str]]:
         files += ("\n\n" if files else "") + ("Not read: " + ", ".join(unread) if unread else "")
         sections.append(("FILES THE RECENT TASKS TOUCHED", files or "(none could be read)"))
     if spec.reads_files and run.codebase is not None and (run.codebase.layout or run.codebase.files):
-        sample = "\n\n".join(f"### {name}\n```\n{text}\n```" for name, text in run.codebase.files)
-        sections.append(("CODE BASE (bootstrap scan: the project's layout and a sample of its files)",
-                         f"```\n{run.codebase.layout}\n```" + (f"\n\n{sample}" if sample else "")))
+        room = PROMPT_CHARS - sum(len(title) + len(body) + 5 for title, body in sections) - (FINDINGS_CHARS if run.previous_findings else 0)
+        sections.append(("CODE BASE (bootstrap scan: the project's layout and a sample of its files)", codebase_text(run.codebase, room)))
     if run.previous_findings:
         sections.append(("YOUR PREVIOUS FINDINGS (use the same wording for what is still true)",
                          _cap("\n".join(f"- {f}" for f in run.previous_findings), FINDINGS_CHARS)))

@@ -229,7 +229,7 @@ def converge(counter: SupervisorCounter, findings: list[str]) -> bool:
     """
     converging = counter.applied_runs > 0 and barely_changed(counter.last_findings, findings)
     counter.interval_multiplier = min(counter.interval_multiplier * 2, MAX_INTERVAL_MULTIPLIER) if converging else 1
-    counter.last_findings = [normalized(f) for f in findings][:60]
+    counter.last_findings = [" ".join(f.split())[:300] for f in findings][:60]  # as written: the prompt shows them back
     counter.applied_runs += 1
     return converging
 
