@@ -59,11 +59,11 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 
 
 def _home(args: argparse.Namespace) -> Path:
-    """The folder whose ``events/`` to read: a volume's ``xo/`` (the XO's), else the organizations folder."""
+    """The folder whose ``events/`` to read: the XO's home (the XO's), else the organizations folder."""
     from org.kernel.paths import organizations_dir
 
-    if getattr(args, "volume", None):
-        return Path(args.volume) / "xo"
+    if getattr(args, "xo_home", None):
+        return Path(args.xo_home)
     return Path(args.org_dir) if args.org_dir else organizations_dir()
 
 
@@ -123,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     org_dir_help = "the organizations folder (default: $A0ORG_HOME, else <Agent-Zero>/usr/organizations)"
     p = sub.add_parser("events", help="the supervision events: radio checks with findings, steering, blocks, pauses, resumes, progress, relays, LLM supervisor runs, directives done")
     p.add_argument("--org-dir", help=org_dir_help)
-    p.add_argument("--volume", help="the XO's events on this shared volume instead")
+    p.add_argument("--xo-home", help="the XO's events instead, kept in its home")
     p.add_argument("--type", action="append", help="only this type (repeatable)")
     p.add_argument("--role", help="only this role")
     p.add_argument("--unit", help="only this unit (events the XO wrote)")
@@ -134,7 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("stats", help="per role and anomaly: steering, blocks, pauses, and how often progress followed")
     p.add_argument("--org-dir", help=org_dir_help)
-    p.add_argument("--volume", help="the XO's events on this shared volume instead")
+    p.add_argument("--xo-home", help="the XO's events instead, kept in its home")
     p.add_argument("--within", type=int, default=5, help="progress within this many turns counts (default 5)")
     p.add_argument("--json", action="store_true", help="print it as JSON")
     p.set_defaults(func=_cmd_stats)

@@ -45,6 +45,11 @@ def _volume_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _home_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--home", default=os.environ.get("A0ORG_XO_HOME") or None,
+                        help="the XO's home, to show what the XO knows of each unit (default: $A0ORG_XO_HOME)")
+
+
 def _xo(args: argparse.Namespace) -> int:
     from . import daemon
 
@@ -99,7 +104,7 @@ def _keys(args: argparse.Namespace) -> int:
 def _status(args: argparse.Namespace) -> int:
     from .views import status
 
-    return status.main(args.volume, as_json=bool(args.json))
+    return status.main(args.volume, as_json=bool(args.json), home=args.home)
 
 
 def _watch(args: argparse.Namespace) -> int:
@@ -110,7 +115,7 @@ def _watch(args: argparse.Namespace) -> int:
     except _BadSetting as exc:
         print(f"a0org watch: {exc}", file=sys.stderr)
         return 2
-    return watch.main(args.volume, args.interval, frames=frames)
+    return watch.main(args.volume, args.interval, frames=frames, home=args.home)
 
 
 def _tail(args: argparse.Namespace) -> int:
@@ -149,11 +154,13 @@ def add_commands(sub) -> None:
 
     p = sub.add_parser("status", help="one row per unit on a shared volume")
     _volume_argument(p)
+    _home_argument(p)
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
     p.set_defaults(func=_status)
 
     p = sub.add_parser("watch", help="the status view, live, updated in place", epilog=f"${ENV_WATCH_FRAMES}=N stops it after N tables.")
     _volume_argument(p)
+    _home_argument(p)
     p.add_argument("--interval", type=float, default=1.0, help="seconds between refreshes (default 1)")
     p.set_defaults(func=_watch)
 

@@ -6,7 +6,8 @@
       signing/<key id>.pem        Ed25519 private keys that sign steering (0600)
       signing/active              the id of the key that signs now
       units/<unit>.key            each unit's report key, to check its reports (0600)
-      epoch                       counts the XO's starts; steering carries it
+      epoch                       the XO's start: above every earlier one, and at least the time of the start
+      xo.sqlite3                  the XO's memory of each unit (written by the XO, org/macrocosm/store.py)
       steering.yaml               optional: the XO's own wording of the steering texts
       roles/<role id>.yaml        optional: the XO's copy of the roles it judges by
     <dir>/public/steering.pub     the public keys units accept steering from: mount into every unit
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -234,7 +236,7 @@ class XOHome:
     def load(cls, root: Path | str, volume: Path | str | None = None) -> "XOHome":
         """Refused when the home is inside the volume, open to others, or has no active key.
 
-        Counts one more start in ``epoch``.
+        Counts one more start in ``epoch`` (:func:`bump_epoch`).
         """
         layout = XOHomeLayout(Path(root))
         real = os.path.realpath(layout.root)
@@ -290,7 +292,9 @@ class XOHome:
         self.unit_keys = keys
 
 
-def bump_epoch(layout: XOHomeLayout) -> int:
+def bump_epoch(layout: XOHomeLayout, now: float | None = None) -> int:
+    """The next start's epoch: above the last one, and never below the time in seconds, so a
+    home made afresh does not start again below the epochs every unit has already taken."""
     try:
         text = read_capped(layout.epoch_file, MAX_SMALL_FILE).decode("ascii", "replace").strip()
         previous = int(text) if text.isdigit() else 0
@@ -298,6 +302,6 @@ def bump_epoch(layout: XOHomeLayout) -> int:
         previous = 0
     except (FileRefused, OSError) as exc:
         raise OrganizationKeyError(f"{layout.epoch_file}: cannot read ({exc})") from None
-    epoch = previous + 1
+    epoch = max(previous + 1, int(time.time() if now is None else now))
     atomic_write_bytes(layout.epoch_file, f"{epoch}\n".encode("ascii"), mode=0o600)
     return epoch

@@ -20,7 +20,7 @@ import time
 import uuid
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Container
 
 from org.contracts import SteeringMessage
 from org.contracts.steering_message import MAX_MESSAGE_BYTES
@@ -30,7 +30,7 @@ from org.kernel.paths import UnsafePathError
 from .policy import Steering
 from .signing import SigningKey
 from .state import SentSteering, UnitState
-from .volume import VolumeLayout, message_name, message_seq
+from .volume import VolumeLayout, message_name
 
 #: How long a unit may take a message after the XO made it. Long enough for a unit busy in a
 #: long tool call; short enough that an old message copied back is refused.
@@ -88,11 +88,11 @@ class Outbox:
         state.outbox.append(payload)
         return message.id
 
-    def deliver(self, state: UnitState, recorded: str | None = None) -> list[SteeringMessage] | None:
+    def deliver(self, state: UnitState, recorded: Container[str] = ()) -> list[SteeringMessage] | None:
         """Write the outbox's messages into the inbox, in seq order, and acknowledge them.
 
-        The outbox is saved first; None when it could not be, or when the inbox cannot be
-        used (nothing was tried). A message other than the one just recorded (``recorded``)
+        The outbox is saved first; None when it was not, or when the inbox cannot be
+        used (nothing was tried). A message other than those just recorded (ids in ``recorded``)
         may have been written before a crash: it is written again only when its file is in
         none of the unit's folders. The messages written, in order.
         """
@@ -106,7 +106,7 @@ class Outbox:
         done = 0
         for payload in state.outbox:
             name = message_name(payload["seq"], payload["id"])
-            fresh = payload["id"] == recorded
+            fresh = payload["id"] in recorded
             if fresh or not self.delivered(unit, name):
                 text = json.dumps(payload, ensure_ascii=False, indent=2) + "\n"
                 size = len(text.encode("utf-8"))
@@ -126,17 +126,6 @@ class Outbox:
     def delivered(self, unit: str, name: str) -> bool:
         """The message file is in the unit's inbox, or the unit already applied or refused it."""
         return any(os.path.lexists(folder / name) for folder in self._folders(unit))
-
-    def highest_seq(self, unit: str) -> int:
-        """The highest seq already on the volume, so a lost state never reuses one."""
-        highest = 0
-        for folder in self._folders(unit):
-            try:
-                with os.scandir(folder) as entries:
-                    highest = max([highest, *(message_seq(e.name) or 0 for e in entries)])
-            except OSError:
-                continue
-        return highest
 
     def _folders(self, unit: str) -> tuple[Path, Path, Path]:
         return (self.layout.inbox(unit), self.layout.processed(unit), self.layout.rejected(unit))

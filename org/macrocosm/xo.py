@@ -13,7 +13,8 @@ the XO's own (:mod:`.roles`), and report text is quoted into steering only sanit
 This module is the sweep: which reports to read, and bad files logged once. What to
 send is decided in :mod:`.policy` (the escalation ladder, heartbeats), the message goes
 through the write-ahead :class:`~.outbox.Outbox`, and the XO's memory of each unit is
-:mod:`.state`, written only when something it decides on changed.
+:mod:`.state`, kept in its home by :mod:`.store` (never on the volume, where units write),
+written once per sweep for the units where something it decides on changed.
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ from .outbox import Outbox
 from .policy import Steering, Verdict, judge_report, judge_silence, report_seconds
 from .roles import RoleBook, sanitised
 from .signing import seal_problem
-from .state import STATE_NAME_RE, UnitState, save_unit_state, state_for
+from .state import UnitState, prepared
+from .store import XOStore
 from .volume import MESSAGE_NAME_RE, REPORT_NAME, VolumeLayout, read_report, unit_entry_problem
 
 #: Bad entries of ``units/`` logged one line each per sweep; the rest of a flood is one summary line.
@@ -73,6 +75,7 @@ class XO:
         steering: SteeringBook | None = None,
         roles: RoleBook | None = None,
         relay_interval: float | None = relay.RELAY_INTERVAL_SECONDS,
+        store: XOStore | None = None,
     ):
         self.layout = layout
         self.sender_role = checked_id(sender_role, "XO role id")
@@ -83,13 +86,16 @@ class XO:
         # the XO's configuration lives in its home, never on the volume units write to
         self.steering = steering or SteeringBook(home.layout.steering_file if home is not None else None)
         self.roles = roles or RoleBook(([home.layout.roles_dir] if home is not None else []) + [roles_dir()])
-        self.outbox = Outbox(layout, self.sender_role, home.signing if home else None, self._write_ahead, clock,
+        self.store = store or XOStore.for_home(home.layout.root if home is not None else None)
+        self.outbox = Outbox(layout, self.sender_role, home.signing if home else None, self._written_ahead, clock,
                              epoch=home.epoch if home else 0)
         self._units: dict[str, UnitState] = {}
+        self._saved: dict[str, UnitState] = {}  # states in the store the XO has not taken up yet
         self._stamps: dict[str, tuple[int, int, int]] = {}  # last report version seen, good or bad
         self._dirty: set[str] = set()  # states changed since they were last written
         self._events: list[tuple[str, dict[str, Any]]] = []  # this sweep's, written with the states
         self._undelivered: set[str] = set()  # units whose outbox is not empty
+        self._recorded: set[str] = set()  # ids of the messages recorded this sweep (not yet written anywhere)
         # bad things already logged, by version, so each is logged once: the entries of
         # units/ that are not unit folders (as many as there are, no more), and reports
         self._bad_entries: dict[str, tuple[int, int]] = {}
@@ -109,24 +115,21 @@ class XO:
         again what its outbox still holds."""
         result = SweepResult()
         self._remove_stale_temp_files()
-        try:
-            with os.scandir(self.layout.xo_units_dir) as entries:
-                names = sorted(e.name for e in entries if e.name.endswith(".json"))
-        except OSError:
-            names = []
-        for name in names:
-            unit = name.removesuffix(".json")
-            if is_identifier(unit):
-                self._state(unit)
+        if os.path.lexists(self.layout.xo_dir / "units"):
+            logger.warning("%s: not read; the XO keeps what it knows of each unit in its home, and a folder on the "
+                           "volume, where any unit can write, is not trusted (it can be removed)", self.layout.xo_dir / "units")
+        self._saved = self.store.load()
+        for unit in sorted(self._saved):
+            self._state(unit)
         self._deliver_pending(result)
         self.flush()
         self._write_events()
         return result
 
     def _remove_stale_temp_files(self) -> None:
-        """The XO's temporary files of a write a kill interrupted: its unit states and the
-        steering in each inbox. Only names it writes, and only old ones (see the primitive)."""
-        removed = remove_stale_temp_files(self.layout.xo_units_dir, STATE_NAME_RE)
+        """The XO's temporary files of a write a kill interrupted: the steering in each inbox.
+        Only names it writes, and only old ones (see the primitive)."""
+        removed: list[Path] = []
         for unit in self.layout.unit_ids()[0]:
             try:
                 removed += remove_stale_temp_files(self.layout.inbox(unit), MESSAGE_NAME_RE)
@@ -154,17 +157,17 @@ class XO:
             age = state.age(now)
             if age is not None and age > state.heartbeat.stale_after_seconds:
                 self._guarded(unit, self._heartbeat, unit, state, now, result)
+        self.flush()  # one transaction: every state this sweep changed, new outbox messages with them
         self._deliver_pending(result)
-        self.flush()
+        self.flush()  # the delivered messages out of the outbox (none: nothing to write)
         self._write_events()
         return result
 
     def flush(self) -> None:
-        """Write every changed unit state."""
-        for unit in list(self._dirty):
-            state = self._units.get(unit)
-            if state is None or save_unit_state(self.layout, state):
-                self._dirty.discard(unit)
+        """Write every changed unit state, in one transaction."""
+        states = [self._units[u] for u in self._dirty if u in self._units]
+        if self.store.save(states):
+            self._dirty.clear()
 
     # ----- reading reports ----------------------------------------------------------
 
@@ -173,7 +176,7 @@ class XO:
         self._note_bad_entries(invalid, result)
         present = set(valid)
         for unit in [u for u in self._units if u not in present and u not in self._undelivered]:
-            self._forget(unit)  # the unit's folder is gone
+            self._forget(unit)  # the unit's folder is gone; what the XO knows of it stays in its store
         return valid
 
     def _note_bad_entries(self, names: list[str], result: SweepResult) -> None:
@@ -209,11 +212,14 @@ class XO:
             return False
 
     def _forget(self, unit: str) -> None:
+        """Drop a unit from memory, not from the store: a folder hidden for a sweep must not
+        reset the XO's memory of the unit (its nudges, pause, sequence numbers)."""
         self.learning_relay.forget(unit)
-        self._units.pop(unit, None)
+        state = self._units.pop(unit, None)
+        if state is not None:
+            self._saved[unit] = state  # taken up again as it is if the folder comes back
         self._stamps.pop(unit, None)
         self._bad_reports.pop(unit, None)
-        self._dirty.discard(unit)
 
     def _observe(self, unit: str, now: float, result: SweepResult) -> None:
         name = self._units_prefix + unit + self._report_suffix  # unit ids are checked before
@@ -339,27 +345,21 @@ class XO:
         self._events.append((kind, {"unit": unit, "role": state.role_id, "turn": state.last_turn, **fields}))
 
     def _write_events(self) -> None:
-        """This sweep's events in one append to ``xo/events/events.jsonl``, reached without
-        following a link like every write of the XO (docs/supervisor.md#events-and-stats)."""
+        """This sweep's events in one append to ``<home>/events/events.jsonl``: the XO's own
+        log, in its home (docs/supervisor.md#events-and-stats); without a home none is kept."""
         if not self._events:
             return
         pending, self._events = self._events, []
-        try:
-            fd = self.layout.open_folder(self.layout.xo_dir / events.FOLDER)
-            try:
-                events.append_at(fd, events.lines_of(tuple(pending)))
-            finally:
-                os.close(fd)
-        except Exception as exc:  # supervision goes on without its log
-            warn_once(f"{self.layout.xo_dir / events.FOLDER}: cannot record the XO's events ({type(exc).__name__}: {exc})")
+        if self.home is not None and self.home.layout.root.is_dir():
+            events.record(self.home.layout.root, *pending)
 
     # ----- delivery -----------------------------------------------------------------
 
     def _send(self, unit: str, state: UnitState, steering: Steering, now: float, result: SweepResult) -> None:
-        recorded = self.outbox.record(state, steering, now)
+        """Into the unit's outbox; written to its inbox once the sweep's states are saved."""
+        self._recorded.add(self.outbox.record(state, steering, now))
         self._undelivered.add(unit)
         self._dirty.add(unit)
-        self._deliver(unit, state, result, recorded)
 
     def _deliver_pending(self, result: SweepResult) -> None:
         for unit in sorted(self._undelivered):
@@ -368,9 +368,10 @@ class XO:
                 self._undelivered.discard(unit)
             else:
                 self._guarded(unit, self._deliver, unit, state, result)
+        self._recorded.clear()
 
-    def _deliver(self, unit: str, state: UnitState, result: SweepResult, recorded: str | None = None) -> None:
-        written = self.outbox.deliver(state, recorded)
+    def _deliver(self, unit: str, state: UnitState, result: SweepResult) -> None:
+        written = self.outbox.deliver(state, self._recorded)
         if written is None:
             return
         result.sent.extend(written)
@@ -378,13 +379,9 @@ class XO:
             self._undelivered.discard(unit)
         self._dirty.add(unit)
 
-    def _write_ahead(self, state: UnitState) -> bool:
-        """The state with its outbox is on disk (written now if it changed)."""
-        if state.unit in self._dirty:
-            if not save_unit_state(self.layout, state):
-                return False
-            self._dirty.discard(state.unit)
-        return True
+    def _written_ahead(self, state: UnitState) -> bool:
+        """The state with its outbox is in the store (nothing of it waits to be written)."""
+        return state.unit not in self._dirty
 
     # ----- state --------------------------------------------------------------------
 
@@ -392,10 +389,12 @@ class XO:
         state = self._units.get(unit)
         if state is not None:
             return state
-        state, fresh = state_for(self.layout, unit, self.outbox.highest_seq)
-        if fresh:
-            self._dirty.add(unit)  # every unit seen has a state file, for the views
-        self._units[unit] = state
+        state = self._saved.pop(unit, None)
+        if state is None:
+            # a unit the XO has not known: a new epoch started with this XO, so its seq starts afresh
+            state = UnitState(unit=unit)
+            self._dirty.add(unit)  # every unit seen has a row, for the views
+        state = self._units[unit] = prepared(state)
         self.learning_relay.index(state)  # what a unit works on outlives an XO restart
         if state.report_stamp is not None and len(state.report_stamp) == 3:
             self._stamps.setdefault(unit, tuple(state.report_stamp))  # type: ignore[arg-type]
