@@ -18,12 +18,14 @@ from __future__ import annotations
 import dataclasses
 import errno
 import fcntl
+import logging
 import os
 import signal
 import sys
 import threading
 import time
 import uuid
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -219,6 +221,41 @@ class ReportEvents:
         return units
 
 
+class BoundedLog(logging.Filter):
+    """At most ``limit`` records per ``window`` seconds from a library's logger, then one line
+    saying the rest is left out: a unit can make the file watcher complain once per folder it
+    creates (30,000 folders were 110 MB of warnings), and the XO's log must stay readable."""
+
+    def __init__(self, limit: int = 5, window: float = 600.0, clock: Callable[[], float] = time.monotonic):
+        super().__init__()
+        self.limit, self.window, self.clock = limit, window, clock
+        self._start, self._count = -window, 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        now = self.clock()
+        if now - self._start >= self.window:
+            self._start, self._count = now, 0
+        self._count += 1
+        if self._count <= self.limit:
+            return True
+        if self._count == self.limit + 1:
+            record.msg, record.args = "%s (further messages of %s left out for %g s)", (record.getMessage(), record.name, self.window)
+            return True
+        return False
+
+
+def bound_library_log(name: str) -> None:
+    """Every record of the library's loggers (``name`` and below) through one :class:`BoundedLog`."""
+    library = logging.getLogger(name)
+    if any(isinstance(f, BoundedLog) for h in library.handlers for f in h.filters):
+        return
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter(f"[{name}] %(levelname)s %(message)s"))
+    handler.addFilter(BoundedLog())
+    library.addHandler(handler)
+    library.propagate = False
+
+
 class Watcher:
     """watchdog's native observer on the units folder, recursive."""
 
@@ -231,6 +268,9 @@ class Watcher:
             def dispatch(self, event: Any) -> None:
                 events.dispatch(event)
 
+        bound_library_log("watchdog")
+        # its warning about a watch added twice prints every watched folder: MBs per line under a flood
+        warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"watchdog(\.|$)")
         self.observer = Observer()
         self.observer.schedule(Handler(), str(layout.units_dir), recursive=True)
 

@@ -13,6 +13,7 @@ after a message of a higher (epoch, seq).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import stat
@@ -35,6 +36,10 @@ from .volume import VolumeLayout, message_name
 #: How long a unit may take a message after the XO made it. Long enough for a unit busy in a
 #: long tool call; short enough that an old message copied back is refused.
 MESSAGE_TTL_SECONDS = 3600.0
+#: A pause is the message a unit most wants to be applied at a time of its own choosing (taken out
+#: of another unit's inbox and put back later): it lives a shorter time. One the unit did not take
+#: in time is sent again (policy.send_again).
+PAUSE_TTL_SECONDS = 600.0
 
 
 class Outbox:
@@ -63,7 +68,12 @@ class Outbox:
         self.ttl = ttl
 
     def record(self, state: UnitState, steering: Steering, now: float) -> str:
-        """Put the signed message into the unit's outbox with the next seq; its id."""
+        """Put the signed message into the unit's outbox with the next seq; its id.
+
+        Its times are the unit's (the XO's plus ``state.clock_ahead``): a unit whose clock runs
+        ahead would otherwise refuse everything as expired."""
+        ttl = min(self.ttl, PAUSE_TTL_SECONDS) if steering.kind == "pause" else self.ttl
+        stamped = now + (state.clock_ahead or 0.0)
         message = SteeringMessage(
             id=uuid.uuid4().hex,
             seq=state.seq + 1,
@@ -76,8 +86,8 @@ class Outbox:
             text=steering.text[:2000],
             nudge=steering.nudge,
             report_turn=steering.turn if steering.turn is not None and steering.turn >= 0 else None,
-            created_at=datetime.fromtimestamp(now, timezone.utc),
-            expires_at=datetime.fromtimestamp(now, timezone.utc) + timedelta(seconds=self.ttl),
+            created_at=datetime.fromtimestamp(stamped, timezone.utc),
+            expires_at=datetime.fromtimestamp(stamped, timezone.utc) + timedelta(seconds=ttl),
             epoch=self.epoch,
             key_id=self.signer.key_id if self.signer is not None else None,
         )
@@ -86,6 +96,7 @@ class Outbox:
             payload["signature"] = self.signer.sign(payload)
         state.seq = message.seq
         state.outbox.append(payload)
+        state.last_steering = {**dataclasses.asdict(steering), "seq": message.seq, "expires": now + ttl}
         return message.id
 
     def deliver(self, state: UnitState, recorded: Container[str] = ()) -> list[SteeringMessage] | None:

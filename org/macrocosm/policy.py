@@ -29,6 +29,12 @@ from org.supervisor.signals import snapshot_from_signals
 
 from .state import UnitState, freshness, shared
 
+#: How far a unit's clock may run ahead of the XO's before its steering is stamped in its time.
+CLOCK_TOLERANCE_SECONDS = 60.0
+#: How often the same message is sent again (refused, expired or gone): a unit that refuses
+#: everything (a key it will never have) is not sent an endless stream.
+MAX_RESENDS = 3
+
 #: Report states in which a unit is expected to keep reporting.
 BUSY_STATES = frozenset({"active", "waiting", "error_recovery", "escalating"})
 
@@ -59,6 +65,7 @@ class Verdict:
     recovered: bool = False  # a clean check ended an episode
     very_stale: bool = False  # the silence became very stale
     resumed: bool = False  # a paused unit reported a later turn
+    again: bool = False  # the steering is the last message sent again (send_again)
 
 
 def silence(age_seconds: float) -> str:
@@ -94,13 +101,16 @@ def _decides(supervisor: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in supervisor.items() if k not in ("turn", "checks", "health_corrected")}
 
 
-def judge_report(state: UnitState, report: SaluteReport, now: float, render: Render) -> Verdict:
-    """Take in a new report of the unit, and decide whether a radio check runs and what it sends."""
+def judge_report(state: UnitState, report: SaluteReport, now: float, render: Render,
+                 gone: Callable[[], bool] = lambda: False) -> Verdict:
+    """Take in a new report of the unit, and decide whether a radio check runs and what it sends.
+
+    ``gone()``: the last message is in none of the unit's folders (taken out of its inbox)."""
     verdict = Verdict()
     unit = state.unit
     signals = report.signals
     turn = signals.turn if signals is not None else report.time.turns_elapsed
-    report_time = report_seconds(report.time.timestamp)
+    report_time = _unit_clock(state, report_seconds(report.time.timestamp), now, verdict)
     if (state.report_time is None or report_time > state.report_time) and (state.heartbeat_at is not None or state.very_stale_logged):
         logger.info("unit reporting again: unit=%s turn=%s after %.0f s of silence", unit, turn, report_time - (state.report_time or report_time))
         state.heartbeat_at = None
@@ -122,6 +132,11 @@ def judge_report(state: UnitState, report: SaluteReport, now: float, render: Ren
         logger.info("unit started over: unit=%s turn=%s after turn %s", unit, turn, earlier)
         _new_episode(state, verdict)
         state.checked_turn = None
+    if not state.outbox:
+        verdict.steering = send_again(state, signals, now, gone)
+        if verdict.steering is not None:
+            verdict.changed = verdict.again = True
+            return verdict
     if state.paused_turn is not None:
         if turn <= state.paused_turn or not_taken(signals, state):
             return verdict  # paused (or not yet: the pause waits in its inbox): nothing more until someone resumes it
@@ -133,6 +148,49 @@ def judge_report(state: UnitState, report: SaluteReport, now: float, render: Ren
     if check_due(turn, state.checked_turn, signals.doctrine.radio_check_interval_turns):
         _radio_check(state, report, signals, now, render, verdict)
     return verdict
+
+
+def _unit_clock(state: UnitState, report_time: float, now: float, verdict: Verdict) -> float:
+    """The report's time by the XO's clock: never later than now. A unit whose clock runs ahead
+    (past :data:`CLOCK_TOLERANCE_SECONDS`) is logged once, and its steering is stamped in its time."""
+    ahead = report_time - now
+    if ahead > CLOCK_TOLERANCE_SECONDS:
+        if state.clock_ahead is None or abs(ahead - state.clock_ahead) > CLOCK_TOLERANCE_SECONDS:
+            logger.warning("unit clock ahead: unit=%s its report is %.0f s ahead of the XO's clock; its steering is stamped "
+                           "in its time so that it is not refused as expired (keep the hosts' clocks in sync)", state.unit, ahead)
+            state.clock_ahead = ahead
+            verdict.changed = True
+        return now
+    if state.clock_ahead is not None:
+        state.clock_ahead = None
+        verdict.changed = True
+    return min(report_time, now)
+
+
+def send_again(state: UnitState, signals: SaluteSignals, now: float, gone: Callable[[], bool]) -> Steering | None:
+    """The last message once more, with a new seq, when the unit cannot take it: it refused it
+    (expired by its clock, or signed with a key it does not hold yet), or it was never taken and
+    has expired or is gone from the inbox. The new one is above it, so the old one put back
+    later is refused; at most :data:`MAX_RESENDS` times."""
+    last = state.last_steering
+    if last is None or last.get("seq") != state.seq or state.resent >= MAX_RESENDS:
+        return None
+    refused = signals.steering_refused
+    if refused is not None and refused.seq == state.seq:
+        why = f"refused by the unit ({refused.reason}: {refused.detail})"
+    elif signals.steering_seq is not None and signals.steering_seq < state.seq:
+        if now > float(last.get("expires") or now):
+            why = "expired before the unit took it"
+        elif gone():
+            why = "gone from the unit's inbox before the unit took it"
+        else:
+            return None
+    else:
+        return None
+    state.resent += 1
+    logger.warning("steering sent again: unit=%s seq=%s %s", state.unit, state.seq, why)
+    fields = {k: last[k] for k in ("kind", "anomaly", "severity", "text", "nudge", "turn")}
+    return Steering(**fields, sources=tuple(last.get("sources") or ()))
 
 
 def _new_episode(state: UnitState, verdict: Verdict) -> None:

@@ -33,6 +33,9 @@ PER_MESSAGE = 3
 QUEUE_KEPT = 8
 LEARNED_KEPT = 512
 TOPICS_KEPT = 64
+#: A file name or program longer than this is no topic of anyone's: one unit's calls must not
+#: grow what the XO keeps about it (or, through a learning, about another unit) without bound.
+TOPIC_CHARS = 120
 HEADING = "Information from other units (what they found out; check it before relying on it):"
 
 
@@ -47,13 +50,16 @@ def topics_of(signals: SaluteSignals, known: list[str] = ()) -> list[str]:
             if not topic:
                 continue
             topic = topic.rsplit("/", 1)[-1]
+            if len(topic) > TOPIC_CHARS:
+                continue
             topics.pop(topic, None)
             topics[topic] = None
     return list(topics)[-TOPICS_KEPT:]
 
 
 def _concerns(learning: Learning) -> set[str]:
-    return {f.rsplit("/", 1)[-1] for f in learning.files} | set(learning.programs)
+    names = {f.rsplit("/", 1)[-1] for f in learning.files} | set(learning.programs)
+    return {name for name in names if len(name) <= TOPIC_CHARS}  # no longer topic is kept
 
 
 def _remember(state: UnitState, digest: str) -> None:
@@ -108,7 +114,8 @@ class Relay:
                 if recipient is None or learning.digest in recipient.learned:
                     continue
                 _remember(recipient, learning.digest)
-                recipient.relay_queue.append({"source": source.unit, "learning": learning.model_dump(mode="json")})
+                # what the message will say, no more: a learning's file lists are another unit's to make long
+                recipient.relay_queue.append({"source": source.unit, "text": learning.text})
                 del recipient.relay_queue[:-QUEUE_KEPT]
                 changed[unit] = recipient
         return list(changed.values())
@@ -124,7 +131,7 @@ def due(state: UnitState, now: float, interval: float = RELAY_INTERVAL_SECONDS) 
     sources: dict[str, None] = {}
     for item in batch:
         source = safe_text(str(item.get("source", "")), 64)
-        text = safe_text(str((item.get("learning") or {}).get("text", "")), MAX_LEARNING_CHARS)
+        text = safe_text(str(item.get("text", "")), MAX_LEARNING_CHARS)
         if source and text:
             sources[source] = None
             lines.append(f"- unit {source}: {text}")

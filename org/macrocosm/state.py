@@ -53,7 +53,8 @@ class UnitState(Contract):
     role_id: Identifier | None = None
     #: (mtime_ns, size, inode) of the report last read, so a restart skips an unchanged one
     report_stamp: list[int] | None = None
-    report_time: float | None = Field(None, description="The last report's time, seconds since the epoch.")
+    report_time: float | None = Field(None, description="The last report's time by the XO's clock (never later than when it was read).")
+    report_clock: float | None = Field(None, description="The last report's time as the unit wrote it: an older one is a copy put back.")
     degraded: str | None = Field(None, max_length=300, description=(
         "Why the XO cannot run a full check of the unit (its report cannot be used): it is supervised by heartbeat alone."))
     alive_at: float | None = Field(None, description="When the unit last wrote its report, usable or not (the heartbeat while degraded).")
@@ -77,6 +78,14 @@ class UnitState(Contract):
     learned: list[str] = Field(default_factory=list, max_length=512, description="Digests of learnings it published or was sent (never sent again).")
     relay_queue: list[dict[str, Any]] = Field(default_factory=list, max_length=8, description="Learnings waiting for the relay's rate limit: {source, learning}.")
     relayed_at: float | None = Field(None, description="When learnings were last relayed to it.")
+    # sending again what the unit could not take (policy.send_again)
+    last_steering: dict[str, Any] | None = Field(None, description=(
+        "The last message recorded for the unit, as decided (kind, anomaly, severity, text, nudge, turn, sources), "
+        "with its seq and its expiry by the XO's clock: sent again, with a new seq, when the unit refused it or it was lost."))
+    resent: int = Field(0, ge=0, description="How often the last message was sent again.")
+    clock_ahead: float | None = Field(None, description=(
+        "How far the unit's clock runs ahead of the XO's (its report's time against the XO's), when past the tolerance: "
+        "its steering is stamped in its time, so that it is not refused as expired."))
 
     def age(self, now: float) -> float | None:
         """Seconds since the unit was last heard from: its last usable report, or while degraded

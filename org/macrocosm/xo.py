@@ -45,7 +45,7 @@ from .roles import RoleBook, sanitised
 from .signing import seal_problem
 from .state import UnitState, prepared
 from .store import XOStore
-from .volume import MESSAGE_NAME_RE, REPORT_NAME, VolumeLayout, read_report, unit_entry_problem
+from .volume import MESSAGE_NAME_RE, REPORT_NAME, VolumeLayout, message_name, read_report, unit_entry_problem
 
 #: Bad entries of ``units/`` logged one line each per sweep; the rest of a flood is one summary line.
 BAD_ENTRIES_LISTED = 20
@@ -98,7 +98,7 @@ class XO:
         self._recorded: set[str] = set()  # ids of the messages recorded this sweep (not yet written anywhere)
         # bad things already logged, by version, so each is logged once: the entries of
         # units/ that are not unit folders (as many as there are, no more), and reports
-        self._bad_entries: dict[str, tuple[int, int]] = {}
+        self._bad_entries: set[str] = set()
         self._bad_reports: dict[str, tuple[int, ...]] = {}
         # plain strings on the hot path: a sweep stats every report
         self._units_prefix = str(layout.units_dir) + os.sep
@@ -180,27 +180,28 @@ class XO:
         return valid
 
     def _note_bad_entries(self, names: list[str], result: SweepResult) -> None:
-        """Log each entry of ``units/`` that is not a unit folder once (again only when it
-        changes); only the entries there now are remembered, so none is ever forgotten
-        while it is there."""
-        seen: dict[str, tuple[int, int]] = {}
+        """Log each entry of ``units/`` that is not a unit folder once while it is there; only
+        the entries there now are remembered (by name: a flood of them costs a listing, not a
+        look at each one every sweep)."""
+        known, self._bad_entries = self._bad_entries, set(names)
         new: list[tuple[Path, str]] = []
         for name in names:
+            if name in known:
+                continue
             path = self.layout.units_dir / name
             try:
-                st = os.lstat(path)
+                new.append((path, unit_entry_problem(name, os.lstat(path))))
             except OSError:
                 continue  # gone since the listing
-            seen[name] = (st.st_ino, st.st_mtime_ns)
-            if self._bad_entries.get(name) != seen[name]:
-                new.append((path, unit_entry_problem(name, st)))
-        self._bad_entries = seen
+            if len(new) > BAD_ENTRIES_LISTED:
+                break  # the rest of a flood: counted, not looked at
+        fresh = len(self._bad_entries - known)
         for path, reason in new[:BAD_ENTRIES_LISTED]:
             logger.warning("skipped %s: %s", path, reason)
-        if len(new) > BAD_ENTRIES_LISTED:
-            path, reason = new[BAD_ENTRIES_LISTED]
+        if fresh > BAD_ENTRIES_LISTED:
+            path, reason = new[-1]
             logger.warning("skipped %d more entries of %s that are not unit folders (e.g. %s: %s); each is logged once",
-                           len(new) - BAD_ENTRIES_LISTED, self.layout.units_dir, path.name, reason)
+                           fresh - BAD_ENTRIES_LISTED, self.layout.units_dir, path.name, reason)
         result.skipped.extend(f"{path}: {reason}" for path, reason in new)
 
     def _is_unit_folder(self, unit: str) -> bool:
@@ -246,10 +247,12 @@ class XO:
         except OSError as exc:
             return self._skip(unit, name, stamp, f"cannot be read ({exc.strerror or type(exc).__name__})", result)
         state = self._state(unit)
-        if self.home is not None and state.report_time is not None and report_seconds(report.time.timestamp) < state.report_time:
+        written = report_seconds(report.time.timestamp)
+        if self.home is not None and state.report_clock is not None and written < state.report_clock:
             return self._skip(unit, name, stamp, "older than the last report taken from this unit (a copy put back?); refused", result)
         result.parsed += 1
         state.report_stamp = list(stamp)
+        state.report_clock = written
         if state.degraded is not None:
             logger.info("unit back to full checks: unit=%s", unit)
             state.degraded = state.alive_at = None
@@ -302,7 +305,7 @@ class XO:
             self.roles.signals(report.signals)
             if self.relay_interval is not None:
                 self._dirty.update(s.unit for s in self.learning_relay.take(state, report.signals, self._units))
-        self._act(unit, state, judge_report(state, report, now, self._render), now, result)
+        self._act(unit, state, judge_report(state, report, now, self._render, lambda: self._gone(unit, state)), now, result)
 
     def _relay(self, unit: str, state: UnitState, now: float, result: SweepResult) -> None:
         message = relay.due(state, now, self.relay_interval or 0.0)
@@ -317,6 +320,11 @@ class XO:
 
     def _render(self, finding: Any, repeated: bool) -> str:
         return self.steering.render(sanitised(finding), repeated)
+
+    def _gone(self, unit: str, state: UnitState) -> bool:
+        """The last steering delivered to the unit is in none of its folders: taken out of its inbox."""
+        last = state.recent[-1] if state.recent else None
+        return last is not None and last.seq == state.seq and not self.outbox.delivered(unit, message_name(last.seq, last.id))
 
     def _waiting(self, unit: str, state: UnitState) -> bool:
         """The last steering sent to the unit still lies in its inbox: the agent has not seen it."""
@@ -339,7 +347,7 @@ class XO:
         if verdict.steering is not None:
             steering = verdict.steering
             self._event("steering" if steering.kind == "steer" else "pause", unit, state, anomaly=steering.anomaly)
-            self._send(unit, state, steering, now, result)
+            self._send(unit, state, steering, now, result, again=verdict.again)
 
     def _event(self, kind: str, unit: str, state: UnitState, **fields: Any) -> None:
         self._events.append((kind, {"unit": unit, "role": state.role_id, "turn": state.last_turn, **fields}))
@@ -355,8 +363,10 @@ class XO:
 
     # ----- delivery -----------------------------------------------------------------
 
-    def _send(self, unit: str, state: UnitState, steering: Steering, now: float, result: SweepResult) -> None:
+    def _send(self, unit: str, state: UnitState, steering: Steering, now: float, result: SweepResult, again: bool = False) -> None:
         """Into the unit's outbox; written to its inbox once the sweep's states are saved."""
+        if not again:
+            state.resent = 0
         self._recorded.add(self.outbox.record(state, steering, now))
         self._undelivered.add(unit)
         self._dirty.add(unit)

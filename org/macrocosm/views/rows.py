@@ -5,7 +5,6 @@ changed), its status row computed the way the XO judges it, and the table of row
 from __future__ import annotations
 
 import os
-import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -16,6 +15,7 @@ from typing import Any, Callable
 from org.contracts import SaluteReport
 from org.contracts.role import HeartbeatDoctrine
 from org.kernel.files import FileRefused
+from org.kernel.log import printable  # noqa: F401  (the views' name for it)
 from org.kernel.paths import checked_id
 
 from ..state import UnitState, freshness
@@ -129,18 +129,6 @@ def utc_text(moment: datetime) -> str:
         return aware.astimezone(timezone.utc).replace(tzinfo=None).isoformat(timespec="seconds") + "Z"
     except (OverflowError, ValueError):
         return moment.isoformat(timespec="seconds")
-
-
-#: Characters a terminal acts on rather than shows (escape sequences, line breaks, direction overrides).
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-
-
-def printable(text: str) -> str:
-    """``text`` as one line a terminal shows as it is: each control character as ``\\xNN``
-    (a file name, a tool name or a steering text may hold any; a view must not act on them)."""
-    if _UNPRINTABLE.search(text) is None:
-        return text
-    return _UNPRINTABLE.sub(lambda m: f"\\x{ord(m.group(0)):02x}" if ord(m.group(0)) < 0x100 else f"\\u{ord(m.group(0)):04x}", text)
 
 
 def turn_of(report: SaluteReport) -> int:
