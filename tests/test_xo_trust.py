@@ -343,3 +343,22 @@ def test_xo_command_line_status_reads_the_home(volume, home, clock):
     [row] = json.loads(shown.stdout)["units"]
     assert row["nudges"] == 1
     assert datetime.fromisoformat(json.loads(shown.stdout)["generated_at"])
+
+
+def test_thousands_of_folders_in_a_unit_folder_cost_the_xos_log_a_few_lines(tmp_path, volume):
+    """Before: 30,000 folders inside one unit's folder made the file watcher write 110 MB of
+    warnings to the XO's standard error."""
+    procs = Processes(tmp_path)
+    try:
+        xo, xo_log = procs.xo(volume, ready="with native file-system events")
+        flood = volume / "units" / "unit-3"
+        flood.mkdir(parents=True)
+        for i in range(17_000):  # past the kernel queue of 16,384 events: the watcher overflows
+            os.mkdir(flood / f"d{i}")
+        publish(volume, "unit-1", "stall", 1, EVERY_TURN)
+        assert wait_for(lambda: message_files(volume, "unit-1"), WAIT), xo_log.read_text()[-2000:]
+        text = terminate(xo, xo_log)
+        assert len(text) < 20_000, text[:3000]
+        assert len([line for line in text.splitlines() if line.startswith("[watchdog]")]) <= 6
+    finally:
+        procs.stop_all()
