@@ -359,6 +359,9 @@ class XO:
             return
         pending, self._events = self._events, []
         if self.home is not None and self.home.layout.root.is_dir():
+            folder = self.home.layout.root / events.FOLDER
+            if not folder.exists():
+                folder.mkdir(mode=0o700, exist_ok=True)  # private, as everything in the home
             events.record(self.home.layout.root, *pending)
 
     # ----- delivery -----------------------------------------------------------------
