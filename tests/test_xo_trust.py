@@ -362,3 +362,32 @@ def test_thousands_of_folders_in_a_unit_folder_cost_the_xos_log_a_few_lines(tmp_
         assert len([line for line in text.splitlines() if line.startswith("[watchdog]")]) <= 6
     finally:
         procs.stop_all()
+
+
+# ----- the XO chooses each unit's role --------------------------------------------------------
+
+
+def test_the_xo_judges_a_unit_by_the_role_its_table_gives(volume, home, clock, log, tmp_path):
+    """Before: a unit was judged by the role its report named (the compose example's devops unit
+    ran as codegen) and there was no way for the XO to say otherwise."""
+    from org.macrocosm import keys
+
+    folder = keys.KeyFolder(tmp_path / "keys")
+    keys.init(folder)
+    keys.add_unit(folder, "devops", "devops")
+    keys.add_unit(folder, "codegen", "codegen")
+    assert (folder.xo_home / "units.yaml").read_text().splitlines()[1:] == ["codegen: codegen", "devops: devops"]
+    shutil.copy(folder.xo_home / "units.yaml", home / "units.yaml")
+    xo = new_xo(volume, home, clock)
+    report(volume, "devops", "healthy", 1, clock)  # the unit says codegen
+    xo.sweep()
+    assert xo.units()["devops"].role_id == "devops"
+    assert "unit 'devops' reports role 'codegen'; the XO judges it as 'devops'" in log.text
+    from org.macrocosm.views.rows import status_rows
+
+    [row] = status_rows(VolumeLayout(volume), clock.now, home=home)
+    assert row["role"] == "devops"
+    (home / "units.yaml").write_text("devops: research\n")  # changed while the XO runs
+    report(volume, "devops", "healthy", 2, clock)
+    xo.sweep()
+    assert xo.units()["devops"].role_id == "research"

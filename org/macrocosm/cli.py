@@ -88,8 +88,9 @@ def _keys(args: argparse.Namespace) -> int:
             if not args.name:
                 print("a0org keys unit: name the unit", file=sys.stderr)
                 return 2
-            path = keys.add_unit(folder, args.name)
-            print(f"report key of unit {args.name}: {path} (mount it into that unit only, as A0ORG_UNIT_KEY); the XO's copy is in {folder.xo_home}/units/")
+            path = keys.add_unit(folder, args.name, args.role)
+            print(f"report key of unit {args.name}: {path} (mount it into that unit only, as A0ORG_UNIT_KEY); the XO's copy is in {folder.xo_home}/units/"
+                  + (f"; the XO judges it as role {args.role}" if args.role else ""))
     except OrganizationKeyError as exc:
         print(f"a0org keys {args.action}: {exc}", file=sys.stderr)
         return 2
@@ -150,6 +151,7 @@ def add_commands(sub) -> None:
                    help="init: the first signing key; rotate: a new one; retire KEY_ID: drop an old one; unit NAME: a unit's report key; check: file permissions")
     p.add_argument("name", nargs="?", help="the key id (retire) or the unit id (unit)")
     p.add_argument("--dir", required=True, help="the key folder (e.g. ~/.a0org); keep it off the shared volume")
+    p.add_argument("--role", help="unit: the role the XO judges the unit by (written to the XO's units.yaml)")
     p.set_defaults(func=_keys)
 
     p = sub.add_parser("status", help="one row per unit on a shared volume")

@@ -76,6 +76,70 @@ class RoleBook:
         return self._default
 
 
+UNITS_FILE = "units.yaml"
+MAX_UNITS_BYTES = 1_000_000
+
+
+class UnitRoles:
+    """Which role each unit is, as the XO decides: ``<XO home>/units.yaml``, ``unit id: role id``
+    per line (``a0org keys unit NAME --role ROLE`` writes it). A unit's report naming another role
+    changes nothing (logged once); a unit not in the table is judged by the role it reports, said
+    once, until it is added. Read again when the file changes."""
+
+    def __init__(self, path: Path | None):
+        self.path = path
+        self.table: dict[str, str] = {}
+        self._stamp: tuple[int, int, int] | None = None
+
+    def refresh(self) -> None:
+        if self.path is None:
+            return
+        try:
+            st = self.path.stat()
+            stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+        except OSError:
+            stamp = None
+        if stamp == self._stamp:
+            return
+        self._stamp = stamp
+        self.table = read_unit_roles(self.path) if stamp is not None else {}
+
+    def role(self, unit: str, claimed: str) -> str:
+        """The role the XO judges ``unit`` by."""
+        chosen = self.table.get(unit)
+        if chosen is None:
+            if self.path is not None:
+                warn_once(f"unit '{unit}' is not in {self.path}: judged by the role its reports name ({claimed!r}) until it is "
+                          f"added (`a0org keys unit {unit} --role ROLE`)", key=f"unit role {unit}")
+            return claimed
+        if claimed != chosen:
+            warn_once(f"unit '{unit}' reports role {claimed!r}; the XO judges it as {chosen!r} ({self.path})", key=f"unit role {unit} {claimed}")
+        return chosen
+
+
+def read_unit_roles(path: Path) -> dict[str, str]:
+    """The table in ``units.yaml``; entries that are not ``unit id: role id`` are left out (logged)."""
+    try:
+        value, _ = loading.parse(path, read_capped(path, MAX_UNITS_BYTES).decode("utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (FileRefused, OSError, UnicodeDecodeError, loading.DocumentError) as exc:
+        warn_once(f"{path}: cannot read the units' roles ({exc}); every unit is judged by the role it reports")
+        return {}
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        warn_once(f"{path}: not a mapping of unit id to role id; every unit is judged by the role it reports")
+        return {}
+    table = {}
+    for unit, role in value.items():
+        if isinstance(unit, str) and isinstance(role, str) and is_identifier(unit) and is_identifier(role):
+            table[unit] = role
+        else:
+            warn_once(f"{path}: {str(unit)[:80]!r}: {str(role)[:80]!r} is not 'unit id: role id'; left out")
+    return table
+
+
 def safe_text(text: str, limit: int = QUOTED_CHARS) -> str:
     """Text from a unit, made fit to quote to another agent: a safe character set (no brackets
     or line breaks that could forge a heading or a message of its own), at most ``limit`` characters."""

@@ -41,7 +41,7 @@ from . import relay
 from .keys import XOHome
 from .outbox import Outbox
 from .policy import Steering, Verdict, judge_report, judge_silence, report_seconds
-from .roles import RoleBook, sanitised
+from .roles import UNITS_FILE, RoleBook, UnitRoles, sanitised
 from .signing import seal_problem
 from .state import UnitState, prepared
 from .store import XOStore
@@ -86,6 +86,8 @@ class XO:
         # the XO's configuration lives in its home, never on the volume units write to
         self.steering = steering or SteeringBook(home.layout.steering_file if home is not None else None)
         self.roles = roles or RoleBook(([home.layout.roles_dir] if home is not None else []) + [roles_dir()])
+        #: which role each unit is, as the XO decides (<home>/units.yaml)
+        self.unit_roles = UnitRoles(home.layout.root / UNITS_FILE if home is not None else None)
         self.store = store or XOStore.for_home(home.layout.root if home is not None else None)
         self.outbox = Outbox(layout, self.sender_role, home.signing if home else None, self._written_ahead, clock,
                              epoch=home.epoch if home else 0)
@@ -145,6 +147,7 @@ class XO:
         result = SweepResult()
         if self.home is not None and units is None:
             self.home.refresh_units()  # a unit registered meanwhile
+        self.unit_roles.refresh()  # one stat: an operator's change applies at once
         names = self._all_units(result) if units is None else [u for u in units if self._is_unit_folder(u)]
         result.units = len(names)
         for unit in names:
@@ -301,7 +304,11 @@ class XO:
     # ----- acting on verdicts ---------------------------------------------------------
 
     def _judge(self, unit: str, state: UnitState, report: SaluteReport, now: float, result: SweepResult) -> None:
+        # the role the XO judges the unit by is its own choice, not the report's claim
+        role = self.unit_roles.role(unit, report.unit.role_id)
+        report.unit.role_id = role
         if report.signals is not None:
+            report.signals.role_id = role
             self.roles.signals(report.signals)
             if self.relay_interval is not None:
                 self._dirty.update(s.unit for s in self.learning_relay.take(state, report.signals, self._units))

@@ -214,7 +214,7 @@ def unit_row(layout: VolumeLayout, unit: str, now: float, cache: FileCache | Non
     # the XO's thresholds (its own copy of the unit's role) once it knows the unit
     fresh = freshness(age, state.heartbeat if state is not None else summary.heartbeat)
     row.update(
-        role=summary.role,
+        role=state.role_id if state is not None and state.role_id else summary.role,  # the XO's choice once it judged the unit
         state=summary.state,
         pace=summary.pace,
         # neither a silent unit's last word nor a report the XO cannot use counts
