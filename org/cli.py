@@ -82,6 +82,8 @@ def _cmd_stats(args: argparse.Namespace) -> int:
 def _cmd_doctor(args: argparse.Namespace) -> int:
     from org.doctor import cli as doctor
 
+    if args.xo:
+        return doctor.run_xo(args.home, args.volume, args.json)
     return doctor.run(args.a0_root, args.pack_dir, args.json)
 
 
