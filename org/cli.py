@@ -31,6 +31,11 @@ def _cmd_schemas(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
+    if args.macrocosm:
+        from org.macrocosm.demo import run_macrocosm_demo
+
+        run_macrocosm_demo(sys.stdout, Path(args.out) if args.out else None, era=args.era)
+        return 0
     from org.demo import run_demo
 
     run_demo(sys.stdout, Path(args.out) if args.out else None, era=args.era)
@@ -106,6 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="run a scripted session through the hook files and show the steering")
     p.add_argument("--out", help="folder for the organization and SALUTE reports (default: a new temporary folder)")
     p.add_argument("--era", choices=["C", "D"], default="D", help="Agent-Zero API to stand in for: C = v0.9.8.x, D = v0.9.9+/v1.x")
+    p.add_argument("--macrocosm", action="store_true", help="an XO and three stand-in units on a temporary volume instead (no Docker, no model)")
     p.set_defaults(func=_cmd_demo)
 
     p = sub.add_parser("replay", help="run a recorded trace (JSON lines) and print one JSON line per steering")
