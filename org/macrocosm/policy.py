@@ -96,32 +96,35 @@ def report_seconds(moment: datetime) -> float:
     return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).timestamp()
 
 
-def _decides(supervisor: dict[str, Any]) -> dict[str, Any]:
-    """The part of a saved SupervisorState that changes what steers (not its counters)."""
-    return {k: v for k, v in supervisor.items() if k not in ("turn", "checks", "health_corrected")}
+#: The parts of a saved SupervisorState that change what steers (not its counters).
+_COUNTERS = frozenset({"turn", "checks", "health_corrected"})
+
+
+def _decides_differently(saved: dict[str, Any], before: dict[str, Any]) -> bool:
+    return any(before.get(k) != v for k, v in saved.items() if k not in _COUNTERS) or any(
+        k not in saved for k in before if k not in _COUNTERS)
 
 
 def judge_report(state: UnitState, report: SaluteReport, now: float, render: Render,
-                 gone: Callable[[], bool] = lambda: False) -> Verdict:
+                 gone: Callable[[], bool] = lambda: False, written: float | None = None) -> Verdict:
     """Take in a new report of the unit, and decide whether a radio check runs and what it sends.
 
-    ``gone()``: the last message is in none of the unit's folders (taken out of its inbox)."""
+    ``gone()``: the last message is in none of the unit's folders (taken out of its inbox);
+    ``written``: the report's time, when the caller has it already."""
     verdict = Verdict()
     unit = state.unit
     signals = report.signals
     turn = signals.turn if signals is not None else report.time.turns_elapsed
-    report_time = _unit_clock(state, report_seconds(report.time.timestamp), now, verdict)
+    written = report_seconds(report.time.timestamp) if written is None else written
+    report_time = _unit_clock(state, written, now, verdict)
     if (state.report_time is None or report_time > state.report_time) and (state.heartbeat_at is not None or state.very_stale_logged):
         logger.info("unit reporting again: unit=%s turn=%s after %.0f s of silence", unit, turn, report_time - (state.report_time or report_time))
         state.heartbeat_at = None
         state.very_stale_logged = False
         verdict.changed = True
-    state.role_id = report.unit.role_id
-    state.report_time = report_time
-    state.report_state = report.status.state
-    state.report_health = report.status.health
     earlier = max((t for t in (state.last_turn, state.checked_turn, state.paused_turn) if t is not None), default=None)
-    state.last_turn = turn
+    state.note(role_id=report.unit.role_id, report_time=report_time, report_state=report.status.state,
+               report_health=report.status.health, last_turn=turn)
     if signals is None:
         return verdict
     if signals.doctrine.heartbeat != state.heartbeat or signals.doctrine.escalation != state.escalation:
@@ -203,7 +206,6 @@ def _radio_check(state: UnitState, report: SaluteReport, signals: SaluteSignals,
     supervisor = SupervisorState.from_dict(state.supervisor)
     supervisor.turn = signals.turn
     check = radio_check(snapshot_from_signals(signals), supervisor)
-    state.checked_turn = signals.turn
     verdict.checked = True
     # a unit that has not taken the last steering from its inbox yet has not answered it
     # either: the next nudge waits, so the ladder climbs only on nudges the agent has seen.
@@ -217,11 +219,11 @@ def _radio_check(state: UnitState, report: SaluteReport, signals: SaluteSignals,
     for steered in due:
         supervisor.record(steered)
     saved = supervisor.to_dict()
-    if _decides(saved) != _decides(state.supervisor):
+    if _decides_differently(saved, state.supervisor):
         verdict.changed = True
     # a check that changed no cooldown or episode is not written: after a crash the
     # report is checked again with the same state, and reaches the same verdict
-    state.supervisor = saved
+    state.note(supervisor=saved, checked_turn=signals.turn)
     if not check.findings and state.nudges and state.freshness(now) == "fresh":
         logger.info("unit recovered: unit=%s turn=%s after %s nudge(s)", state.unit, signals.turn, state.nudges)
         state.nudges = 0

@@ -18,6 +18,7 @@ the chat as information, not as a warning (docs/macrocosm.md#learning-relay).
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 
 from org.contracts.learning import MAX_LEARNING_CHARS, Learning
@@ -39,19 +40,25 @@ TOPIC_CHARS = 120
 HEADING = "Information from other units (what they found out; check it before relying on it):"
 
 
+@functools.lru_cache(maxsize=4096)
+def command_topics(command: str) -> tuple[str, ...]:
+    """The file names and the program one command names (a sweep sees the same commands again
+    and again: each is parsed once)."""
+    named = []
+    for topic in [program_of(command), *path_tokens(command)]:
+        topic = topic.rsplit("/", 1)[-1] if topic else ""
+        if topic and len(topic) <= TOPIC_CHARS:
+            named.append(topic)
+    return tuple(named)
+
+
 def topics_of(signals: SaluteSignals, known: list[str] = ()) -> list[str]:
     """The file names and programs a unit's calls named, ``known`` ones (from its earlier
     reports: a report carries only the outcomes the detectors read) and then this report's,
     the newest last."""
     topics: dict[str, None] = dict.fromkeys(known)
     for outcome in signals.outcomes:
-        command = outcome.command or ""
-        for topic in [program_of(command), *path_tokens(command)]:
-            if not topic:
-                continue
-            topic = topic.rsplit("/", 1)[-1]
-            if len(topic) > TOPIC_CHARS:
-                continue
+        for topic in command_topics(outcome.command or ""):
             topics.pop(topic, None)
             topics[topic] = None
     return list(topics)[-TOPICS_KEPT:]
@@ -98,10 +105,12 @@ class Relay:
     def take(self, source: UnitState, signals: SaluteSignals, states: dict[str, UnitState]) -> list[UnitState]:
         """Note the source's domain and topics, and queue its new learnings for the units that
         want them; the states changed (the source's included when it learned something new)."""
-        source.domain = signals.bst_domain
-        source.role_id = signals.role_id
-        source.topics = topics_of(signals, source.topics)
-        self.index(source)
+        topics = topics_of(signals, source.topics)
+        if (source.domain, source.role_id, source.topics) != (signals.bst_domain, signals.role_id, topics):
+            source.domain = signals.bst_domain
+            source.role_id = signals.role_id
+            source.topics = topics
+            self.index(source)
         fresh = [l for l in signals.learnings if l.digest not in source.learned]
         if not fresh:
             return []

@@ -24,7 +24,7 @@ from org.contracts.role import Doctrine, PacePlan
 from org.contracts.salute import SaluteSignals
 from org.kernel import cascade, loading
 from org.kernel.files import FileRefused, read_capped
-from org.kernel.log import warn_once
+from org.kernel.log import logger, warn_once
 from org.kernel.paths import OrganizationLayout
 
 MAX_ROLE_BYTES = 256_000
@@ -90,6 +90,7 @@ class UnitRoles:
         self.path = path
         self.table: dict[str, str] = {}
         self._stamp: tuple[int, int, int] | None = None
+        self._told: set[tuple[str, str]] = set()  # (unit, claimed role) already logged
 
     def refresh(self) -> None:
         if self.path is None:
@@ -103,17 +104,22 @@ class UnitRoles:
             return
         self._stamp = stamp
         self.table = read_unit_roles(self.path) if stamp is not None else {}
+        self._told.clear()  # a new table: each unit's case is news again
 
     def role(self, unit: str, claimed: str) -> str:
-        """The role the XO judges ``unit`` by."""
+        """The role the XO judges ``unit`` by (each unit's case said once, however many units)."""
         chosen = self.table.get(unit)
+        told = (unit, claimed)
         if chosen is None:
-            if self.path is not None:
-                warn_once(f"unit '{unit}' is not in {self.path}: judged by the role its reports name ({claimed!r}) until it is "
-                          f"added (`a0org keys unit {unit} --role ROLE`)", key=f"unit role {unit}")
+            if self.path is not None and told not in self._told:
+                self._told.add(told)
+                where = f"not in {self.path}" if self.table else f"no role given ({self.path} lists none)"
+                logger.warning("unit '%s': %s; judged by the role its reports name (%r) until it is added "
+                               "(`a0org keys unit %s --role ROLE`)", unit, where, claimed, unit)
             return claimed
-        if claimed != chosen:
-            warn_once(f"unit '{unit}' reports role {claimed!r}; the XO judges it as {chosen!r} ({self.path})", key=f"unit role {unit} {claimed}")
+        if claimed != chosen and told not in self._told:
+            self._told.add(told)
+            logger.warning("unit '%s' reports role %r; the XO judges it as %r (%s)", unit, claimed, chosen, self.path)
         return chosen
 
 

@@ -87,6 +87,12 @@ class UnitState(Contract):
         "How far the unit's clock runs ahead of the XO's (its report's time against the XO's), when past the tolerance: "
         "its steering is stamped in its time, so that it is not refused as expired."))
 
+    def note(self, **values: Any) -> None:
+        """Set several fields at once as plain attributes: a sweep sets a dozen per unit, and
+        pydantic's assignment hook (nothing is validated on assignment here) would cost more than
+        the rest of the unit's judgement. Only for values of the fields' own types."""
+        self.__dict__.update(values)
+
     def age(self, now: float) -> float | None:
         """Seconds since the unit was last heard from: its last usable report, or while degraded
         the last time it wrote one at all."""

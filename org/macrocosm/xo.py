@@ -254,8 +254,7 @@ class XO:
         if self.home is not None and state.report_clock is not None and written < state.report_clock:
             return self._skip(unit, name, stamp, "older than the last report taken from this unit (a copy put back?); refused", result)
         result.parsed += 1
-        state.report_stamp = list(stamp)
-        state.report_clock = written
+        state.note(report_stamp=list(stamp), report_clock=written)
         if state.degraded is not None:
             logger.info("unit back to full checks: unit=%s", unit)
             state.degraded = state.alive_at = None
@@ -312,7 +311,7 @@ class XO:
             self.roles.signals(report.signals)
             if self.relay_interval is not None:
                 self._dirty.update(s.unit for s in self.learning_relay.take(state, report.signals, self._units))
-        self._act(unit, state, judge_report(state, report, now, self._render, lambda: self._gone(unit, state)), now, result)
+        self._act(unit, state, judge_report(state, report, now, self._render, lambda: self._gone(unit, state), state.report_clock), now, result)
 
     def _relay(self, unit: str, state: UnitState, now: float, result: SweepResult) -> None:
         message = relay.due(state, now, self.relay_interval or 0.0)
