@@ -108,7 +108,7 @@ def _saved(home: Path, **fields) -> Path:
     assert store.save([state])
     value = json.loads(state.model_dump_json())
     value.update(fields)
-    store.db.execute("UPDATE units SET state = ? WHERE unit = ?", (json.dumps(value), UNIT))
+    store.db.execute("UPDATE unit_states SET state = ? WHERE unit = ?", (json.dumps(value), UNIT))
     store.close()
     return store.path
 
@@ -199,10 +199,10 @@ def test_a_restarted_xo_keeps_the_outbox_and_ladder_of_a_damaged_state(procs, tm
     payload = json.loads(second.read_text())
     second.unlink()
     db = sqlite3.connect(Path(procs.home) / "xo.sqlite3")
-    value = json.loads(db.execute("SELECT state FROM units WHERE unit = ?", (UNIT,)).fetchone()[0])
+    value = json.loads(db.execute("SELECT state FROM unit_states WHERE unit = ?", (UNIT,)).fetchone()[0])
     value["heartbeat"] = {"stale_after_seconds": None, "very_stale_after_seconds": None}
     value["outbox"] = [payload, {"not": "a message"}]
-    db.execute("UPDATE units SET state = ? WHERE unit = ?", (json.dumps(value), UNIT))
+    db.execute("UPDATE unit_states SET state = ? WHERE unit = ?", (json.dumps(value), UNIT))
     db.commit()
     db.close()
     path = f"{Path(procs.home) / 'xo.sqlite3'} [{UNIT}]"

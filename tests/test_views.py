@@ -184,7 +184,7 @@ def test_nudges_and_pause_come_from_the_xos_state(layout):
 
     home = layout.root.parent / "xo-home"
     home.mkdir()
-    XO(layout, "engineering_xo", None, store=XOStore.for_home(home)).sweep()
+    XO(layout, "engineering_xo", None, store=XOStore.for_home(home, layout.root)).sweep()
     assert row_of(status_rows(layout, time.time()), "looping")["nudges"] is None  # the XO's knowledge is in its home
     rows = status_rows(layout, time.time(), home=home)
     assert row_of(rows, "looping")["nudges"] == 1
@@ -206,7 +206,7 @@ def test_a_paused_unit_shows_as_paused(layout):
     home = layout.root.parent / "xo-home"
     home.mkdir()
     xo = XO(layout, "engineering_xo", None, roles=RoleBook(fixed={ROLE.role_id: (doctrine, ROLE.pace_plan)}),  # the XO's own copy
-            store=XOStore.for_home(home))
+            store=XOStore.for_home(home, layout.root))
     for turn in (1, 2):  # a nudge, then (unanswered) the pause
         publish(layout, "stuck", turn=turn, fill=0.95, doctrine=doctrine)
         xo.sweep()

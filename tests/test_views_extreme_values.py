@@ -95,7 +95,7 @@ def test_every_view_shows_any_value_the_contracts_accept(tmp_path_factory, when,
     write_report(layout, when, turn, fill, stale, spread, tool[:200], task)
     write_steering(layout, sent, max(1, turn % 10**12), text[:2000])
     home = tmp_path_factory.mktemp("xo-home")
-    store = XOStore.for_home(home)
+    store = XOStore.for_home(home, layout.root)
     assert store.save([UnitState(unit=UNIT, nudges=nudges, paused_turn=paused, last_turn=turn, seq=1)])
     store.close()
     (layout.units_dir / "bad\x1b[31m\nname\u202e").touch()

@@ -61,10 +61,10 @@ def _xo_home(tmp_path, monkeypatch):
 def edit_saved(unit, change):
     """Change what the XO saved of the unit, as a crash between two writes would leave it."""
     db = sqlite3.connect(HOME.layout.root / "xo.sqlite3")
-    [text] = db.execute("SELECT state FROM units WHERE unit = ?", (unit,)).fetchone()
+    [text] = db.execute("SELECT state FROM unit_states WHERE unit = ?", (unit,)).fetchone()
     value = json.loads(text)
     change(value)
-    db.execute("UPDATE units SET state = ? WHERE unit = ?", (json.dumps(value), unit))
+    db.execute("UPDATE unit_states SET state = ? WHERE unit = ?", (json.dumps(value), unit))
     db.commit()
     db.close()
 
@@ -436,8 +436,8 @@ def test_a_damaged_saved_state_is_logged_and_the_unit_supervised_again(volume, l
     xo = XO(layout, "xo", HOME, clock=clock, roles=TrustingRoles())
     report(volume, "unit-1", "stall", 1, clock)
     xo.sweep()
-    xo.store.db.execute("UPDATE units SET state = ? WHERE unit = 'unit-1'",
-                        (damage(xo.store.db.execute("SELECT state FROM units").fetchone()[0]),))
+    xo.store.db.execute("UPDATE unit_states SET state = ? WHERE unit = 'unit-1'",
+                        (damage(xo.store.db.execute("SELECT state FROM unit_states").fetchone()[0]),))
     report(volume, "unit-1", "stall", 2, clock)
     restarted = XO(layout, "xo", HOME, clock=clock, roles=TrustingRoles())
     restarted.recover()

@@ -171,7 +171,7 @@ def test_another_units_learnings_cannot_grow_a_units_memory(volume, home, clock)
                               programs=["pytest"], domain="python") for i in range(3)]
         report(volume, "attacker", "healthy", turn, clock, when=clock.now + turn, learnings=learnings)
         xo.sweep()
-    rows = sqlite3.connect(home / STORE_NAME).execute("SELECT unit, length(state) FROM units").fetchall()
+    rows = sqlite3.connect(home / STORE_NAME).execute("SELECT unit, length(state) FROM unit_states").fetchall()
     assert all(size < 64_000 for _, size in rows), rows
     xo.store.close()
     state = new_xo(volume, home, clock).units()["victim"]
@@ -391,3 +391,17 @@ def test_the_xo_judges_a_unit_by_the_role_its_table_gives(volume, home, clock, l
     report(volume, "devops", "healthy", 2, clock)
     xo.sweep()
     assert xo.units()["devops"].role_id == "research"
+
+
+def test_one_home_on_two_volumes_keeps_each_volumes_units_apart(tmp_path, home, clock):
+    """The memory is the XO's, per volume: a unit of the same name on another volume is another unit."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    xo = new_xo(first, home, clock)
+    report(first, "unit-1", "stall", 2, clock)
+    assert len(xo.sweep().sent) == 1
+    xo.store.close()
+    other = new_xo(second, home, clock)
+    report(second, "unit-1", "stall", 2, clock)  # the same turn, on the other volume: checked, steered
+    assert sent(other.sweep()) == [("unit-1", 1, "steer", "hint", 0)]

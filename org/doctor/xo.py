@@ -30,7 +30,7 @@ def diagnose_xo(home: Path | None, volume: Path | None, now: float | None = None
         return report
     report.add(*_key_checks(home))
     report.add(*_role_checks(home))
-    report.add(*_unit_checks(home, time.time() if now is None else now))
+    report.add(*_unit_checks(home, time.time() if now is None else now, volume))
     report.add(*_volume_checks(volume, now))
     return report
 
@@ -108,10 +108,10 @@ def _role_checks(home: Path) -> list[Check]:
     return checks
 
 
-def _unit_checks(home: Path, now: float) -> list[Check]:
+def _unit_checks(home: Path, now: float, volume: Path | None = None) -> list[Check]:
     from org.macrocosm.store import read_states
 
-    states = read_states(home)
+    states = read_states(home, volume)
     if not states:
         return [Check("xo-units", INFO, str(home), "the XO has not seen a unit yet (or has not run with this home)")]
     checks = []

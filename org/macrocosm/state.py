@@ -6,7 +6,7 @@ the relay's queue) and so steer the XO's decisions about another unit.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 from pydantic import Field, ValidationError
 

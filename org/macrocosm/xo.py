@@ -88,11 +88,11 @@ class XO:
         self.roles = roles or RoleBook(([home.layout.roles_dir] if home is not None else []) + [roles_dir()])
         #: which role each unit is, as the XO decides (<home>/units.yaml)
         self.unit_roles = UnitRoles(home.layout.root / UNITS_FILE if home is not None else None)
-        self.store = store or XOStore.for_home(home.layout.root if home is not None else None)
+        self.store = store or XOStore.for_home(home.layout.root if home is not None else None, layout.root)
         self.outbox = Outbox(layout, self.sender_role, home.signing if home else None, self._written_ahead, clock,
                              epoch=home.epoch if home else 0)
         self._units: dict[str, UnitState] = {}
-        self._saved: dict[str, UnitState] = {}  # states in the store the XO has not taken up yet
+        self._saved = self.store.load()  # states in the store the XO has not taken up yet
         self._stamps: dict[str, tuple[int, int, int]] = {}  # last report version seen, good or bad
         self._dirty: set[str] = set()  # states changed since they were last written
         self._events: list[tuple[str, dict[str, Any]]] = []  # this sweep's, written with the states
@@ -120,7 +120,6 @@ class XO:
         if os.path.lexists(self.layout.xo_dir / "units"):
             logger.warning("%s: not read; the XO keeps what it knows of each unit in its home, and a folder on the "
                            "volume, where any unit can write, is not trusted (it can be removed)", self.layout.xo_dir / "units")
-        self._saved = self.store.load()
         for unit in sorted(self._saved):
             self._state(unit)
         self._deliver_pending(result)
@@ -168,7 +167,7 @@ class XO:
 
     def flush(self) -> None:
         """Write every changed unit state, in one transaction."""
-        states = [self._units[u] for u in self._dirty if u in self._units]
+        states = [state for state in (self._units.get(u) or self._saved.get(u) for u in self._dirty) if state is not None]
         if self.store.save(states):
             self._dirty.clear()
 

@@ -178,13 +178,13 @@ def summarize(path: Path, unit: str) -> tuple[ReportSummary | None, str | None]:
     ), None
 
 
-def xo_knowledge(home: Path | str | None, cache: FileCache | None = None) -> dict[str, UnitState]:
+def xo_knowledge(home: Path | str | None, cache: FileCache | None = None, volume: Path | str | None = None) -> dict[str, UnitState]:
     """What the XO knows of each unit, from its store in its home (read only); empty without
     a home. The views show the XO's nudges, pauses and thresholds from it, never from the volume."""
     if home is None:
         return {}
     if cache is None:
-        return read_states(home)
+        return read_states(home, volume)
     path = os.path.join(home, STORE_NAME)
     # a commit changes the write-ahead log, not always the database file
     stamp = (stamp_of(path), stamp_of(path + "-wal"))
@@ -192,7 +192,7 @@ def xo_knowledge(home: Path | str | None, cache: FileCache | None = None) -> dic
     hit = cache.entries.get(path)
     if hit is not None and hit[0] == stamp:
         return hit[1]
-    states = read_states(home)
+    states = read_states(home, volume)
     cache.entries[path] = (stamp, states)  # type: ignore[assignment]
     return states
 
@@ -245,7 +245,7 @@ def status_rows(layout: VolumeLayout, now: float | None = None, cache: FileCache
     now = time.time() if now is None else now
     valid, invalid = layout.unit_ids()
     places = _Places(layout)
-    knowledge = xo_knowledge(home, cache)
+    knowledge = xo_knowledge(home, cache, layout.root)
     rows = [unit_row(layout, unit, now, cache, places, knowledge) for unit in valid]
     if cache is not None:
         cache.forget_untouched()
