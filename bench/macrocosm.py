@@ -72,7 +72,7 @@ class Config:
         self.quick = quick
         self.sweep_units = (200, 1_000) if quick else (1_000, 10_000)
         self.sweep_repeats = 3 if quick else 5
-        #: the same sweep on a disk, where every saved unit state costs an fsync
+        #: the same sweep on a disk, where the XO's store and every steering file cost a sync
         self.disk_sweep_units = (200,) if quick else (1_000,)
         self.disk_sweep_repeats = 2
         self.latency_samples = 40 if quick else 300

@@ -31,6 +31,11 @@ def _cmd_schemas(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
+    if args.macrocosm:
+        from org.macrocosm.demo import run_macrocosm_demo
+
+        run_macrocosm_demo(sys.stdout, Path(args.out) if args.out else None, era=args.era)
+        return 0
     from org.demo import run_demo
 
     run_demo(sys.stdout, Path(args.out) if args.out else None, era=args.era)
@@ -69,11 +74,11 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 
 
 def _home(args: argparse.Namespace) -> Path:
-    """The folder whose ``events/`` to read: a volume's ``xo/`` (the XO's), else the organizations folder."""
+    """The folder whose ``events/`` to read: the XO's home (the XO's), else the organizations folder."""
     from org.kernel.paths import organizations_dir
 
-    if getattr(args, "volume", None):
-        return Path(args.volume) / "xo"
+    if getattr(args, "xo_home", None):
+        return Path(args.xo_home)
     return Path(args.org_dir) if args.org_dir else organizations_dir()
 
 
@@ -92,6 +97,8 @@ def _cmd_stats(args: argparse.Namespace) -> int:
 def _cmd_doctor(args: argparse.Namespace) -> int:
     from org.doctor import cli as doctor
 
+    if args.xo:
+        return doctor.run_xo(args.home, args.volume, args.json)
     return doctor.run(args.a0_root, args.pack_dir, args.json)
 
 
@@ -114,6 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="run a scripted session through the hook files and show the steering")
     p.add_argument("--out", help="folder for the organization and SALUTE reports (default: a new temporary folder)")
     p.add_argument("--era", choices=["C", "D"], default="D", help="Agent-Zero API to stand in for: C = v0.9.8.x, D = v0.9.9+/v1.x")
+    p.add_argument("--macrocosm", action="store_true", help="an XO and three stand-in units on a temporary volume instead (no Docker, no model)")
     p.set_defaults(func=_cmd_demo)
 
     p = sub.add_parser("replay", help="run a recorded trace (JSON lines), or Agent-Zero's saved chats, and print one JSON line "
@@ -140,7 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
     org_dir_help = "the organizations folder (default: $A0ORG_HOME, else <Agent-Zero>/usr/organizations)"
     p = sub.add_parser("events", help="the supervision events: radio checks with findings, steering, blocks, pauses, resumes, progress, relays, LLM supervisor runs, directives done")
     p.add_argument("--org-dir", help=org_dir_help)
-    p.add_argument("--volume", help="the XO's events on this shared volume instead")
+    p.add_argument("--xo-home", help="the XO's events instead, kept in its home")
     p.add_argument("--type", action="append", help="only this type (repeatable)")
     p.add_argument("--role", help="only this role")
     p.add_argument("--unit", help="only this unit (events the XO wrote)")
@@ -151,7 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("stats", help="per role and anomaly: steering, blocks, pauses, and how often progress followed")
     p.add_argument("--org-dir", help=org_dir_help)
-    p.add_argument("--volume", help="the XO's events on this shared volume instead")
+    p.add_argument("--xo-home", help="the XO's events instead, kept in its home")
     p.add_argument("--within", type=int, default=5, help="progress within this many turns counts (default 5)")
     p.add_argument("--json", action="store_true", help="print it as JSON")
     p.set_defaults(func=_cmd_stats)

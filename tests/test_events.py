@@ -124,23 +124,25 @@ def test_a_read_only_log_is_reported_once(make_session, org_home, caplog):
     assert len([r for r in caplog.records if "cannot record a supervision event" in r.getMessage()]) == 1
 
 
-def test_the_xo_writes_its_events_on_the_volume(tmp_path):
-    from test_xo import EVERY_TURN, HOME, TrustingRoles
-    from volume_units import acknowledge, publish
+def test_the_xo_writes_its_events_in_its_home(tmp_path):
+    from test_xo import EVERY_TURN, TrustingRoles
+    from volume_units import acknowledge, publish, test_home
 
     from org.macrocosm.volume import VolumeLayout
     from org.macrocosm.xo import XO
 
-    volume = tmp_path / "volume"
+    volume, home = tmp_path / "volume", tmp_path / "xo-home"
     volume.mkdir()
-    xo = XO(VolumeLayout(volume), "engineering_xo", HOME, roles=TrustingRoles())
+    home.mkdir()
+    xo = XO(VolumeLayout(volume), "engineering_xo", test_home(home), roles=TrustingRoles())
     publish(volume, "unit-1", "stall", 3, EVERY_TURN)
     xo.sweep()
     acknowledge(volume, "unit-1")
     publish(volume, "unit-1", "healthy", 4, EVERY_TURN)
     xo.sweep()
-    shown = [(e.type, e.unit) for e in events.read(volume / "xo")]
+    shown = [(e.type, e.unit) for e in events.read(home)]
     assert shown == [("steering", "unit-1"), ("progress", "unit-1")]
-    figures = json.loads(a0org("stats", "--volume", str(volume), "--json").stdout)
+    assert not (volume / "xo" / "events").exists()  # nothing of the XO's own on the volume
+    figures = json.loads(a0org("stats", "--xo-home", str(home), "--json").stdout)
     assert figures["total"]["steered"] == 1 and figures["total"]["followed_by_progress"] == 1
-    assert "unit-1" in a0org("events", "--volume", str(volume)).stdout
+    assert "unit-1" in a0org("events", "--xo-home", str(home)).stdout

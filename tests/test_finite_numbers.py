@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import json
 import math
+import sqlite3
 import pkgutil
 import signal
 from pathlib import Path
@@ -25,7 +26,8 @@ from org.contracts.common import Contract
 from org.contracts.role import HeartbeatDoctrine
 from org.kernel.files import FileRefused
 from org.macrocosm.signing import seal_report
-from org.macrocosm.state import UnitState, load_unit_state, read_unit_state, save_unit_state, unit_state
+from org.macrocosm.state import UnitState
+from org.macrocosm.store import XOStore, read_states
 from org.macrocosm.volume import VolumeLayout, read_report
 from org.supervisor.detectors import detect_context, run_detectors
 from org.supervisor.snapshot import Snapshot
@@ -99,37 +101,34 @@ def test_one_failing_detector_leaves_the_others_running(monkeypatch):
 # ----- damaged saved states --------------------------------------------------------------
 
 
-def _saved(layout: VolumeLayout, **fields) -> Path:
+def _saved(home: Path, **fields) -> Path:
+    """A saved state in the XO's store, then changed as a damaged one would be."""
     state = UnitState(unit=UNIT, nudges=3, paused_turn=7, seq=4, supervisor={"last_fired": {"stall": 6}})
-    assert save_unit_state(layout, state)
-    path = layout.xo_state(UNIT)
-    value = json.loads(path.read_text())
+    store = XOStore.for_home(home)
+    assert store.save([state])
+    value = json.loads(state.model_dump_json())
     value.update(fields)
-    path.write_text(json.dumps(value))
-    return path
+    store.db.execute("UPDATE unit_states SET state = ? WHERE unit = ?", (json.dumps(value), UNIT))
+    store.close()
+    return store.path
 
 
 def test_a_damaged_field_is_dropped_and_the_rest_kept(tmp_path, caplog):
-    layout = VolumeLayout(tmp_path)
     # what an XO that took an infinite threshold wrote: JSON has no infinity, so null
-    path = _saved(layout, heartbeat={"stale_after_seconds": None, "very_stale_after_seconds": 300},
+    path = _saved(tmp_path, heartbeat={"stale_after_seconds": None, "very_stale_after_seconds": 300},
                   recent=[{"seq": 1}, {"seq": 2, "id": "x", "anomaly": "stall", "severity": "hint", "kind": "steer", "sent_at": 1.0}])
-    state, dropped = read_unit_state(layout, UNIT)
+    state = XOStore.for_home(tmp_path).load()[UNIT]
     assert (state.nudges, state.paused_turn, state.seq, state.supervisor) == (3, 7, 4, {"last_fired": {"stall": 6}})
     assert state.heartbeat == HeartbeatDoctrine() and [r.seq for r in state.recent] == [2]
-    assert dropped[0].startswith("heartbeat.stale_after_seconds: Input should be a valid number (heartbeat back to its default)")
-    assert any(part.startswith("recent.0.id: ") and part.endswith("(recent entry 0 dropped)") for part in dropped)
-    with pytest.raises(FileRefused, match="heartbeat.stale_after_seconds"):
-        load_unit_state(layout, UNIT)  # the strict reading still says what is wrong
-    assert unit_state(layout, UNIT).nudges == 3  # the views show what is kept
-    assert f"{path}: heartbeat.stale_after_seconds: Input should be a valid number" in caplog.text
+    assert f"{path} [{UNIT}]: heartbeat.stale_after_seconds: Input should be a valid number (heartbeat back to its default)" in caplog.text
+    assert "(recent entry 0 dropped)" in caplog.text
+    assert read_states(tmp_path)[UNIT].nudges == 3  # the views show what is kept
 
 
-def test_a_state_of_another_unit_is_not_used(tmp_path):
-    layout = VolumeLayout(tmp_path)
-    _saved(layout, unit="unit-2")
-    with pytest.raises(FileRefused, match="does not match the file name"):
-        read_unit_state(layout, UNIT)
+def test_a_state_of_another_unit_is_not_used(tmp_path, caplog):
+    _saved(tmp_path, unit="unit-2")
+    assert XOStore.for_home(tmp_path).load() == {}
+    assert "does not match the unit it is saved for" in caplog.text
 
 
 # ----- the XO as a process ---------------------------------------------------------------
@@ -180,7 +179,7 @@ def test_an_infinite_heartbeat_threshold_does_not_cost_the_xo_its_memory(procs, 
     assert "starts afresh" not in text
     third = messages(volume, UNIT)[2]
     assert (third["seq"], third["nudge"], third["severity"]) == (3, 2, "warning"), third
-    assert unit_state(VolumeLayout(volume), UNIT).nudges == 3
+    assert read_states(procs.home).get(UNIT).nudges == 3
 
 
 def test_a_restarted_xo_keeps_the_outbox_and_ladder_of_a_damaged_state(procs, tmp_path):
@@ -199,11 +198,14 @@ def test_a_restarted_xo_keeps_the_outbox_and_ladder_of_a_damaged_state(procs, tm
     [second] = [p for p in layout.inbox(UNIT).iterdir() if p.name.startswith("0000000002-")]
     payload = json.loads(second.read_text())
     second.unlink()
-    path = layout.xo_state(UNIT)
-    value = json.loads(path.read_text())
+    db = sqlite3.connect(Path(procs.home) / "xo.sqlite3")
+    value = json.loads(db.execute("SELECT state FROM unit_states WHERE unit = ?", (UNIT,)).fetchone()[0])
     value["heartbeat"] = {"stale_after_seconds": None, "very_stale_after_seconds": None}
     value["outbox"] = [payload, {"not": "a message"}]
-    path.write_text(json.dumps(value))
+    db.execute("UPDATE unit_states SET state = ? WHERE unit = ?", (json.dumps(value), UNIT))
+    db.commit()
+    db.close()
+    path = f"{Path(procs.home) / 'xo.sqlite3'} [{UNIT}]"
 
     xo, log = procs.xo(volume, name="xo-2")
     assert wait_for(second.exists, WAIT), log.read_text()  # delivered from the kept outbox

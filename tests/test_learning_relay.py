@@ -195,21 +195,23 @@ def test_what_was_relayed_survives_an_xo_restart(tmp_path):
         made.signals.learnings = learnings
         write_report(layout.root, unit, made)
 
+    home = tmp_path / "xo-home"
+    home.mkdir()
     report("bravo", 3, [], "pytest -q tests/test_models.py")
     report("charlie", 3, [], "npm run build")
-    XO(layout, "xo", test_home(), clock=lambda: 1010.0).sweep()
+    XO(layout, "xo", test_home(home), clock=lambda: 1010.0).sweep()
     report("alpha", 4, [learning()], "python -m pytest -q")
-    first = XO(layout, "xo", test_home(), clock=lambda: 1010.0)
+    first = XO(layout, "xo", test_home(home), clock=lambda: 1010.0)
     first.recover()
     assert [(m.unit, m.kind, m.sources) for m in first.sweep().sent] == [("bravo", "inform", ["alpha"])]
 
-    again = XO(layout, "xo", test_home(epoch=2), clock=lambda: 1400.0)  # restarted, past the rate limit
+    again = XO(layout, "xo", test_home(home, epoch=2), clock=lambda: 1400.0)  # restarted, past the rate limit
     again.recover()
     report("alpha", 5, [learning()], "python -m pytest -q", when=1390.0)  # its next report carries it again
     report("bravo", 5, [], "pytest -q", when=1390.0)
     report("charlie", 5, [learning()], "pytest --version", when=1390.0)  # and charlie found it out as well
     assert again.sweep().sent == []
-    assert [e.type for e in events.read(layout.xo_dir)].count("relay") == 1
+    assert [e.type for e in events.read(home)].count("relay") == 1
 
 
 # ----- through real processes -------------------------------------------------------------------
@@ -272,7 +274,7 @@ def test_a_learning_reaches_the_next_prompt_of_a_unit_on_the_same_program_once_a
     assert len(informs) == 1 and informs[0].signature and informs[0].sources == ["alpha"]
     assert [m for m in (SteeringMessage.model_validate_json(p.read_text()) for p in message_files(volume, "charlie"))
             if m.kind == "inform"] == []
-    relays = [e for e in events.read(volume / "xo") if e.type == "relay"]
+    relays = [e for e in events.read(Path(procs.home)) if e.type == "relay"]
     assert [(e.unit, e.sources) for e in relays] == [("bravo", ["alpha"])]
     assert xo.poll() is None, xo_log.read_text()
 

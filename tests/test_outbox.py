@@ -12,7 +12,8 @@ from volume_units import KEYRING, SIGNER
 
 from org.macrocosm.outbox import Outbox
 from org.macrocosm.policy import Steering
-from org.macrocosm.state import UnitState, load_unit_state, save_unit_state
+from org.macrocosm.state import UnitState
+from org.macrocosm.store import XOStore
 from org.macrocosm.volume import VolumeLayout, message_name
 
 KEY = SIGNER
@@ -22,15 +23,30 @@ LOOP = Steering(kind="steer", anomaly="loop", severity="hint", text="[SUPERVISOR
 
 
 @pytest.fixture
+def store(tmp_path) -> XOStore:
+    """The XO's memory in its home (a folder beside the volume)."""
+    (tmp_path / "xo-home").mkdir()
+    return XOStore.for_home(tmp_path / "xo-home")
+
+
+def save_unit_state(store: XOStore, state: UnitState) -> bool:
+    return store.save([state])
+
+
+def load_unit_state(store: XOStore, unit: str) -> UnitState:
+    return XOStore(store.path).load()[unit]  # as a fresh XO process reads it
+
+
+@pytest.fixture
 def layout(tmp_path) -> VolumeLayout:
     volume = VolumeLayout(tmp_path / "volume")
     volume.unit_dir(UNIT).mkdir(parents=True)
     return volume
 
 
-def outbox(layout: VolumeLayout) -> Outbox:
+def outbox(layout: VolumeLayout, store: XOStore) -> Outbox:
     """An outbox as a fresh XO process has it: the state is saved before every delivery."""
-    return Outbox(layout, "engineering_xo", KEY, lambda state: save_unit_state(layout, state), clock=lambda: T0)
+    return Outbox(layout, "engineering_xo", KEY, lambda state: save_unit_state(store, state), clock=lambda: T0)
 
 
 def files(folder) -> list[str]:
@@ -41,31 +57,31 @@ def files(folder) -> list[str]:
         return []
 
 
-def test_a_message_is_in_the_saved_outbox_before_its_inbox_file_exists(layout):
+def test_a_message_is_in_the_saved_outbox_before_its_inbox_file_exists(layout, store):
     seen: list[tuple[list, list]] = []
 
     def write_ahead(state: UnitState) -> bool:
-        save_unit_state(layout, state)
-        seen.append((load_unit_state(layout, UNIT).outbox, files(layout.inbox(UNIT))))
+        save_unit_state(store, state)
+        seen.append((load_unit_state(store, UNIT).outbox, files(layout.inbox(UNIT))))
         return True
 
     box = Outbox(layout, "engineering_xo", KEY, write_ahead, clock=lambda: T0)
     state = UnitState(unit=UNIT)
     message_id = box.record(state, LOOP, T0)
-    box.deliver(state, message_id)
+    box.deliver(state, {message_id})
 
     [(saved_outbox, inbox_then)] = seen
     assert [m["id"] for m in saved_outbox] == [message_id] and inbox_then == []
     assert files(layout.inbox(UNIT)) == [message_name(1, message_id)]
 
 
-def test_delivers_exactly_once(layout, caplog):
+def test_delivers_exactly_once(layout, store, caplog):
     caplog.set_level(logging.INFO, logger="a0org")
-    box = outbox(layout)
+    box = outbox(layout, store)
     state = UnitState(unit=UNIT)
     message_id = box.record(state, LOOP, T0)
 
-    [message] = box.deliver(state, message_id)
+    [message] = box.deliver(state, {message_id})
     assert (message.id, message.seq, message.unit, message.kind, message.report_turn) == (message_id, 1, UNIT, "steer", 4)
     assert state.outbox == [] and state.seq == 1
     assert [(r.seq, r.id, r.sent_at) for r in state.recent] == [(1, message_id, T0)]
@@ -80,14 +96,14 @@ def test_delivers_exactly_once(layout, caplog):
     ]
 
 
-def test_after_a_crash_between_the_outbox_and_the_inbox_the_message_is_redelivered(layout, caplog):
+def test_after_a_crash_between_the_outbox_and_the_inbox_the_message_is_redelivered(layout, store, caplog):
     caplog.set_level(logging.INFO, logger="a0org")
     before = UnitState(unit=UNIT)
-    message_id = outbox(layout).record(before, LOOP, T0)
-    assert save_unit_state(layout, before)  # written ahead; the process dies before the inbox file
+    message_id = outbox(layout, store).record(before, LOOP, T0)
+    assert save_unit_state(store, before)  # written ahead; the process dies before the inbox file
 
-    state = load_unit_state(layout, UNIT)  # the XO started again
-    [message] = outbox(layout).deliver(state)
+    state = load_unit_state(store, UNIT)  # the XO started again
+    [message] = outbox(layout, store).deliver(state)
 
     assert (message.id, message.seq) == (message_id, 1)
     assert files(layout.inbox(UNIT)) == [message_name(1, message_id)]
@@ -96,17 +112,17 @@ def test_after_a_crash_between_the_outbox_and_the_inbox_the_message_is_redeliver
 
 
 @pytest.mark.parametrize("where", ["inbox", "processed", "rejected"])
-def test_a_message_the_unit_already_has_is_not_delivered_again(layout, where):
+def test_a_message_the_unit_already_has_is_not_delivered_again(layout, store, where):
     state = UnitState(unit=UNIT)
-    message_id = outbox(layout).record(state, LOOP, T0)
-    assert save_unit_state(layout, state)
+    message_id = outbox(layout, store).record(state, LOOP, T0)
+    assert save_unit_state(store, state)
     # the inbox file was written, and the unit may have applied or refused it, before the crash
     folder = {"inbox": layout.inbox, "processed": layout.processed, "rejected": layout.rejected}[where](UNIT)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / message_name(1, message_id)).write_text(json.dumps(state.outbox[0]))
 
-    state = load_unit_state(layout, UNIT)
-    assert outbox(layout).deliver(state) == []
+    state = load_unit_state(store, UNIT)
+    assert outbox(layout, store).deliver(state) == []
     assert state.outbox == []  # acknowledged: its file exists
     if where != "inbox":
         assert files(layout.inbox(UNIT)) == []
@@ -120,24 +136,16 @@ def test_nothing_is_written_to_the_inbox_unless_the_outbox_was_saved(layout):
     assert files(layout.inbox(UNIT)) == [] and len(state.outbox) == 1
 
 
-def test_a_unit_whose_folder_is_gone_keeps_its_messages_in_order(layout):
-    box = outbox(layout)
+def test_a_unit_whose_folder_is_gone_keeps_its_messages_in_order(layout, store):
+    box = outbox(layout, store)
     state = UnitState(unit=UNIT)
     first = box.record(state, LOOP, T0)
     second = box.record(state, LOOP, T0 + 1)
     layout.unit_dir(UNIT).rmdir()
 
-    assert box.deliver(state, second) is None
+    assert box.deliver(state, {second}) is None
     assert [m["seq"] for m in state.outbox] == [1, 2]
 
     layout.unit_dir(UNIT).mkdir()
     assert [(m.id, m.seq) for m in box.deliver(state)] == [(first, 1), (second, 2)]
     assert files(layout.inbox(UNIT)) == [message_name(1, first), message_name(2, second)]
-
-
-def test_the_highest_seq_on_the_volume_is_found_in_every_folder(layout):
-    assert outbox(layout).highest_seq(UNIT) == 0
-    for folder, seq in ((layout.inbox(UNIT), 3), (layout.processed(UNIT), 7), (layout.rejected(UNIT), 5)):
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / message_name(seq, "0" * 32)).write_text("{}")
-    assert outbox(layout).highest_seq(UNIT) == 7

@@ -261,9 +261,9 @@ def test_an_expired_message_is_refused_but_moves_the_sequence(unit_env):
 
 def test_removing_the_lock_file_does_not_let_a_second_xo_run(procs, volume):
     first, first_log = procs.xo(volume)
-    layout = VolumeLayout(volume)
-    assert wait_for(layout.xo_pid.exists, WAIT)
-    layout.xo_pid.unlink()  # before: `rm xo/xo.lock` let a second XO steer beside the first
+    pid = Path(procs.home) / "xo.pid"
+    assert wait_for(pid.exists, WAIT)
+    pid.unlink()  # before: `rm xo/xo.lock` let a second XO steer beside the first
     second = procs.xo_to_the_end("--volume", str(volume))
     assert second.returncode == 2 and "another XO is already running on this volume" in second.stderr
     terminate(first, first_log)
@@ -272,28 +272,28 @@ def test_removing_the_lock_file_does_not_let_a_second_xo_run(procs, volume):
 # ----- 6. writes stay on the volume at the moment they are made --------------------------
 
 
-def test_swapping_the_xo_state_folder_for_a_link_gets_nothing_written_outside(volume, tmp_path, caplog):
+def test_swapping_an_inbox_for_a_link_gets_nothing_written_outside(volume, tmp_path, caplog):
     from org.macrocosm.daemon import DaemonOptions, run
 
     layout = VolumeLayout(volume)
     outside = tmp_path / "outside"
     outside.mkdir()
     stop = threading.Event()
-    options = DaemonOptions(role="xo", home=test_home(), polling=True, poll_interval=0.05)
+    (tmp_path / "xo-home").mkdir()
+    options = DaemonOptions(role="xo", home=test_home(tmp_path / "xo-home"), polling=True, poll_interval=0.05)
     outcome: list[int] = []
     thread = threading.Thread(target=lambda: outcome.append(run(layout, options, stop)))
     thread.start()
     try:
-        assert wait_for(layout.xo_units_dir.is_dir, WAIT)
-        shutil.rmtree(layout.xo_units_dir)
-        layout.xo_units_dir.symlink_to(outside)  # before: checked only at start
+        assert wait_for(layout.units_dir.is_dir, WAIT)
+        layout.unit_dir("unit-1").mkdir()
+        layout.inbox("unit-1").symlink_to(outside)  # before: checked only at start
         publish(volume, "unit-1", "stall", 1, doctrine(radio_check_interval_turns=1, cooldown_turns=0))
-        assert wait_for(lambda: "cannot write the XO state" in caplog.text, WAIT)
+        assert wait_for(lambda: "cannot deliver steering" in caplog.text, WAIT)
     finally:
         stop.set()
         thread.join(WAIT)
     assert list(outside.iterdir()) == []
-    assert message_files(volume, "unit-1") == []  # nothing goes out that is not first written ahead
 
 
 # ----- 8. a flood is bounded, and junk never moves the sequence ---------------------------

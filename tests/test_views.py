@@ -174,6 +174,7 @@ def test_pending_counts_only_messages_waiting_in_the_inbox(layout):
 
 
 def test_nudges_and_pause_come_from_the_xos_state(layout):
+    from org.macrocosm.store import XOStore
     from org.macrocosm.xo import XO
 
     publish(layout, "calm")
@@ -181,8 +182,11 @@ def test_nudges_and_pause_come_from_the_xos_state(layout):
     rows = status_rows(layout, time.time())
     assert row_of(rows, "looping")["nudges"] is None  # no XO has run yet
 
-    XO(layout, "engineering_xo", None).sweep()
-    rows = status_rows(layout, time.time())
+    home = layout.root.parent / "xo-home"
+    home.mkdir()
+    XO(layout, "engineering_xo", None, store=XOStore.for_home(home, layout.root)).sweep()
+    assert row_of(status_rows(layout, time.time()), "looping")["nudges"] is None  # the XO's knowledge is in its home
+    rows = status_rows(layout, time.time(), home=home)
     assert row_of(rows, "looping")["nudges"] == 1
     assert row_of(rows, "looping")["pending"] == 1
     assert row_of(rows, "looping")["paused"] is False
@@ -190,6 +194,7 @@ def test_nudges_and_pause_come_from_the_xos_state(layout):
 
 
 def test_a_paused_unit_shows_as_paused(layout):
+    from org.macrocosm.store import XOStore
     from org.macrocosm.xo import XO
 
     doctrine = ROLE.doctrine.model_copy(update={
@@ -198,11 +203,14 @@ def test_a_paused_unit_shows_as_paused(layout):
     })
     from org.macrocosm.roles import RoleBook
 
-    xo = XO(layout, "engineering_xo", None, roles=RoleBook(fixed={ROLE.role_id: (doctrine, ROLE.pace_plan)}))  # the XO's own copy
+    home = layout.root.parent / "xo-home"
+    home.mkdir()
+    xo = XO(layout, "engineering_xo", None, roles=RoleBook(fixed={ROLE.role_id: (doctrine, ROLE.pace_plan)}),  # the XO's own copy
+            store=XOStore.for_home(home, layout.root))
     for turn in (1, 2):  # a nudge, then (unanswered) the pause
         publish(layout, "stuck", turn=turn, fill=0.95, doctrine=doctrine)
         xo.sweep()
-    row = row_of(status_rows(layout, time.time()), "stuck")
+    row = row_of(status_rows(layout, time.time(), home=home), "stuck")
     assert row["paused"] is True
     assert "paused" in format_table([row])[0][1]
 

@@ -26,7 +26,8 @@ from volume_units import report_for, scenario_snapshot
 from org.contracts import SaluteReport, SteeringMessage
 from org.kernel.files import atomic_write_text
 from org.macrocosm.cli import ENV_TAIL_SECONDS
-from org.macrocosm.state import UnitState, save_unit_state
+from org.macrocosm.state import UnitState
+from org.macrocosm.store import XOStore
 from org.macrocosm.views import status, tail, watch
 from org.macrocosm.views.rows import status_lines, status_rows
 from org.macrocosm.volume import VolumeLayout, message_name
@@ -73,12 +74,12 @@ def write_steering(layout: VolumeLayout, when, seq, text) -> None:
     atomic_write_text(rejected / (name + ".reason"), text + "\n")
 
 
-def every_line(layout: VolumeLayout) -> list[str]:
+def every_line(layout: VolumeLayout, home=None) -> list[str]:
     now = datetime.now(timezone.utc).timestamp()
-    lines = status_lines(layout, now) + status_lines(layout, now, max_rows=3)
-    json.dumps(status.status_document(layout, now), allow_nan=False)
+    lines = status_lines(layout, now, home=home) + status_lines(layout, now, max_rows=3, home=home)
+    json.dumps(status.status_document(layout, now, home), allow_nan=False)
     out = io.StringIO()
-    assert watch.main(layout.root, interval=0.05, out=out, frames=1) == 0
+    assert watch.main(layout.root, interval=0.05, out=out, frames=1, home=home) == 0
     lines += out.getvalue().splitlines()
     out = io.StringIO()
     assert tail.main(layout.root, UNIT, last=10, interval=0.01, out=out, seconds=0.05) == 0
@@ -93,11 +94,14 @@ def test_every_view_shows_any_value_the_contracts_accept(tmp_path_factory, when,
     layout = VolumeLayout(tmp_path_factory.mktemp("volume"))
     write_report(layout, when, turn, fill, stale, spread, tool[:200], task)
     write_steering(layout, sent, max(1, turn % 10**12), text[:2000])
-    assert save_unit_state(layout, UnitState(unit=UNIT, nudges=nudges, paused_turn=paused, last_turn=turn, seq=1))
+    home = tmp_path_factory.mktemp("xo-home")
+    store = XOStore.for_home(home, layout.root)
+    assert store.save([UnitState(unit=UNIT, nudges=nudges, paused_turn=paused, last_turn=turn, seq=1)])
+    store.close()
     (layout.units_dir / "bad\x1b[31m\nname\u202e").touch()
 
-    lines = every_line(layout)
-    [row] = [r for r in status_rows(layout) if r["unit"] == UNIT]
+    lines = every_line(layout, home)
+    [row] = [r for r in status_rows(layout, home=home) if r["unit"] == UNIT]
     assert row["error"] is None and row["turn"] == turn and row["nudges"] == nudges
     assert any(line.startswith(("0", "1", "2", "3", "4", "5", "6", "7", "8", "9")) and "  report  " in line for line in lines)
     assert [line for line in lines if CONTROL.search(line)] == []

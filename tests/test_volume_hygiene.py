@@ -69,16 +69,14 @@ def leftovers(layout: VolumeLayout) -> dict[str, Path]:
     """Files an interrupted write leaves, and files that only look alike, in every folder a writer uses."""
     layout.inbox(UNIT).mkdir(parents=True, exist_ok=True)
     layout.rejected(UNIT).mkdir(parents=True, exist_ok=True)
-    layout.xo_units_dir.mkdir(parents=True, exist_ok=True)
     name = message_name(3, "a" * 32)
     files = {
-        "state": layout.xo_units_dir / f".{UNIT}.json.k3j_9xq1.tmp",
         "message": layout.inbox(UNIT) / f".{name}.abcd1234.tmp",
         "report": layout.unit_dir(UNIT) / ".salute.json.q1w2e3r4.tmp",
         "reason": layout.rejected(UNIT) / f".{name}{unit.REASON_SUFFIX}.zz99yy88.tmp",
         # not ours: another program's file, a name we never write, a writer still at work
         "foreign": layout.unit_dir(UNIT) / ".salute.json.tmp",
-        "other_target": layout.xo_units_dir / ".notes.txt.abcd1234.tmp",
+        "other_target": layout.inbox(UNIT) / ".notes.txt.abcd1234.tmp",
         "live": layout.inbox(UNIT) / f".{name}.live0000.tmp",
     }
     for key, path in files.items():
@@ -93,11 +91,11 @@ def test_a_starting_xo_removes_what_its_killed_writes_left(procs, tmp_path):
     files = leftovers(layout)
     xo, log = procs.xo(layout.root)
     text = terminate(xo, log)
-    assert not files["state"].exists() and not files["message"].exists()
+    assert not files["message"].exists()
     # the unit's own files are the unit's to remove; what is not ours, or young, stays
     for key in ("report", "reason", "foreign", "other_target", "live"):
         assert files[key].exists(), key
-    assert "removed 2 temporary file(s) an interrupted write left" in text
+    assert "removed 1 temporary file(s) an interrupted write left" in text
 
 
 def test_a_unit_removes_its_own_leftovers_at_its_first_report(make_session, volume, monkeypatch):  # noqa: F811
@@ -107,7 +105,7 @@ def test_a_unit_removes_its_own_leftovers_at_its_first_report(make_session, volu
     session.run(ok("search", 1))
     assert volume.report(UNIT).exists()
     assert not files["report"].exists() and not files["reason"].exists()
-    for key in ("state", "message", "foreign", "other_target", "live"):
+    for key in ("message", "foreign", "other_target", "live"):
         assert files[key].exists(), key
 
 

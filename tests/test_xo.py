@@ -10,6 +10,7 @@ import dataclasses
 import json
 import logging
 import os
+import sqlite3
 import threading
 from pathlib import Path
 
@@ -37,7 +38,8 @@ from org.kernel.salute import MAX_REPORT_BYTES
 from org.macrocosm.daemon import DaemonOptions, ReportEvents, XOAlreadyRunning, XOLock, run, unannounced
 from org.macrocosm.policy import check_due, silence
 from org.macrocosm.signing import seal_report
-from org.macrocosm.state import RECENT_KEPT, freshness, unit_state
+from org.macrocosm.state import RECENT_KEPT, freshness
+from org.macrocosm.store import read_states
 from org.macrocosm.views.rows import format_table, status_rows
 from org.macrocosm.volume import VolumeLayout, read_report
 from org.macrocosm.xo import XO, SweepResult
@@ -46,7 +48,30 @@ from org.supervisor.radio_check import SupervisorState, radio_check
 from org.supervisor.signals import snapshot_from_signals
 from org.supervisor.steering import SteeringBook
 
-HOME = test_home()
+HOME = test_home()  # replaced per test by one with a real folder (the XO's memory is kept there)
+
+
+@pytest.fixture(autouse=True)
+def _xo_home(tmp_path, monkeypatch):
+    root = tmp_path / "xo-home"
+    root.mkdir(mode=0o700)
+    monkeypatch.setitem(globals(), "HOME", test_home(root))
+
+
+def edit_saved(unit, change):
+    """Change what the XO saved of the unit, as a crash between two writes would leave it."""
+    db = sqlite3.connect(HOME.layout.root / "xo.sqlite3")
+    [text] = db.execute("SELECT state FROM unit_states WHERE unit = ?", (unit,)).fetchone()
+    value = json.loads(text)
+    change(value)
+    db.execute("UPDATE unit_states SET state = ? WHERE unit = ?", (json.dumps(value), unit))
+    db.commit()
+    db.close()
+
+
+def unit_state(layout, unit):
+    """What the XO saved of the unit, as the views read it (None: nothing)."""
+    return read_states(HOME.layout.root).get(unit)
 T0 = 1_900_000_000.0
 EVERY_TURN = doctrine(radio_check_interval_turns=1, cooldown_turns=0)
 
@@ -326,7 +351,7 @@ def test_a_silent_unit_that_never_takes_its_nudge_gets_no_more(volume, layout, x
         clock.now += 11
         sent += xo.sweep().sent
     assert [(m.kind, m.severity) for m in sent] == [("steer", "hint")]
-    [row] = status_rows(layout, clock.now)
+    [row] = status_rows(layout, clock.now, home=HOME.layout.root)
     assert (row["nudges"], row["pending"], row["paused"]) == (1, 1, False)
     acknowledge(volume, "unit-1")
     clock.now += 11
@@ -348,7 +373,7 @@ def test_a_unit_that_never_reported_is_not_healthy(volume, layout, xo, clock):
     (layout.units_dir / "unit-1").mkdir(parents=True)
     assert xo.sweep().sent == []
     assert unit_state(layout, "unit-1") is None
-    [row] = status_rows(layout, clock.now)
+    [row] = status_rows(layout, clock.now, home=HOME.layout.root)
     assert (row["health"], row["freshness"], row["error"]) == ("unknown", None, "no report yet")
 
 
@@ -394,10 +419,7 @@ def test_an_outbox_message_already_on_the_volume_is_not_written_again(volume, la
         target.mkdir(parents=True, exist_ok=True)
         os.replace(path, target / path.name)
     # a crash after the inbox write, before the outbox was emptied on disk
-    state_file = layout.xo_state("unit-1")
-    state = json.loads(state_file.read_text())
-    state["outbox"] = [json.loads((next(iter(message_files(volume, "unit-1")))).read_text())]
-    state_file.write_text(json.dumps(state))
+    edit_saved("unit-1", lambda state: state.update(outbox=[json.loads((next(iter(message_files(volume, "unit-1")))).read_text())]))
 
     restarted = XO(layout, "xo", HOME, clock=clock, roles=TrustingRoles())
     assert restarted.recover().sent == []
@@ -405,37 +427,31 @@ def test_an_outbox_message_already_on_the_volume_is_not_written_again(volume, la
     assert unit_state(layout, "unit-1").outbox == []
 
 
-def test_a_lost_xo_state_never_reuses_a_sequence_number(volume, layout, clock):
-    xo = XO(layout, "xo", HOME, clock=clock, roles=TrustingRoles())
-    for turn in (1, 2, 3):
-        report(volume, "unit-1", "stall", turn, clock)
-        xo.sweep()
-    acknowledge(volume, "unit-1", keep=lambda seq: seq == 3)
-    for stray in ("²-stray.json", "0000000099-not-a-message.json"):  # not steering names: no seq of theirs counts
-        (layout.processed("unit-1") / stray).write_text("{}")
-    layout.xo_state("unit-1").unlink()
-    report(volume, "unit-1", "stall", 4, clock)
-    assert [m.seq for m in XO(layout, "xo", HOME, clock=clock, roles=TrustingRoles()).sweep().sent] == [4]
-
-
-def _broken_outbox(path: Path) -> str:
-    state = json.loads(path.read_text())
-    state["outbox"] = [{"seq": 7}]
-    return json.dumps(state)
+def test_steering_names_planted_on_the_volume_do_not_move_the_sequence(volume, layout, clock):
+    """Before, the XO took the highest seq it found in a new unit's folders: a file named
+    9999999999-... planted in processed/ made every later message an 11-digit name the unit refuses."""
+    for folder in (layout.processed("unit-1"), layout.rejected("unit-1")):
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"9999999999-{'a' * 32}.json").write_text("{}")
+    report(volume, "unit-1", "stall", 1, clock)
+    assert [m.seq for m in XO(layout, "xo", HOME, clock=clock, roles=TrustingRoles()).sweep().sent] == [1]
 
 
 @pytest.mark.parametrize("damage, reason", [
-    (lambda path: "{ not json", "not valid JSON"),
-    (_broken_outbox, "outbox.0: not a steering message"),
+    (lambda text: "{ not json", "Expecting property name"),
+    (lambda text: json.dumps({**json.loads(text), "outbox": [{"seq": 7}]}), "outbox.0: not a steering message"),
 ], ids=["not json", "broken outbox"])
-def test_a_corrupt_xo_state_starts_afresh_without_reusing_sequence_numbers(volume, layout, clock, log, damage, reason):
+def test_a_damaged_saved_state_is_logged_and_the_unit_supervised_again(volume, layout, clock, log, damage, reason):
     xo = XO(layout, "xo", HOME, clock=clock, roles=TrustingRoles())
     report(volume, "unit-1", "stall", 1, clock)
     xo.sweep()
-    layout.xo_state("unit-1").write_text(damage(layout.xo_state("unit-1")))
+    xo.store.db.execute("UPDATE unit_states SET state = ? WHERE unit = 'unit-1'",
+                        (damage(xo.store.db.execute("SELECT state FROM unit_states").fetchone()[0]),))
     report(volume, "unit-1", "stall", 2, clock)
-    assert [m.seq for m in XO(layout, "xo", HOME, clock=clock, roles=TrustingRoles()).sweep().sent] == [2]
-    assert f"{layout.xo_state('unit-1')}: {reason}" in log.text
+    restarted = XO(layout, "xo", HOME, clock=clock, roles=TrustingRoles())
+    restarted.recover()
+    assert [m.unit for m in restarted.sweep().sent] == ["unit-1"]
+    assert reason in log.text and "unit-1" in log.text
 
 
 def test_quiet_units_are_neither_parsed_nor_rewritten(volume, layout, xo, clock):
@@ -443,14 +459,14 @@ def test_quiet_units_are_neither_parsed_nor_rewritten(volume, layout, xo, clock)
         report(volume, f"unit-{i}", "healthy" if i else "stall", 1, clock)
     first = xo.sweep()
     assert (first.units, first.parsed, first.checked) == (5, 5, 5)
-    stamps = {p: p.stat().st_mtime_ns for p in (layout.xo_dir / "units").iterdir()}
+    writes = xo.store.db.total_changes
     again = xo.sweep()
     assert (again.units, again.parsed, again.checked, again.sent) == (5, 0, 0, [])
-    assert {p: p.stat().st_mtime_ns for p in (layout.xo_dir / "units").iterdir()} == stamps
+    assert xo.store.db.total_changes == writes
     # a report of a turn that is not due for a check is read, but changes nothing on disk
     report(volume, "unit-2", "healthy", 2, clock, doctrine())
     assert xo.sweep().parsed == 1
-    assert {p: p.stat().st_mtime_ns for p in (layout.xo_dir / "units").iterdir()} == stamps
+    assert xo.store.db.total_changes == writes
 
 
 def test_a_check_that_changes_nothing_is_not_written_and_a_restart_repeats_its_verdict(volume, layout, clock):
@@ -458,11 +474,11 @@ def test_a_check_that_changes_nothing_is_not_written_and_a_restart_repeats_its_v
     xo = XO(layout, "xo", HOME, clock=clock, roles=TrustingRoles())
     report(volume, "unit-1", "stall", 1, clock, d)
     assert len(xo.sweep().sent) == 1
-    saved = layout.xo_state("unit-1").read_bytes()
+    writes = xo.store.db.total_changes
     report(volume, "unit-1", "stall", 2, clock, d)  # checked: the stall is held back by its cooldown
     result = xo.sweep()
     assert (result.checked, result.sent) == (1, [])
-    assert layout.xo_state("unit-1").read_bytes() == saved
+    assert xo.store.db.total_changes == writes
 
     restarted = XO(layout, "xo", HOME, clock=clock, roles=TrustingRoles())  # as after a kill -9 here
     restarted.recover()
@@ -694,12 +710,20 @@ def test_a_scan_tells_changes_no_event_announced():
     assert unannounced(result, {"alpha", "bravo", "charlie"}) == set()
 
 
-def test_one_xo_lock_per_volume(layout):
+def test_one_xo_lock_per_volume(layout, tmp_path):
     layout.xo_dir.mkdir(parents=True)
-    with XOLock(layout):
+    other_home, other_volume = tmp_path / "other-home", tmp_path / "other-volume"
+    other_home.mkdir()
+    other_volume.mkdir()
+    with XOLock(layout, HOME.layout.root):
         with pytest.raises(XOAlreadyRunning, match=rf"another XO is already running on this volume \(pid {os.getpid()}\)"):
-            XOLock(layout).acquire()
-    with XOLock(layout):  # released
+            XOLock(layout, HOME.layout.root).acquire()
+        with pytest.raises(XOAlreadyRunning):
+            XOLock(layout, other_home).acquire()  # another home, the same volume
+        with pytest.raises(XOAlreadyRunning, match="on this home"):
+            XOLock(VolumeLayout(other_volume), HOME.layout.root).acquire()  # another volume, the same home
+        assert not (layout.xo_dir / "xo.pid").exists()  # nothing of it on the volume
+    with XOLock(layout, HOME.layout.root):  # released
         pass
 
 
@@ -711,7 +735,7 @@ def test_run_supervises_until_stopped(volume, layout, polling):
     thread = threading.Thread(target=lambda: outcome.append(run(layout, options, stop)))
     thread.start()
     try:
-        assert wait_for(layout.xo_pid.exists, 60)
+        assert wait_for((HOME.layout.root / "xo.pid").exists, 60)
         publish(volume, "unit-1", "stall", 1, EVERY_TURN)
         assert wait_for(lambda: message_files(volume, "unit-1"), 60)
         with pytest.raises(XOAlreadyRunning):
@@ -791,7 +815,7 @@ def test_a_unit_whose_report_cannot_be_used_is_supervised_by_heartbeat_alone(vol
     state = unit_state(layout, "unit-1")
     assert "not sealed" in state.degraded and state.freshness(clock.now) == "fresh"  # what the XO met first: no seal
     assert len([r for r in log.records if "unit degraded: unit=unit-1" in r.getMessage()]) == 1
-    [row] = status_rows(layout, clock.now)
+    [row] = status_rows(layout, clock.now, home=HOME.layout.root)
     assert row["degraded"] == state.degraded and row["health"] == "unknown" and row["error"].startswith("not valid JSON")
     assert "XO: heartbeat only" not in format_table([row])[0][1]  # the report's own problem is the note
 
@@ -807,7 +831,7 @@ def test_a_unit_whose_report_cannot_be_used_is_supervised_by_heartbeat_alone(vol
 def test_a_sealed_unit_keeps_its_full_checks_and_a_row_without_degraded(volume, layout, xo, clock):
     report(volume, "unit-1", "healthy", 1, clock)
     xo.sweep()
-    [row] = status_rows(layout, clock.now)
+    [row] = status_rows(layout, clock.now, home=HOME.layout.root)
     assert row["degraded"] is None and row["health"] == "nominal"
 
 
@@ -836,6 +860,6 @@ def test_the_views_say_when_the_xo_cannot_use_a_report_they_can_read(volume, lay
     path.parent.mkdir(parents=True)
     atomic_write_text(path, unsealed.model_dump_json())  # valid, but not sealed with the unit's key
     xo.sweep()
-    [row] = status_rows(layout, clock.now)
+    [row] = status_rows(layout, clock.now, home=HOME.layout.root)
     assert row["error"] is None and "not sealed" in row["degraded"] and row["health"] == "unknown"
     assert "XO: heartbeat only (not sealed" in format_table([row])[0][1]

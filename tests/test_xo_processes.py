@@ -22,7 +22,7 @@ from volume_units import KEYRING, ROLE, SIGNER, message_files, messages, unit_ke
 from org.contracts import SteeringMessage
 from org.kernel.files import atomic_write_bytes
 from org.macrocosm.keys import XOHomeLayout
-from org.macrocosm.state import unit_state
+from org.macrocosm.store import read_states
 from org.macrocosm.volume import VolumeLayout, message_name, xo_running
 from org.supervisor.escalation import nudge_severity
 
@@ -146,7 +146,7 @@ def check_exactly_once(volume: Path, unit: str) -> list[dict]:
     assert len({m["id"] for m in found}) == len(found)
     turns = [m["report_turn"] for m in found]
     assert turns == sorted(set(turns)), turns
-    state = unit_state(VolumeLayout(volume), unit)
+    state = read_states(volume.parent / "keys" / "xo").get(unit)  # the XO's memory, in the home Processes made
     if found:
         assert state is not None and state.seq == len(found) and state.outbox == []
     return found

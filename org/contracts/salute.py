@@ -119,6 +119,16 @@ SharedDoctrine = Annotated[Doctrine, WrapValidator(_once_per_content)]
 SharedPacePlan = Annotated[PacePlan | None, WrapValidator(_once_per_content)]
 
 
+class SteeringRefusal(Contract):
+    """The latest steering file named for this unit that it refused, so the XO can send it again
+    (under its current key, in the unit's time) rather than wait for it."""
+
+    seq: int = Field(ge=1, le=9_999_999_999, description="The seq in the refused file's name.")
+    reason: Literal["expired", "key", "other"] = Field(
+        description="expired: past its expires_at by the unit's clock; key: not signed by a key of the unit's steering.pub; other: anything else.")
+    detail: str = Field("", max_length=200)
+
+
 class SaluteSignals(Contract):
     """Everything a radio check reads, so that an XO reading this report reaches the
     verdict the unit's own supervisor reached from the live agent."""
@@ -146,6 +156,8 @@ class SaluteSignals(Contract):
         None, ge=0,
         description="The highest seq of the XO's steering this unit has taken from its inbox (applied, acknowledged or refused).",
     )
+    steering_refused: SteeringRefusal | None = Field(
+        None, description="The latest steering the unit refused (expired, or signed with a key it does not hold), if any.")
     learnings: list[Learning] = Field(
         default_factory=list, max_length=MAX_LEARNINGS,
         description="What the unit found out in the current task that other units may need, newest last (the learning relay).",

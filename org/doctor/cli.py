@@ -53,6 +53,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pack-dir", type=Path, metavar="DIR",
                         help="the pack to compare the installed hooks with (default: found automatically)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--xo", action="store_true", help="check the XO's side instead: its home, keys, units' roles, units seen, volume")
+    parser.add_argument("--home", type=Path, default=None, metavar="DIR", help="--xo: the XO's home (default: $A0ORG_XO_HOME)")
+    parser.add_argument("--volume", type=Path, default=None, metavar="DIR", help="--xo: the shared volume (default: $A0ORG_VOLUME)")
 
 
 def run(a0_root: Path | None = None, pack_dir: Path | None = None, as_json: bool = False) -> int:
@@ -68,10 +71,26 @@ def run(a0_root: Path | None = None, pack_dir: Path | None = None, as_json: bool
     return 1 if report.problems else 0
 
 
+def run_xo(home: Path | None, volume: Path | None, as_json: bool = False) -> int:
+    """``doctor --xo``: the report on the XO's home and volume; exit code 0 when nothing is a problem."""
+    import os
+
+    from org.doctor.report import render
+    from org.doctor.xo import TOPICS, diagnose_xo
+
+    home = home or (Path(os.environ["A0ORG_XO_HOME"]) if os.environ.get("A0ORG_XO_HOME") else None)
+    volume = volume or (Path(os.environ["A0ORG_VOLUME"]) if os.environ.get("A0ORG_VOLUME") else None)
+    report = diagnose_xo(home.expanduser() if home else None, volume.expanduser() if volume else None)
+    print(json.dumps(report.as_json(), indent=2, default=str) if as_json else render(report, TOPICS))
+    return 1 if report.problems else 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="a0org doctor", description="Check that the pack is installed in Agent-Zero and that every hook loads."
     )
     add_arguments(parser)
     args = parser.parse_args(argv)
+    if args.xo:
+        return run_xo(args.home, args.volume, args.json)
     return run(args.a0_root, args.pack_dir, args.json)

@@ -48,13 +48,13 @@ _TOPICS = {"tree": "Agent-Zero", "plugin": "Plugin", "hook": "Hooks", "clash": "
            "supervisors": "LLM supervisors", "link": "Supervision"}
 
 
-def render(report: Report) -> str:
-    lines = [f"a0org doctor: Agent-Zero at {report.a0_root}"]
+def render(report: Report, topics: dict[str, str] | None = None) -> str:
+    lines = [f"a0org doctor: {'Agent-Zero at ' if topics is None else ''}{report.a0_root}"]
     if report.era:
         form = "as a plugin" if report.form == "plugin" else "in extension folders"
         lines.append(f"  era {report.era} ({report.era_versions}), version {report.version}; {form}, hooks in {report.hook_dir}/")
         lines.append(f"  pack: {report.pack_dir or 'not found, so hooks are not compared with it (pass --pack-dir)'}")
-    for topic, title in _TOPICS.items():
+    for topic, title in (topics or _TOPICS).items():
         checks = [c for c in report.checks if c.topic == topic]
         if not checks:
             continue
@@ -66,7 +66,7 @@ def render(report: Report) -> str:
     warnings = sum(c.level == WARNING for c in report.checks)
     problems = len(report.problems)
     lines.append("")
-    lines.append(f"Result: {problems} problem(s), {warnings} warning(s)." if problems else
-                 f"Result: everything needed is installed and loads ({warnings} warning(s)).")
+    fine = "everything needed is installed and loads" if topics is None else "no problem"
+    lines.append(f"Result: {problems} problem(s), {warnings} warning(s)." if problems else f"Result: {fine} ({warnings} warning(s)).")
     return "\n".join(lines)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from contextlib import nullcontext
 from datetime import datetime, timezone
 from pathlib import Path
@@ -23,7 +24,8 @@ MAX_BYTES = 5_000_000
 KEEP = 4
 #: A line longer than this is not an event of ours (skipped).
 MAX_LINE = 20_000
-_APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+#: never through a link, never waiting on a FIFO
+_APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
 def log_path(folder: Path) -> Path:
@@ -92,18 +94,29 @@ def record(folder: Path, *events: tuple[str, dict[str, Any]]) -> None:
 def append_at(dir_fd: int, data: bytes, lock: Path | None = None) -> None:
     """One ``O_APPEND`` write in the folder ``dir_fd``, which writers in other processes cannot
     tear; rotation only under ``lock`` (none: the caller is the log's only writer)."""
-    fd = os.open(NAME, _APPEND, 0o600, dir_fd=dir_fd)
+    fd = _open_log(dir_fd)
     try:
         if os.fstat(fd).st_size + len(data) > MAX_BYTES:
             os.close(fd)
             fd = -1
             with exclusive(lock) if lock is not None else nullcontext():
                 _rotate(dir_fd, len(data))
-            fd = os.open(NAME, _APPEND, 0o600, dir_fd=dir_fd)
+            fd = _open_log(dir_fd)
         os.write(fd, data)
     finally:
         if fd >= 0:
             os.close(fd)
+
+
+def _open_log(dir_fd: int) -> int:
+    """The log opened for appending: a regular file with no other name (a hard link would
+    append into whatever file it shares), else :class:`FileRefused`."""
+    fd = os.open(NAME, _APPEND, 0o600, dir_fd=dir_fd)
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+        os.close(fd)
+        raise FileRefused(NAME, "not a regular file" if not stat.S_ISREG(st.st_mode) else "has another name (a hard link); nothing appended")
+    return fd
 
 
 def _rotate(dir_fd: int, incoming: int) -> None:

@@ -149,11 +149,14 @@ def read_capped(path: Path | str, limit: int) -> bytes:
         chunks, total = [], 0
         want = size + 1
         while total <= limit:
-            chunk = os.read(fd, min(want, limit + 1 - total))
+            asked = min(want, limit + 1 - total)
+            chunk = os.read(fd, asked)
             if not chunk:
                 break
             chunks.append(chunk)
             total += len(chunk)
+            if len(chunk) < asked:
+                break  # a short read of a regular file is its end: no second call to learn it
             want = 65536
     finally:
         os.close(fd)

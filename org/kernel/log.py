@@ -7,9 +7,32 @@ are logged once per distinct message.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 
+#: Characters a terminal or a log reader acts on rather than shows: line breaks (a forged log
+#: line), escape sequences, direction overrides. A message may quote a name from a shared
+#: volume or a hostile file; every line the pack logs stays one line, shown as it is.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """``text`` as one line shown as it is: each control character as ``\\xNN`` or ``\\uNNNN``."""
+    if _CONTROL.search(text) is None:
+        return text
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}" if ord(m.group(0)) < 0x100 else f"\\u{ord(m.group(0)):04x}", text)
+
+
+class _OneLine(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if _CONTROL.search(message) is not None:
+            record.msg, record.args = printable(message), ()
+        return True
+
+
 logger = logging.getLogger("a0org")
+logger.addFilter(_OneLine())
 if not logger.handlers and not logging.getLogger().handlers:
     _handler = logging.StreamHandler()
     _handler.setFormatter(logging.Formatter("[a0org] %(levelname)s %(message)s"))

@@ -45,6 +45,11 @@ def _volume_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _home_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--home", default=os.environ.get("A0ORG_XO_HOME") or None,
+                        help="the XO's home, to show what the XO knows of each unit (default: $A0ORG_XO_HOME)")
+
+
 def _xo(args: argparse.Namespace) -> int:
     from . import daemon
 
@@ -83,8 +88,9 @@ def _keys(args: argparse.Namespace) -> int:
             if not args.name:
                 print("a0org keys unit: name the unit", file=sys.stderr)
                 return 2
-            path = keys.add_unit(folder, args.name)
-            print(f"report key of unit {args.name}: {path} (mount it into that unit only, as A0ORG_UNIT_KEY); the XO's copy is in {folder.xo_home}/units/")
+            path = keys.add_unit(folder, args.name, args.role)
+            print(f"report key of unit {args.name}: {path} (mount it into that unit only, as A0ORG_UNIT_KEY); the XO's copy is in {folder.xo_home}/units/"
+                  + (f"; the XO judges it as role {args.role}" if args.role else ""))
     except OrganizationKeyError as exc:
         print(f"a0org keys {args.action}: {exc}", file=sys.stderr)
         return 2
@@ -99,7 +105,7 @@ def _keys(args: argparse.Namespace) -> int:
 def _status(args: argparse.Namespace) -> int:
     from .views import status
 
-    return status.main(args.volume, as_json=bool(args.json))
+    return status.main(args.volume, as_json=bool(args.json), home=args.home)
 
 
 def _watch(args: argparse.Namespace) -> int:
@@ -110,7 +116,7 @@ def _watch(args: argparse.Namespace) -> int:
     except _BadSetting as exc:
         print(f"a0org watch: {exc}", file=sys.stderr)
         return 2
-    return watch.main(args.volume, args.interval, frames=frames)
+    return watch.main(args.volume, args.interval, frames=frames, home=args.home)
 
 
 def _tail(args: argparse.Namespace) -> int:
@@ -151,15 +157,18 @@ def add_commands(sub) -> None:
                    help="init: the first signing key; rotate: a new one; retire KEY_ID: drop an old one; unit NAME: a unit's report key; check: file permissions")
     p.add_argument("name", nargs="?", help="the key id (retire) or the unit id (unit)")
     p.add_argument("--dir", required=True, help="the key folder (e.g. ~/.a0org); keep it off the shared volume")
+    p.add_argument("--role", help="unit: the role the XO judges the unit by (written to the XO's units.yaml)")
     p.set_defaults(func=_keys)
 
     p = sub.add_parser("status", help="one row per unit on a shared volume")
     _volume_argument(p)
+    _home_argument(p)
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
     p.set_defaults(func=_status)
 
     p = sub.add_parser("watch", help="the status view, live, updated in place", epilog=f"${ENV_WATCH_FRAMES}=N stops it after N tables.")
     _volume_argument(p)
+    _home_argument(p)
     p.add_argument("--interval", type=float, default=1.0, help="seconds between refreshes (default 1)")
     p.set_defaults(func=_watch)
 

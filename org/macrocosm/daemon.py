@@ -18,17 +18,20 @@ from __future__ import annotations
 import dataclasses
 import errno
 import fcntl
+import logging
 import os
 import signal
 import sys
 import threading
 import time
 import uuid
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 from org.contracts.common import is_identifier
+from org.kernel.files import FileRefused, atomic_write_bytes, read_capped
 from org.kernel.log import logger
 from org.kernel.paths import UnsafePathError
 
@@ -41,6 +44,8 @@ from .xo import XO, SweepResult
 EXIT_UNUSABLE = 2
 #: Name prefix of the file the XO writes at start to see whether native events arrive.
 PROBE_PREFIX = ".xo-probe-"
+#: The running XO's pid, in its home.
+PID_NAME = "xo.pid"
 #: Longest wait between two looks at the stop flag.
 _TICK = 0.2
 
@@ -96,53 +101,73 @@ class Heartbeat:
             pass
 
 
+def _flock(folder: Path) -> int | None:
+    """A descriptor of ``folder`` holding an exclusive ``flock``; None when another holds it."""
+    # a descriptor of its own, so that two locks in one process conflict as two processes do
+    fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        os.close(fd)
+        if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+            return None
+        raise
+    return fd
+
+
 class XOLock:
-    """An exclusive ``flock`` on the volume's folder, pinned for the XO's lifetime.
+    """An exclusive ``flock`` on the volume's folder, pinned for the XO's lifetime, and one on
+    its home (with a home).
 
     No file on the volume decides it (a lock file can be removed or replaced by any unit),
     and it goes with the process: a killed XO never leaves a stale lock behind.
-    ``xo/xo.pid`` only says who holds it.
+    ``<home>/xo.pid`` only says who holds it; nothing the XO reads about it is on the volume.
     """
 
-    def __init__(self, layout: VolumeLayout):
+    def __init__(self, layout: VolumeLayout, home: Path | None = None):
         self.layout = layout
-        self._fd: int | None = None
+        self.home = home
+        self._fds: list[int] = []
+
+    @property
+    def pid_file(self) -> Path | None:
+        return self.home / PID_NAME if self.home is not None else None
 
     def acquire(self) -> "XOLock":
-        # a descriptor of its own, so that two locks in one process conflict as two processes do
-        fd = os.open(self.layout.root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            os.close(fd)
-            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+        for folder, what in ((self.layout.root, "volume"), (self.home, "home")):
+            if folder is None:
+                continue
+            fd = _flock(folder)
+            if fd is None:
+                self.release()
                 holder = self._holder()
                 who = f" (pid {holder})" if holder else ""
-                raise XOAlreadyRunning(f"another XO is already running on this volume{who}: {self.layout.root} is locked; only one XO may steer a volume") from None
-            raise
-        self._fd = fd
+                raise XOAlreadyRunning(f"another XO is already running on this {what}{who}: {folder} is locked; only one XO may steer a volume") from None
+            self._fds.append(fd)
         if self.layout.root_fd is None:
-            self.layout.root_fd = fd  # every write walks from the folder locked
-        try:
-            self.layout.write_file(self.layout.xo_pid, f"{os.getpid()}\n".encode())
-        except (OSError, UnsafePathError) as exc:
-            logger.warning("%s: cannot write the XO's pid (%s)", self.layout.xo_pid, exc)
+            self.layout.root_fd = self._fds[0]  # every write walks from the folder locked
+        if self.pid_file is not None:
+            try:
+                atomic_write_bytes(self.pid_file, f"{os.getpid()}\n".encode(), mode=0o600)
+            except OSError as exc:
+                logger.warning("%s: cannot write the XO's pid (%s)", self.pid_file, exc)
         return self
 
     def _holder(self) -> str:
-        try:
-            with open(self.layout.xo_pid, "rb") as handle:
-                text = handle.read(32).decode("ascii", "replace").strip()
-        except OSError:
+        if self.pid_file is None:
+            return ""
+        try:  # never blocks, never follows a link
+            text = read_capped(self.pid_file, 32).decode("ascii", "replace").strip()
+        except (OSError, FileRefused):
             return ""
         return text if text.isdigit() else ""
 
     def release(self) -> None:
-        if self._fd is not None:
-            if self.layout.root_fd == self._fd:
-                self.layout.root_fd = None
-            os.close(self._fd)  # closing drops the flock
-            self._fd = None
+        if self._fds and self.layout.root_fd == self._fds[0]:
+            self.layout.root_fd = None
+        for fd in self._fds:
+            os.close(fd)  # closing drops the flock
+        self._fds = []
 
     def __enter__(self) -> "XOLock":
         return self.acquire()
@@ -196,6 +221,41 @@ class ReportEvents:
         return units
 
 
+class BoundedLog(logging.Filter):
+    """At most ``limit`` records per ``window`` seconds from a library's logger, then one line
+    saying the rest is left out: a unit can make the file watcher complain once per folder it
+    creates (30,000 folders were 110 MB of warnings), and the XO's log must stay readable."""
+
+    def __init__(self, limit: int = 5, window: float = 600.0, clock: Callable[[], float] = time.monotonic):
+        super().__init__()
+        self.limit, self.window, self.clock = limit, window, clock
+        self._start, self._count = -window, 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        now = self.clock()
+        if now - self._start >= self.window:
+            self._start, self._count = now, 0
+        self._count += 1
+        if self._count <= self.limit:
+            return True
+        if self._count == self.limit + 1:
+            record.msg, record.args = "%s (further messages of %s left out for %g s)", (record.getMessage(), record.name, self.window)
+            return True
+        return False
+
+
+def bound_library_log(name: str) -> None:
+    """Every record of the library's loggers (``name`` and below) through one :class:`BoundedLog`."""
+    library = logging.getLogger(name)
+    if any(isinstance(f, BoundedLog) for h in library.handlers for f in h.filters):
+        return
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter(f"[{name}] %(levelname)s %(message)s"))
+    handler.addFilter(BoundedLog())
+    library.addHandler(handler)
+    library.propagate = False
+
+
 class Watcher:
     """watchdog's native observer on the units folder, recursive."""
 
@@ -208,6 +268,9 @@ class Watcher:
             def dispatch(self, event: Any) -> None:
                 events.dispatch(event)
 
+        bound_library_log("watchdog")
+        # its warning about a watch added twice prints every watched folder: MBs per line under a flood
+        warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"watchdog(\.|$)")
         self.observer = Observer()
         self.observer.schedule(Handler(), str(layout.units_dir), recursive=True)
 
@@ -359,9 +422,9 @@ class Daemon:
 
 def run(layout: VolumeLayout, options: DaemonOptions, stop_event: threading.Event) -> int:
     """Hold the volume's lock and supervise until ``stop_event`` is set (or once)."""
-    with XOLock(layout):
-        for folder in (layout.units_dir, layout.xo_dir, layout.xo_units_dir):
-            layout.ensure_inside(folder)  # the XO's own files stay on the volume too
+    with XOLock(layout, options.home.layout.root if options.home is not None else None):
+        for folder in (layout.units_dir, layout.xo_dir):
+            layout.ensure_inside(folder)
         daemon = Daemon(layout, options, stop_event)
         try:
             code = daemon.run()
@@ -370,6 +433,7 @@ def run(layout: VolumeLayout, options: DaemonOptions, stop_event: threading.Even
             daemon.heartbeat.stop()
             daemon.stop_native()
             daemon.xo.flush()
+            daemon.xo.store.close()
             logger.info("XO %s stopped", daemon.xo.sender_role)
 
 

@@ -25,11 +25,13 @@ first few refusals and then one summary line: a flooded inbox costs a turn a bou
 
 from __future__ import annotations
 
+import heapq
 import json
 import os
 import time
 from datetime import timezone
 from pathlib import Path
+from typing import Any
 
 from org.contracts.steering_message import MAX_MESSAGE_BYTES, SteeringMessage
 from org.kernel.agent_zero import AgentPort
@@ -77,23 +79,39 @@ def outdated(data: dict, message: SteeringMessage) -> bool:
     return message.report_turn is not None and isinstance(ended, int) and message.report_turn <= ended
 
 
-def pending_files(link: UnitLink) -> list[os.DirEntry]:
-    """Entries of the inbox that are (or pretend to be) messages: one directory listing.
+def pending_files(link: UnitLink, first: int | None = None) -> tuple[list[os.DirEntry], int]:
+    """Entries of the inbox that are (or pretend to be) messages, in :func:`sequence_key` order,
+    only the ``first`` ones when given, and how many there are: one directory listing.
 
     Folders, the names of processed/ and rejected/ whatever they are, and dot files (a
-    writer's temporary files) are not.
+    writer's temporary files) are not. A flooded inbox costs the listing, not a sort of it.
     """
     inbox, layout = link.inbox, link.layout
     reserved = (layout.processed(link.unit).name, layout.rejected(link.unit).name)
     try:
         with os.scandir(inbox) as entries:
-            return [e for e in entries if not e.name.startswith(".") and e.name not in reserved
-                    and not e.is_dir(follow_symlinks=False)]
+            found = (e for e in entries if not e.name.startswith(".") and e.name not in reserved
+                     and not e.is_dir(follow_symlinks=False))
+            counted = _Counted(found)
+            chosen = sorted(counted, key=sequence_key) if first is None else heapq.nsmallest(first, counted, key=sequence_key)
+            return chosen, counted.count
     except (FileNotFoundError, NotADirectoryError):
-        return []
+        return [], 0
     except OSError as exc:
         warn_once(f"{inbox}: cannot list the steering inbox: {exc.strerror or exc}", key=f"inbox {inbox}")
-        return []
+        return [], 0
+
+
+class _Counted:
+    """An iterable that counts what went through it."""
+
+    def __init__(self, items: Any):
+        self.items, self.count = items, 0
+
+    def __iter__(self) -> Any:
+        for item in self.items:
+            self.count += 1
+            yield item
 
 
 def sequence_key(entry: os.DirEntry) -> tuple[int, int, str]:
@@ -113,16 +131,21 @@ def read_message(link: UnitLink, entry: os.DirEntry) -> SteeringMessage:
     if match is None:
         raise FileRefused(path, "not a steering message name (<seq, 10 digits>-<id, 32 hex>.json)")
     value = json_object(path, read_capped(path, MAX_MESSAGE_BYTES))
-    if link.keyring is not None:
-        bad_signature = link.keyring.verify(value)
+    keyring = link.current_keyring()
+    if keyring is not None:
+        bad_signature = keyring.verify(value)
         if bad_signature:
-            raise FileRefused(path, bad_signature)
+            raise SignatureRefused(path, bad_signature)
     message = validated(path, SteeringMessage, value, "steering message")
     if message.unit != link.unit:
         raise FileRefused(path, f"addressed to unit '{message.unit}', not to this unit '{link.unit}'")
     if (message.seq, message.id) != (int(match.group(1)), match.group(2)):
         raise FileRefused(path, f"the file name does not match the message's seq {message.seq} and id {message.id}")
     return message
+
+
+class SignatureRefused(FileRefused):
+    """Not signed by a key of this unit's ``steering.pub`` (reported to the XO: it may have a new key)."""
 
 
 def steering_text(message: SteeringMessage) -> str:
@@ -145,6 +168,8 @@ class AppliedIds:
         self._ids = [i for i in ids if isinstance(i, str)]
         self._known = set(self._ids)
         self._seq = taken_seq(data)
+        refused = record.get("refused") if isinstance(record, dict) else None
+        self._refused = refused if isinstance(refused, dict) else None
 
     def __contains__(self, message_id: str) -> bool:
         return message_id in self._known
@@ -161,8 +186,22 @@ class AppliedIds:
             self._seq = seq
             self._save()
 
+    def refused(self, seq: int, reason: str, detail: str) -> None:
+        """A steering file of this unit refused (expired, or a key it does not hold): the XO
+        sends it again rather than wait for it. The latest one is kept."""
+        if self._refused is None or seq >= count_or(self._refused.get("seq"), 0):
+            self._refused = {"seq": seq, "reason": reason, "detail": detail[:200]}
+            self._save()
+
     def _save(self) -> None:
-        self._data[APPLIED_KEY] = {"version": 1, "applied": list(self._ids), "seq": self._seq}
+        self._data[APPLIED_KEY] = {"version": 1, "applied": list(self._ids), "seq": self._seq, "refused": self._refused}
+
+
+def refused_steering(data: dict) -> dict | None:
+    """The latest steering this chat refused that the XO should send again, reported in ``signals.steering_refused``."""
+    record = data.get(APPLIED_KEY)
+    refused = record.get("refused") if isinstance(record, dict) else None
+    return refused if isinstance(refused, dict) else None
 
 
 def taken_seq(data: dict) -> int | None:
@@ -311,7 +350,7 @@ class _Drain:
 async def drain_inbox(readings: TurnReadings, port: AgentPort, link: UnitLink, now: float | None = None) -> list[SteeringMessage]:
     """Apply the unit's waiting steering (see the module's description) to the agent read as
     ``readings``, through ``port``; the messages applied now."""
-    entries = pending_files(link)
+    entries, total = pending_files(link, MAX_PER_TURN)
     if not entries:
         return []
     try:  # the inbox itself, reached without following a link (a unit folder linked elsewhere is refused)
@@ -319,7 +358,6 @@ async def drain_inbox(readings: TurnReadings, port: AgentPort, link: UnitLink, n
     except (OSError, UnsafePathError) as exc:
         warn_once(f"{link.inbox}: steering inbox refused: {getattr(exc, 'strerror', None) or exc}", key=f"inbox {link.inbox}")
         return []
-    entries.sort(key=sequence_key)
     now = time.time() if now is None else now
     applied_ids = AppliedIds(port.data)
     mark = HighMark(link.state_file)
@@ -332,6 +370,12 @@ async def drain_inbox(readings: TurnReadings, port: AgentPort, link: UnitLink, n
         handled += 1
         try:
             message = read_message(link, entry)
+        except SignatureRefused as error:
+            drain.refuse(error)
+            seq = message_seq(entry.name)
+            if seq is not None:
+                applied_ids.refused(seq, "key", error.reason)
+            continue
         except FileRefused as error:
             drain.refuse(error)
             continue
@@ -349,6 +393,7 @@ async def drain_inbox(readings: TurnReadings, port: AgentPort, link: UnitLink, n
         expires = message.expires_at if message.expires_at.tzinfo else message.expires_at.replace(tzinfo=timezone.utc)
         if message.id not in applied_ids and expires.timestamp() < now:
             drain.refuse(FileRefused(path, f"expired at {expires.isoformat()}"))
+            applied_ids.refused(message.seq, "expired", f"expired at {expires.isoformat()}; this unit's clock said {now:.0f}")
             mark.take(message)
             applied_ids.taken(message.seq)  # authentic: the XO may go on
             continue
@@ -369,5 +414,5 @@ async def drain_inbox(readings: TurnReadings, port: AgentPort, link: UnitLink, n
         applied_ids.taken(message.seq)
         mark.take(message)
         acknowledge(link, path)
-    drain.summary(len(entries) - handled)
+    drain.summary(total - handled)
     return applied

@@ -6,7 +6,9 @@
       signing/<key id>.pem        Ed25519 private keys that sign steering (0600)
       signing/active              the id of the key that signs now
       units/<unit>.key            each unit's report key, to check its reports (0600)
-      epoch                       counts the XO's starts; steering carries it
+      units.yaml                  which role each unit is judged by (unit id: role id)
+      epoch                       the XO's start: above every earlier one, and at least the time of the start
+      xo.sqlite3                  the XO's memory of each unit (written by the XO, org/macrocosm/store.py)
       steering.yaml               optional: the XO's own wording of the steering texts
       roles/<role id>.yaml        optional: the XO's copy of the roles it judges by
     <dir>/public/steering.pub     the public keys units accept steering from: mount into every unit
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -78,6 +81,10 @@ class XOHomeLayout:
     @property
     def units_dir(self) -> Path:
         return self.root / "units"
+
+    @property
+    def units_file(self) -> Path:
+        return self.root / "units.yaml"
 
     @property
     def epoch_file(self) -> Path:
@@ -174,19 +181,36 @@ def retire(folder: KeyFolder, kid: str) -> None:
         pass
 
 
-def add_unit(folder: KeyFolder, unit: str) -> Path:
-    """A report key for one unit: its copy for the unit, and the XO's."""
+def add_unit(folder: KeyFolder, unit: str, role: str | None = None) -> Path:
+    """A report key for one unit: its copy for the unit, and the XO's; with ``role``, the role
+    the XO judges the unit by, in ``<home>/units.yaml`` (and a unit that has a key keeps it)."""
     if not is_identifier(unit):
         raise OrganizationKeyError(f"{unit!r} is not a valid unit id (lower-case letters, digits, '_' and '-')")
+    if role is not None and not is_identifier(role):
+        raise OrganizationKeyError(f"{role!r} is not a valid role id (lower-case letters, digits, '_' and '-')")
     key = os.urandom(32).hex().encode("ascii") + b"\n"
     home = XOHomeLayout(folder.xo_home)
     _private_dir(folder.root)
     _private_dir(home.root)
     _private_dir(home.units_dir)
     _private_dir(folder.unit_key(unit).parent)
+    if role is not None:
+        set_unit_role(home, unit, role)
+    if role is not None and folder.unit_key(unit).exists() and (home.units_dir / f"{unit}.key").exists():
+        return folder.unit_key(unit)  # a role given to a unit that has its key already: the key stays
     atomic_write_bytes(home.units_dir / f"{unit}.key", key, mode=0o600)
     atomic_write_bytes(folder.unit_key(unit), key, mode=0o600)
     return folder.unit_key(unit)
+
+
+def set_unit_role(home: XOHomeLayout, unit: str, role: str) -> None:
+    """``unit: role`` in the XO's ``units.yaml`` (the other entries kept, sorted)."""
+    from .roles import read_unit_roles
+
+    table = {**read_unit_roles(home.units_file), unit: role}
+    text = "# unit id: the role the XO judges it by (a0org keys unit NAME --role ROLE)\n" + "".join(
+        f"{u}: {r}\n" for u, r in sorted(table.items()))
+    atomic_write_bytes(home.units_file, text.encode("ascii"), mode=0o600)
 
 
 def check(folder: KeyFolder) -> list[str]:
@@ -234,7 +258,7 @@ class XOHome:
     def load(cls, root: Path | str, volume: Path | str | None = None) -> "XOHome":
         """Refused when the home is inside the volume, open to others, or has no active key.
 
-        Counts one more start in ``epoch``.
+        Counts one more start in ``epoch`` (:func:`bump_epoch`).
         """
         layout = XOHomeLayout(Path(root))
         real = os.path.realpath(layout.root)
@@ -290,7 +314,9 @@ class XOHome:
         self.unit_keys = keys
 
 
-def bump_epoch(layout: XOHomeLayout) -> int:
+def bump_epoch(layout: XOHomeLayout, now: float | None = None) -> int:
+    """The next start's epoch: above the last one, and never below the time in seconds, so a
+    home made afresh does not start again below the epochs every unit has already taken."""
     try:
         text = read_capped(layout.epoch_file, MAX_SMALL_FILE).decode("ascii", "replace").strip()
         previous = int(text) if text.isdigit() else 0
@@ -298,6 +324,6 @@ def bump_epoch(layout: XOHomeLayout) -> int:
         previous = 0
     except (FileRefused, OSError) as exc:
         raise OrganizationKeyError(f"{layout.epoch_file}: cannot read ({exc})") from None
-    epoch = previous + 1
+    epoch = max(previous + 1, int(time.time() if now is None else now))
     atomic_write_bytes(layout.epoch_file, f"{epoch}\n".encode("ascii"), mode=0o600)
     return epoch

@@ -53,6 +53,27 @@ class UnitLink:
     report_key: bytes | None = field(default=None, repr=False)
     #: the highest (epoch, seq) taken, kept outside the chat; None: not kept
     state_file: Path | None = None
+    #: ``steering.pub``, read again when it changes (a key rotated in or retired): see :meth:`current_keyring`
+    keys_file: Path | None = None
+    _keys: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def current_keyring(self) -> Keyring | None:
+        """The XO's public keys as ``steering.pub`` has them now: read again when the file
+        changed (its size, time or inode), so a rotation reaches a running unit. A file that
+        cannot be read keeps the keys it had (logged once)."""
+        if self.keys_file is None:
+            return self.keyring
+        stamp = _stamp(self.keys_file)
+        if "stamp" not in self._keys:
+            self._keys.update(stamp=stamp, keyring=self.keyring)
+        elif stamp != self._keys["stamp"]:
+            self._keys["stamp"] = stamp
+            try:
+                self._keys["keyring"] = load_keyring(self.keys_file)
+                logger.info("%s: steering keys read again (%d key(s))", self.keys_file, len(self._keys["keyring"].keys))
+            except OrganizationKeyError as exc:
+                warn_once(f"{exc}; the steering keys read before are kept", key=f"keys reload {self.keys_file}")
+        return self._keys["keyring"]
 
     @classmethod
     def from_env(cls) -> UnitLink | None:
@@ -92,7 +113,11 @@ class UnitLink:
                       "refuses them (docs/security.md)", key="unsealed reports")
         private_key_in_reach(env)
         state = env.get(ENV_UNIT_STATE) or str(organizations_dir() / "unit-steering" / f"{unit}.json")
-        return cls(VolumeLayout(volume), unit, keyring, report_key, Path(state))
+        keys_file = Path(env[ENV_STEERING_KEYS]) if keyring is not None else None
+        link = cls(VolumeLayout(volume), unit, keyring, report_key, Path(state), keys_file)
+        if keys_file is not None:
+            link._keys.update(stamp=_stamp(keys_file), keyring=keyring)  # the file as it was read
+        return link
 
     @property
     def report(self) -> Path:
@@ -101,6 +126,14 @@ class UnitLink:
     @property
     def inbox(self) -> Path:
         return self.layout.inbox(self.unit)
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
 def _holds_private_key(path: Path) -> bool:

@@ -13,6 +13,7 @@ after a message of a higher (epoch, seq).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import stat
@@ -20,7 +21,7 @@ import time
 import uuid
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Container
 
 from org.contracts import SteeringMessage
 from org.contracts.steering_message import MAX_MESSAGE_BYTES
@@ -30,11 +31,15 @@ from org.kernel.paths import UnsafePathError
 from .policy import Steering
 from .signing import SigningKey
 from .state import SentSteering, UnitState
-from .volume import VolumeLayout, message_name, message_seq
+from .volume import VolumeLayout, message_name
 
 #: How long a unit may take a message after the XO made it. Long enough for a unit busy in a
 #: long tool call; short enough that an old message copied back is refused.
 MESSAGE_TTL_SECONDS = 3600.0
+#: A pause is the message a unit most wants to be applied at a time of its own choosing (taken out
+#: of another unit's inbox and put back later): it lives a shorter time. One the unit did not take
+#: in time is sent again (policy.send_again).
+PAUSE_TTL_SECONDS = 600.0
 
 
 class Outbox:
@@ -63,7 +68,12 @@ class Outbox:
         self.ttl = ttl
 
     def record(self, state: UnitState, steering: Steering, now: float) -> str:
-        """Put the signed message into the unit's outbox with the next seq; its id."""
+        """Put the signed message into the unit's outbox with the next seq; its id.
+
+        Its times are the unit's (the XO's plus ``state.clock_ahead``): a unit whose clock runs
+        ahead would otherwise refuse everything as expired."""
+        ttl = min(self.ttl, PAUSE_TTL_SECONDS) if steering.kind == "pause" else self.ttl
+        stamped = now + (state.clock_ahead or 0.0)
         message = SteeringMessage(
             id=uuid.uuid4().hex,
             seq=state.seq + 1,
@@ -77,8 +87,8 @@ class Outbox:
             nudge=steering.nudge,
             report_turn=steering.turn if steering.turn is not None and steering.turn >= 0 else None,
             call=steering.call,
-            created_at=datetime.fromtimestamp(now, timezone.utc),
-            expires_at=datetime.fromtimestamp(now, timezone.utc) + timedelta(seconds=self.ttl),
+            created_at=datetime.fromtimestamp(stamped, timezone.utc),
+            expires_at=datetime.fromtimestamp(stamped, timezone.utc) + timedelta(seconds=ttl),
             epoch=self.epoch,
             key_id=self.signer.key_id if self.signer is not None else None,
         )
@@ -87,13 +97,14 @@ class Outbox:
             payload["signature"] = self.signer.sign(payload)
         state.seq = message.seq
         state.outbox.append(payload)
+        state.last_steering = {**dataclasses.asdict(steering), "seq": message.seq, "expires": now + ttl}
         return message.id
 
-    def deliver(self, state: UnitState, recorded: str | None = None) -> list[SteeringMessage] | None:
+    def deliver(self, state: UnitState, recorded: Container[str] = ()) -> list[SteeringMessage] | None:
         """Write the outbox's messages into the inbox, in seq order, and acknowledge them.
 
-        The outbox is saved first; None when it could not be, or when the inbox cannot be
-        used (nothing was tried). A message other than the one just recorded (``recorded``)
+        The outbox is saved first; None when it was not, or when the inbox cannot be
+        used (nothing was tried). A message other than those just recorded (ids in ``recorded``)
         may have been written before a crash: it is written again only when its file is in
         none of the unit's folders. The messages written, in order.
         """
@@ -107,7 +118,7 @@ class Outbox:
         done = 0
         for payload in state.outbox:
             name = message_name(payload["seq"], payload["id"])
-            fresh = payload["id"] == recorded
+            fresh = payload["id"] in recorded
             if fresh or not self.delivered(unit, name):
                 text = json.dumps(payload, ensure_ascii=False, indent=2) + "\n"
                 size = len(text.encode("utf-8"))
@@ -127,17 +138,6 @@ class Outbox:
     def delivered(self, unit: str, name: str) -> bool:
         """The message file is in the unit's inbox, or the unit already applied or refused it."""
         return any(os.path.lexists(folder / name) for folder in self._folders(unit))
-
-    def highest_seq(self, unit: str) -> int:
-        """The highest seq already on the volume, so a lost state never reuses one."""
-        highest = 0
-        for folder in self._folders(unit):
-            try:
-                with os.scandir(folder) as entries:
-                    highest = max([highest, *(message_seq(e.name) or 0 for e in entries)])
-            except OSError:
-                continue
-        return highest
 
     def _folders(self, unit: str) -> tuple[Path, Path, Path]:
         return (self.layout.inbox(unit), self.layout.processed(unit), self.layout.rejected(unit))

@@ -32,6 +32,12 @@ from org.supervisor.signals import snapshot_from_signals
 from .state import UnitState, freshness, shared
 
 _CALL_SIGNATURE = re.compile(r"[0-9a-f]{1,64}")
+#: How far a unit's clock may run ahead of the XO's before its steering is stamped in its time.
+CLOCK_TOLERANCE_SECONDS = 60.0
+#: How often the same message is sent again (refused, expired or gone): a unit that refuses
+#: everything (a key it will never have) is not sent an endless stream.
+MAX_RESENDS = 3
+
 #: Report states in which a unit is expected to keep reporting.
 BUSY_STATES = frozenset({"active", "waiting", "error_recovery", "escalating"})
 
@@ -63,6 +69,7 @@ class Verdict:
     recovered: bool = False  # a clean check ended an episode
     very_stale: bool = False  # the silence became very stale
     resumed: bool = False  # a paused unit reported a later turn
+    again: bool = False  # the steering is the last message sent again (send_again)
 
 
 def silence(age_seconds: float) -> str:
@@ -93,29 +100,35 @@ def report_seconds(moment: datetime) -> float:
     return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).timestamp()
 
 
-def _decides(supervisor: dict[str, Any]) -> dict[str, Any]:
-    """The part of a saved SupervisorState that changes what steers (not its counters)."""
-    return {k: v for k, v in supervisor.items() if k not in ("turn", "checks", "health_corrected")}
+#: The parts of a saved SupervisorState that change what steers (not its counters).
+_COUNTERS = frozenset({"turn", "checks", "health_corrected"})
 
 
-def judge_report(state: UnitState, report: SaluteReport, now: float, render: Render) -> Verdict:
-    """Take in a new report of the unit, and decide whether a radio check runs and what it sends."""
+def _decides_differently(saved: dict[str, Any], before: dict[str, Any]) -> bool:
+    return any(before.get(k) != v for k, v in saved.items() if k not in _COUNTERS) or any(
+        k not in saved for k in before if k not in _COUNTERS)
+
+
+def judge_report(state: UnitState, report: SaluteReport, now: float, render: Render,
+                 gone: Callable[[], bool] = lambda: False, written: float | None = None) -> Verdict:
+    """Take in a new report of the unit, and decide whether a radio check runs and what it sends.
+
+    ``gone()``: the last message is in none of the unit's folders (taken out of its inbox);
+    ``written``: the report's time, when the caller has it already."""
     verdict = Verdict()
     unit = state.unit
     signals = report.signals
     turn = signals.turn if signals is not None else report.time.turns_elapsed
-    report_time = report_seconds(report.time.timestamp)
+    written = report_seconds(report.time.timestamp) if written is None else written
+    report_time = _unit_clock(state, written, now, verdict)
     if (state.report_time is None or report_time > state.report_time) and (state.heartbeat_at is not None or state.very_stale_logged):
         logger.info("unit reporting again: unit=%s turn=%s after %.0f s of silence", unit, turn, report_time - (state.report_time or report_time))
         state.heartbeat_at = None
         state.very_stale_logged = False
         verdict.changed = True
-    state.role_id = report.unit.role_id
-    state.report_time = report_time
-    state.report_state = report.status.state
-    state.report_health = report.status.health
     earlier = max((t for t in (state.last_turn, state.checked_turn, state.paused_turn) if t is not None), default=None)
-    state.last_turn = turn
+    state.note(role_id=report.unit.role_id, report_time=report_time, report_state=report.status.state,
+               report_health=report.status.health, last_turn=turn)
     if signals is None:
         return verdict
     if signals.doctrine.heartbeat != state.heartbeat or signals.doctrine.escalation != state.escalation:
@@ -129,6 +142,11 @@ def judge_report(state: UnitState, report: SaluteReport, now: float, render: Ren
         supervisor.forget_episodes()  # a new chat: what was said belongs to the old one
         state.supervisor = supervisor.to_dict()
         state.checked_turn = None
+    if not state.outbox:
+        verdict.steering = send_again(state, signals, now, gone)
+        if verdict.steering is not None:
+            verdict.changed = verdict.again = True
+            return verdict
     if state.paused_turn is not None:
         if turn <= state.paused_turn or not_taken(signals, state):
             return verdict  # paused (or not yet: the pause waits in its inbox): nothing more until someone resumes it
@@ -145,6 +163,49 @@ def judge_report(state: UnitState, report: SaluteReport, now: float, render: Ren
     return verdict
 
 
+def _unit_clock(state: UnitState, report_time: float, now: float, verdict: Verdict) -> float:
+    """The report's time by the XO's clock: never later than now. A unit whose clock runs ahead
+    (past :data:`CLOCK_TOLERANCE_SECONDS`) is logged once, and its steering is stamped in its time."""
+    ahead = report_time - now
+    if ahead > CLOCK_TOLERANCE_SECONDS:
+        if state.clock_ahead is None or abs(ahead - state.clock_ahead) > CLOCK_TOLERANCE_SECONDS:
+            logger.warning("unit clock ahead: unit=%s its report is %.0f s ahead of the XO's clock; its steering is stamped "
+                           "in its time so that it is not refused as expired (keep the hosts' clocks in sync)", state.unit, ahead)
+            state.clock_ahead = ahead
+            verdict.changed = True
+        return now
+    if state.clock_ahead is not None:
+        state.clock_ahead = None
+        verdict.changed = True
+    return min(report_time, now)
+
+
+def send_again(state: UnitState, signals: SaluteSignals, now: float, gone: Callable[[], bool]) -> Steering | None:
+    """The last message once more, with a new seq, when the unit cannot take it: it refused it
+    (expired by its clock, or signed with a key it does not hold yet), or it was never taken and
+    has expired or is gone from the inbox. The new one is above it, so the old one put back
+    later is refused; at most :data:`MAX_RESENDS` times."""
+    last = state.last_steering
+    if last is None or last.get("seq") != state.seq or state.resent >= MAX_RESENDS:
+        return None
+    refused = signals.steering_refused
+    if refused is not None and refused.seq == state.seq:
+        why = f"refused by the unit ({refused.reason}: {refused.detail})"
+    elif signals.steering_seq is not None and signals.steering_seq < state.seq:
+        if now > float(last.get("expires") or now):
+            why = "expired before the unit took it"
+        elif gone():
+            why = "gone from the unit's inbox before the unit took it"
+        else:
+            return None
+    else:
+        return None
+    state.resent += 1
+    logger.warning("steering sent again: unit=%s seq=%s %s", state.unit, state.seq, why)
+    fields = {k: last[k] for k in ("kind", "anomaly", "severity", "text", "nudge", "turn")}
+    return Steering(**fields, sources=tuple(last.get("sources") or ()))
+
+
 def _new_episode(state: UnitState, verdict: Verdict) -> None:
     state.nudges = 0
     state.paused_turn = None
@@ -155,7 +216,6 @@ def _radio_check(state: UnitState, report: SaluteReport, signals: SaluteSignals,
     supervisor = SupervisorState.from_dict(state.supervisor)
     supervisor.turn = signals.turn
     check = radio_check(snapshot_from_signals(signals), supervisor)
-    state.checked_turn = signals.turn
     verdict.checked = True
     # a unit that has not taken the last steering from its inbox yet has not answered it
     # either: the next nudge waits, so the ladder climbs only on nudges the agent has seen.
@@ -169,11 +229,11 @@ def _radio_check(state: UnitState, report: SaluteReport, signals: SaluteSignals,
     for steered in due:
         supervisor.record(steered)
     saved = supervisor.to_dict()
-    if _decides(saved) != _decides(state.supervisor):
+    if _decides_differently(saved, state.supervisor):
         verdict.changed = True
     # a check that changed no cooldown or episode is not written: after a crash the
     # report is checked again with the same state, and reaches the same verdict
-    state.supervisor = saved
+    state.note(supervisor=saved, checked_turn=signals.turn)
     if not check.findings and state.nudges and state.freshness(now) == "fresh":
         logger.info("unit recovered: unit=%s turn=%s after %s nudge(s)", state.unit, signals.turn, state.nudges)
         state.nudges = 0

@@ -18,6 +18,7 @@ the chat as information, not as a warning (docs/macrocosm.md#learning-relay).
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 
 from org.contracts.learning import MAX_LEARNING_CHARS, Learning
@@ -33,7 +34,22 @@ PER_MESSAGE = 3
 QUEUE_KEPT = 8
 LEARNED_KEPT = 512
 TOPICS_KEPT = 64
+#: A file name or program longer than this is no topic of anyone's: one unit's calls must not
+#: grow what the XO keeps about it (or, through a learning, about another unit) without bound.
+TOPIC_CHARS = 120
 HEADING = "Information from other units (what they found out; check it before relying on it):"
+
+
+@functools.lru_cache(maxsize=4096)
+def command_topics(command: str) -> tuple[str, ...]:
+    """The file names and the program one command names (a sweep sees the same commands again
+    and again: each is parsed once)."""
+    named = []
+    for topic in [program_of(command), *path_tokens(command)]:
+        topic = topic.rsplit("/", 1)[-1] if topic else ""
+        if topic and len(topic) <= TOPIC_CHARS:
+            named.append(topic)
+    return tuple(named)
 
 
 def topics_of(signals: SaluteSignals, known: list[str] = ()) -> list[str]:
@@ -42,18 +58,15 @@ def topics_of(signals: SaluteSignals, known: list[str] = ()) -> list[str]:
     the newest last."""
     topics: dict[str, None] = dict.fromkeys(known)
     for outcome in signals.outcomes:
-        command = outcome.command or ""
-        for topic in [program_of(command), *path_tokens(command)]:
-            if not topic:
-                continue
-            topic = topic.rsplit("/", 1)[-1]
+        for topic in command_topics(outcome.command or ""):
             topics.pop(topic, None)
             topics[topic] = None
     return list(topics)[-TOPICS_KEPT:]
 
 
 def _concerns(learning: Learning) -> set[str]:
-    return {f.rsplit("/", 1)[-1] for f in learning.files} | set(learning.programs)
+    names = {f.rsplit("/", 1)[-1] for f in learning.files} | set(learning.programs)
+    return {name for name in names if len(name) <= TOPIC_CHARS}  # no longer topic is kept
 
 
 def _remember(state: UnitState, digest: str) -> None:
@@ -92,10 +105,12 @@ class Relay:
     def take(self, source: UnitState, signals: SaluteSignals, states: dict[str, UnitState]) -> list[UnitState]:
         """Note the source's domain and topics, and queue its new learnings for the units that
         want them; the states changed (the source's included when it learned something new)."""
-        source.domain = signals.bst_domain
-        source.role_id = signals.role_id
-        source.topics = topics_of(signals, source.topics)
-        self.index(source)
+        topics = topics_of(signals, source.topics)
+        if (source.domain, source.role_id, source.topics) != (signals.bst_domain, signals.role_id, topics):
+            source.domain = signals.bst_domain
+            source.role_id = signals.role_id
+            source.topics = topics
+            self.index(source)
         fresh = [l for l in signals.learnings if l.digest not in source.learned]
         if not fresh:
             return []
@@ -108,7 +123,8 @@ class Relay:
                 if recipient is None or learning.digest in recipient.learned:
                     continue
                 _remember(recipient, learning.digest)
-                recipient.relay_queue.append({"source": source.unit, "learning": learning.model_dump(mode="json")})
+                # what the message will say, no more: a learning's file lists are another unit's to make long
+                recipient.relay_queue.append({"source": source.unit, "text": learning.text})
                 del recipient.relay_queue[:-QUEUE_KEPT]
                 changed[unit] = recipient
         return list(changed.values())
@@ -124,7 +140,7 @@ def due(state: UnitState, now: float, interval: float = RELAY_INTERVAL_SECONDS) 
     sources: dict[str, None] = {}
     for item in batch:
         source = safe_text(str(item.get("source", "")), 64)
-        text = safe_text(str((item.get("learning") or {}).get("text", "")), MAX_LEARNING_CHARS)
+        text = safe_text(str(item.get("text", "")), MAX_LEARNING_CHARS)
         if source and text:
             sources[source] = None
             lines.append(f"- unit {source}: {text}")

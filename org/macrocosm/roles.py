@@ -24,7 +24,7 @@ from org.contracts.role import Doctrine, PacePlan
 from org.contracts.salute import SaluteSignals
 from org.kernel import cascade, loading
 from org.kernel.files import FileRefused, read_capped
-from org.kernel.log import warn_once
+from org.kernel.log import logger, warn_once
 from org.kernel.paths import OrganizationLayout
 
 MAX_ROLE_BYTES = 256_000
@@ -74,6 +74,76 @@ class RoleBook:
         warn_once(f"role '{role_id}': not in the XO's roles ({', '.join(map(str, self.folders)) or 'none'}); "
                   "its units are judged by the default doctrine, without a PACE plan", key=f"xo role {role_id}")
         return self._default
+
+
+UNITS_FILE = "units.yaml"
+MAX_UNITS_BYTES = 1_000_000
+
+
+class UnitRoles:
+    """Which role each unit is, as the XO decides: ``<XO home>/units.yaml``, ``unit id: role id``
+    per line (``a0org keys unit NAME --role ROLE`` writes it). A unit's report naming another role
+    changes nothing (logged once); a unit not in the table is judged by the role it reports, said
+    once, until it is added. Read again when the file changes."""
+
+    def __init__(self, path: Path | None):
+        self.path = path
+        self.table: dict[str, str] = {}
+        self._stamp: tuple[int, int, int] | None = None
+        self._told: set[tuple[str, str]] = set()  # (unit, claimed role) already logged
+
+    def refresh(self) -> None:
+        if self.path is None:
+            return
+        try:
+            st = self.path.stat()
+            stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+        except OSError:
+            stamp = None
+        if stamp == self._stamp:
+            return
+        self._stamp = stamp
+        self.table = read_unit_roles(self.path) if stamp is not None else {}
+        self._told.clear()  # a new table: each unit's case is news again
+
+    def role(self, unit: str, claimed: str) -> str:
+        """The role the XO judges ``unit`` by (each unit's case said once, however many units)."""
+        chosen = self.table.get(unit)
+        told = (unit, claimed)
+        if chosen is None:
+            if self.path is not None and told not in self._told:
+                self._told.add(told)
+                where = f"not in {self.path}" if self.table else f"no role given ({self.path} lists none)"
+                logger.warning("unit '%s': %s; judged by the role its reports name (%r) until it is added "
+                               "(`a0org keys unit %s --role ROLE`)", unit, where, claimed, unit)
+            return claimed
+        if claimed != chosen and told not in self._told:
+            self._told.add(told)
+            logger.warning("unit '%s' reports role %r; the XO judges it as %r (%s)", unit, claimed, chosen, self.path)
+        return chosen
+
+
+def read_unit_roles(path: Path) -> dict[str, str]:
+    """The table in ``units.yaml``; entries that are not ``unit id: role id`` are left out (logged)."""
+    try:
+        value, _ = loading.parse(path, read_capped(path, MAX_UNITS_BYTES).decode("utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (FileRefused, OSError, UnicodeDecodeError, loading.DocumentError) as exc:
+        warn_once(f"{path}: cannot read the units' roles ({exc}); every unit is judged by the role it reports")
+        return {}
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        warn_once(f"{path}: not a mapping of unit id to role id; every unit is judged by the role it reports")
+        return {}
+    table = {}
+    for unit, role in value.items():
+        if isinstance(unit, str) and isinstance(role, str) and is_identifier(unit) and is_identifier(role):
+            table[unit] = role
+        else:
+            warn_once(f"{path}: {str(unit)[:80]!r}: {str(role)[:80]!r} is not 'unit id: role id'; left out")
+    return table
 
 
 def safe_text(text: str, limit: int = QUOTED_CHARS) -> str:

@@ -1,32 +1,22 @@
-"""The XO's memory of each unit: ``<volume>/xo/units/<unit>.json``, read and written here.
+"""The XO's memory of each unit (:class:`UnitState`), kept in its home by :mod:`.store`.
 
-The XO is the only writer of these files (it holds the volume's lock), so a plain atomic
-write, confined to the volume, is enough; the views read them beside it.
+Never on the shared volume: a unit could edit it there (a nudge count, a sequence number,
+the relay's queue) and so steer the XO's decisions about another unit.
 """
 
 from __future__ import annotations
 
-import re
-from typing import Any, Callable
+from typing import Any
 
 from pydantic import Field, ValidationError
 
 from org.contracts import SteeringMessage
-from org.contracts.common import IDENTIFIER_PATTERN, AnomalyType, Contract, Freshness, Health, Identifier, NudgeSeverity, SchemaVersion
+from org.contracts.common import AnomalyType, Contract, Freshness, Health, Identifier, NudgeSeverity, SchemaVersion
 from org.contracts.role import EscalationDoctrine, HeartbeatDoctrine
-from org.kernel.files import FileRefused, first_error, json_object, read_capped
-from org.kernel.log import warn_once
-from org.kernel.paths import UnsafePathError
+from org.kernel.files import FileRefused, first_error
 
-from .volume import VolumeLayout
-
-#: A saved unit state bigger than this is refused (its outbox is small: nothing new is sent
-#: to a unit while a message for it waits there).
-MAX_STATE_BYTES = 1_000_000
 #: Steering kept in a unit's state for the views; older ones are only in the unit's folders.
 RECENT_KEPT = 8
-#: The name of a unit's state file: ``<unit id>.json``.
-STATE_NAME_RE = re.compile(IDENTIFIER_PATTERN.strip("^$") + r"\.json")
 
 
 def freshness(age_seconds: float, heartbeat_doctrine: HeartbeatDoctrine) -> Freshness:
@@ -50,7 +40,7 @@ class SentSteering(Contract):
 
 
 class UnitState(Contract):
-    """The XO's memory of one unit: ``<volume>/xo/units/<unit>.json``.
+    """The XO's memory of one unit (a row of its store, in its home).
 
     Written when something the XO decides on changes (a steering with its outbox, a
     cooldown or episode, a reset of the nudge count, heartbeat flags), not for every
@@ -63,7 +53,8 @@ class UnitState(Contract):
     role_id: Identifier | None = None
     #: (mtime_ns, size, inode) of the report last read, so a restart skips an unchanged one
     report_stamp: list[int] | None = None
-    report_time: float | None = Field(None, description="The last report's time, seconds since the epoch.")
+    report_time: float | None = Field(None, description="The last report's time by the XO's clock (never later than when it was read).")
+    report_clock: float | None = Field(None, description="The last report's time as the unit wrote it: an older one is a copy put back.")
     degraded: str | None = Field(None, max_length=300, description=(
         "Why the XO cannot run a full check of the unit (its report cannot be used): it is supervised by heartbeat alone."))
     alive_at: float | None = Field(None, description="When the unit last wrote its report, usable or not (the heartbeat while degraded).")
@@ -87,6 +78,20 @@ class UnitState(Contract):
     learned: list[str] = Field(default_factory=list, max_length=512, description="Digests of learnings it published or was sent (never sent again).")
     relay_queue: list[dict[str, Any]] = Field(default_factory=list, max_length=8, description="Learnings waiting for the relay's rate limit: {source, learning}.")
     relayed_at: float | None = Field(None, description="When learnings were last relayed to it.")
+    # sending again what the unit could not take (policy.send_again)
+    last_steering: dict[str, Any] | None = Field(None, description=(
+        "The last message recorded for the unit, as decided (kind, anomaly, severity, text, nudge, turn, sources), "
+        "with its seq and its expiry by the XO's clock: sent again, with a new seq, when the unit refused it or it was lost."))
+    resent: int = Field(0, ge=0, description="How often the last message was sent again.")
+    clock_ahead: float | None = Field(None, description=(
+        "How far the unit's clock runs ahead of the XO's (its report's time against the XO's), when past the tolerance: "
+        "its steering is stamped in its time, so that it is not refused as expired."))
+
+    def note(self, **values: Any) -> None:
+        """Set several fields at once as plain attributes: a sweep sets a dozen per unit, and
+        pydantic's assignment hook (nothing is validated on assignment here) would cost more than
+        the rest of the unit's judgement. Only for values of the fields' own types."""
+        self.__dict__.update(values)
 
     def age(self, now: float) -> float | None:
         """Seconds since the unit was last heard from: its last usable report, or while degraded
@@ -188,85 +193,16 @@ def salvage_unit_state(path: Any, value: dict[str, Any], unit: str) -> tuple[Uni
         raise FileRefused(path, "not a valid XO unit state: cannot be repaired")
     assert state is not None
     if state.unit != unit:
-        raise FileRefused(path, f"unit: {state.unit!r} does not match the file name")
+        raise FileRefused(path, f"unit: {state.unit!r} does not match the unit it is saved for")
     return state, dropped
 
 
-def read_unit_state(layout: VolumeLayout, unit: str) -> tuple[UnitState, list[str]]:
-    """The saved state and what had to be dropped from it (see :func:`salvage_unit_state`),
-    or :class:`FileRefused`; ``FileNotFoundError`` passes through."""
-    path = layout.xo_state(unit)
-    value = json_object(path, read_capped(path, MAX_STATE_BYTES))
-    try:
-        state = UnitState.model_validate(value)
-        if state.unit == unit and not _outbox_problems(state):
-            return state, []
-    except ValidationError:
-        pass
-    return salvage_unit_state(path, value, unit)
-
-
-def load_unit_state(layout: VolumeLayout, unit: str) -> UnitState:
-    """The saved state as it is, or :class:`FileRefused` naming its first damaged part."""
-    state, dropped = read_unit_state(layout, unit)
-    if dropped:
-        raise FileRefused(layout.xo_state(unit), dropped[0])
-    return state
-
-
-def _report_dropped(path: Any, dropped: list[str], what_now: str) -> None:
-    for part in dropped:
-        warn_once(f"{path}: {part}; {what_now}", key=f"dropped {path} {part.split(':', 1)[0]}")
-
-
-def unit_state(layout: VolumeLayout, unit: str) -> UnitState | None:
-    """The XO's saved state for a unit, or None when there is none or it cannot be used (logged)."""
-    try:
-        state, dropped = read_unit_state(layout, unit)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    except (FileRefused, UnsafePathError) as exc:
-        warn_once(f"{exc}; ignored")
-        return None
-    except OSError as exc:
-        warn_once(f"{layout.root}: cannot read the XO state of unit '{unit}' ({exc.strerror or exc})")
-        return None
-    _report_dropped(layout.xo_state(unit), dropped, "the rest is shown")
-    return state
-
-
-def state_for(layout: VolumeLayout, unit: str, highest_seq: Callable[[str], int]) -> tuple[UnitState, bool]:
-    """(the saved state, False), or (a state to write, True): a fresh one when there is none
-    or none of it can be used, or the saved one with its damaged parts dropped (both logged).
-
-    A state that lost its seq, or a fresh one, continues after ``highest_seq(unit)``, so no
-    seq is ever used twice. Doctrines are shared between units, and so is the set of fields given.
-    """
-    try:
-        state, dropped = read_unit_state(layout, unit)
-        if dropped:
-            _report_dropped(layout.xo_state(unit), dropped, "the rest of the unit's XO state is kept")
-            if any(part.startswith(("seq", "outbox")) for part in dropped):
-                state.seq = max(state.seq, highest_seq(unit))
-        fresh = bool(dropped)
-    except (FileNotFoundError, NotADirectoryError, FileRefused, OSError) as exc:
-        if not isinstance(exc, (FileNotFoundError, NotADirectoryError)):
-            warn_once(f"{exc}; the unit's XO state starts afresh")
-        state, fresh = UnitState(unit=unit, seq=highest_seq(unit)), True
+def prepared(state: UnitState) -> UnitState:
+    """The state made light for the XO's memory: doctrines shared between units, and so is
+    the set of fields given."""
     state.heartbeat = shared(state.heartbeat)
     state.escalation = shared(state.escalation)
     # pydantic keeps a set of the fields given, per instance (2 KB here); every field of
     # a unit state is always written, so all units can share one set naming them all
     object.__setattr__(state, "__pydantic_fields_set__", _ALL_FIELDS)
-    return state, fresh
-
-
-def save_unit_state(layout: VolumeLayout, state: UnitState) -> bool:
-    """Write the state (atomically); False, logged once, when it cannot be written."""
-    path = layout.xo_state(state.unit)
-    try:
-        layout.write_file(path, (state.model_dump_json() + "\n").encode("utf-8"))
-    except (OSError, UnsafePathError) as exc:
-        warn_once(f"{path}: cannot write the XO state ({getattr(exc, 'strerror', None) or exc}); will try again", key=f"persist:{state.unit}")
-        return False
-    return True
+    return state

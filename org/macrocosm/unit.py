@@ -18,6 +18,7 @@ from typing import Any
 
 from org.contracts import RoleProfile
 from org.contracts.learning import MAX_LEARNINGS
+from org.contracts.salute import SteeringRefusal
 from org.kernel.agent_zero import ui_log
 from org.kernel.dispatcher import unit_report
 from org.kernel.layers import AgentReadings
@@ -36,6 +37,7 @@ from .inbox import (  # noqa: F401 (the hooks and tests reach the inbox through 
     drain_inbox,
     note_task_end,
     outdated,
+    refused_steering,
     steering_text,
     taken_seq,
     xo_heading,
@@ -45,6 +47,15 @@ from .publishing import publish
 from .volume import ENV_VOLUME, XO_SILENT_AFTER, xo_running
 
 # --------------------------------------------------------------------------- publishing
+
+
+def refusal(data: dict) -> SteeringRefusal | None:
+    """The latest refused steering as the report carries it; None when none (or a bad record)."""
+    refused = refused_steering(data)
+    try:
+        return SteeringRefusal.model_validate(refused) if refused else None
+    except ValueError:
+        return None
 
 
 #: ``agent.data`` (not saved with the chat): the supervision mode last shown in the UI log.
@@ -92,7 +103,7 @@ def publish_turn(agent: Any, link: UnitLink, role: RoleProfile, snapshot: Snapsh
         return False
     signals = signals_from_snapshot(snapshot)
     lessons = lessons_noted(agent.data)
-    signals = signals.model_copy(update={"steering_seq": taken_seq(agent.data),
+    signals = signals.model_copy(update={"steering_seq": taken_seq(agent.data), "steering_refused": refusal(agent.data),
                                          "learnings": (signals.learnings + lessons)[-MAX_LEARNINGS:] if lessons else signals.learnings})
     report = unit_report(agent, role, link.unit, signals, readings)
     if report is not None:

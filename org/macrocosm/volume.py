@@ -7,9 +7,12 @@
       units/<unit>/inbox/<seq>-<id>.json    steering from the XO, waiting to be applied
       units/<unit>/inbox/processed/         steering the unit applied (its acknowledgement)
       units/<unit>/inbox/rejected/          steering the unit refused, with a .reason file
-      xo/units/<unit>.json                  the XO's state for the unit (cooldowns, escalation, outbox)
-      xo/xo.pid                             the running XO's process id (it locks the volume's folder itself)
       xo/heartbeat                          renewed by the running XO: units steer themselves without it
+
+Nothing else: what the XO knows and decides (its memory of each unit, its events, its pid)
+is in its home, off the volume. Every byte the XO reads here is untrusted: regular files only,
+opened without following a link or blocking, with a size cap, and only what a unit says about
+itself.
 
 Every file is written atomically (temporary file in the same folder, fsync, rename), and
 every write is confined to the volume at the moment it happens: the folders on the way
@@ -68,16 +71,8 @@ class VolumeLayout:
         return self.root / "xo"
 
     @property
-    def xo_pid(self) -> Path:
-        return self.xo_dir / "xo.pid"
-
-    @property
     def xo_heartbeat(self) -> Path:
         return self.xo_dir / "heartbeat"
-
-    @property
-    def xo_units_dir(self) -> Path:
-        return self.xo_dir / "units"
 
     def unit_dir(self, unit: str) -> Path:
         return safe_child(self.units_dir, checked_id(unit, "unit id"))
@@ -96,9 +91,6 @@ class VolumeLayout:
 
     def message_file(self, unit: str, seq: int, message_id: str) -> Path:
         return self.inbox(unit) / message_name(seq, message_id)
-
-    def xo_state(self, unit: str) -> Path:
-        return safe_child(self.xo_units_dir, checked_id(unit, "unit id") + ".json")
 
     def unit_ids(self) -> tuple[list[str], list[str]]:
         """Entries of ``units/``: (unit folders, the others: invalid ids, symbolic links, files)."""

@@ -13,7 +13,8 @@ the XO's own (:mod:`.roles`), and report text is quoted into steering only sanit
 This module is the sweep: which reports to read, and bad files logged once. What to
 send is decided in :mod:`.policy` (the escalation ladder, heartbeats), the message goes
 through the write-ahead :class:`~.outbox.Outbox`, and the XO's memory of each unit is
-:mod:`.state`, written only when something it decides on changed.
+:mod:`.state`, kept in its home by :mod:`.store` (never on the volume, where units write),
+written once per sweep for the units where something it decides on changed.
 """
 
 from __future__ import annotations
@@ -40,10 +41,11 @@ from . import relay
 from .keys import XOHome
 from .outbox import Outbox
 from .policy import Steering, Verdict, judge_report, judge_silence, report_seconds
-from .roles import RoleBook, sanitised
+from .roles import UNITS_FILE, RoleBook, UnitRoles, sanitised
 from .signing import seal_problem
-from .state import STATE_NAME_RE, UnitState, save_unit_state, state_for
-from .volume import MESSAGE_NAME_RE, REPORT_NAME, VolumeLayout, read_report, unit_entry_problem
+from .state import UnitState, prepared
+from .store import XOStore
+from .volume import MESSAGE_NAME_RE, REPORT_NAME, VolumeLayout, message_name, read_report, unit_entry_problem
 
 #: Bad entries of ``units/`` logged one line each per sweep; the rest of a flood is one summary line.
 BAD_ENTRIES_LISTED = 20
@@ -73,6 +75,7 @@ class XO:
         steering: SteeringBook | None = None,
         roles: RoleBook | None = None,
         relay_interval: float | None = relay.RELAY_INTERVAL_SECONDS,
+        store: XOStore | None = None,
     ):
         self.layout = layout
         self.sender_role = checked_id(sender_role, "XO role id")
@@ -83,16 +86,21 @@ class XO:
         # the XO's configuration lives in its home, never on the volume units write to
         self.steering = steering or SteeringBook(home.layout.steering_file if home is not None else None)
         self.roles = roles or RoleBook(([home.layout.roles_dir] if home is not None else []) + [roles_dir()])
-        self.outbox = Outbox(layout, self.sender_role, home.signing if home else None, self._write_ahead, clock,
+        #: which role each unit is, as the XO decides (<home>/units.yaml)
+        self.unit_roles = UnitRoles(home.layout.root / UNITS_FILE if home is not None else None)
+        self.store = store or XOStore.for_home(home.layout.root if home is not None else None, layout.root)
+        self.outbox = Outbox(layout, self.sender_role, home.signing if home else None, self._written_ahead, clock,
                              epoch=home.epoch if home else 0)
         self._units: dict[str, UnitState] = {}
+        self._saved = self.store.load()  # states in the store the XO has not taken up yet
         self._stamps: dict[str, tuple[int, int, int]] = {}  # last report version seen, good or bad
         self._dirty: set[str] = set()  # states changed since they were last written
         self._events: list[tuple[str, dict[str, Any]]] = []  # this sweep's, written with the states
         self._undelivered: set[str] = set()  # units whose outbox is not empty
+        self._recorded: set[str] = set()  # ids of the messages recorded this sweep (not yet written anywhere)
         # bad things already logged, by version, so each is logged once: the entries of
         # units/ that are not unit folders (as many as there are, no more), and reports
-        self._bad_entries: dict[str, tuple[int, int]] = {}
+        self._bad_entries: set[str] = set()
         self._bad_reports: dict[str, tuple[int, ...]] = {}
         # plain strings on the hot path: a sweep stats every report
         self._units_prefix = str(layout.units_dir) + os.sep
@@ -109,24 +117,20 @@ class XO:
         again what its outbox still holds."""
         result = SweepResult()
         self._remove_stale_temp_files()
-        try:
-            with os.scandir(self.layout.xo_units_dir) as entries:
-                names = sorted(e.name for e in entries if e.name.endswith(".json"))
-        except OSError:
-            names = []
-        for name in names:
-            unit = name.removesuffix(".json")
-            if is_identifier(unit):
-                self._state(unit)
+        if os.path.lexists(self.layout.xo_dir / "units"):
+            logger.warning("%s: not read; the XO keeps what it knows of each unit in its home, and a folder on the "
+                           "volume, where any unit can write, is not trusted (it can be removed)", self.layout.xo_dir / "units")
+        for unit in sorted(self._saved):
+            self._state(unit)
         self._deliver_pending(result)
         self.flush()
         self._write_events()
         return result
 
     def _remove_stale_temp_files(self) -> None:
-        """The XO's temporary files of a write a kill interrupted: its unit states and the
-        steering in each inbox. Only names it writes, and only old ones (see the primitive)."""
-        removed = remove_stale_temp_files(self.layout.xo_units_dir, STATE_NAME_RE)
+        """The XO's temporary files of a write a kill interrupted: the steering in each inbox.
+        Only names it writes, and only old ones (see the primitive)."""
+        removed: list[Path] = []
         for unit in self.layout.unit_ids()[0]:
             try:
                 removed += remove_stale_temp_files(self.layout.inbox(unit), MESSAGE_NAME_RE)
@@ -142,6 +146,7 @@ class XO:
         result = SweepResult()
         if self.home is not None and units is None:
             self.home.refresh_units()  # a unit registered meanwhile
+        self.unit_roles.refresh()  # one stat: an operator's change applies at once
         names = self._all_units(result) if units is None else [u for u in units if self._is_unit_folder(u)]
         result.units = len(names)
         for unit in names:
@@ -154,17 +159,17 @@ class XO:
             age = state.age(now)
             if age is not None and age > state.heartbeat.stale_after_seconds:
                 self._guarded(unit, self._heartbeat, unit, state, now, result)
+        self.flush()  # one transaction: every state this sweep changed, new outbox messages with them
         self._deliver_pending(result)
-        self.flush()
+        self.flush()  # the delivered messages out of the outbox (none: nothing to write)
         self._write_events()
         return result
 
     def flush(self) -> None:
-        """Write every changed unit state."""
-        for unit in list(self._dirty):
-            state = self._units.get(unit)
-            if state is None or save_unit_state(self.layout, state):
-                self._dirty.discard(unit)
+        """Write every changed unit state, in one transaction."""
+        states = [state for state in (self._units.get(u) or self._saved.get(u) for u in self._dirty) if state is not None]
+        if self.store.save(states):
+            self._dirty.clear()
 
     # ----- reading reports ----------------------------------------------------------
 
@@ -173,31 +178,32 @@ class XO:
         self._note_bad_entries(invalid, result)
         present = set(valid)
         for unit in [u for u in self._units if u not in present and u not in self._undelivered]:
-            self._forget(unit)  # the unit's folder is gone
+            self._forget(unit)  # the unit's folder is gone; what the XO knows of it stays in its store
         return valid
 
     def _note_bad_entries(self, names: list[str], result: SweepResult) -> None:
-        """Log each entry of ``units/`` that is not a unit folder once (again only when it
-        changes); only the entries there now are remembered, so none is ever forgotten
-        while it is there."""
-        seen: dict[str, tuple[int, int]] = {}
+        """Log each entry of ``units/`` that is not a unit folder once while it is there; only
+        the entries there now are remembered (by name: a flood of them costs a listing, not a
+        look at each one every sweep)."""
+        known, self._bad_entries = self._bad_entries, set(names)
         new: list[tuple[Path, str]] = []
         for name in names:
+            if name in known:
+                continue
             path = self.layout.units_dir / name
             try:
-                st = os.lstat(path)
+                new.append((path, unit_entry_problem(name, os.lstat(path))))
             except OSError:
                 continue  # gone since the listing
-            seen[name] = (st.st_ino, st.st_mtime_ns)
-            if self._bad_entries.get(name) != seen[name]:
-                new.append((path, unit_entry_problem(name, st)))
-        self._bad_entries = seen
+            if len(new) > BAD_ENTRIES_LISTED:
+                break  # the rest of a flood: counted, not looked at
+        fresh = len(self._bad_entries - known)
         for path, reason in new[:BAD_ENTRIES_LISTED]:
             logger.warning("skipped %s: %s", path, reason)
-        if len(new) > BAD_ENTRIES_LISTED:
-            path, reason = new[BAD_ENTRIES_LISTED]
+        if fresh > BAD_ENTRIES_LISTED:
+            path, reason = new[-1]
             logger.warning("skipped %d more entries of %s that are not unit folders (e.g. %s: %s); each is logged once",
-                           len(new) - BAD_ENTRIES_LISTED, self.layout.units_dir, path.name, reason)
+                           fresh - BAD_ENTRIES_LISTED, self.layout.units_dir, path.name, reason)
         result.skipped.extend(f"{path}: {reason}" for path, reason in new)
 
     def _is_unit_folder(self, unit: str) -> bool:
@@ -209,11 +215,14 @@ class XO:
             return False
 
     def _forget(self, unit: str) -> None:
+        """Drop a unit from memory, not from the store: a folder hidden for a sweep must not
+        reset the XO's memory of the unit (its nudges, pause, sequence numbers)."""
         self.learning_relay.forget(unit)
-        self._units.pop(unit, None)
+        state = self._units.pop(unit, None)
+        if state is not None:
+            self._saved[unit] = state  # taken up again as it is if the folder comes back
         self._stamps.pop(unit, None)
         self._bad_reports.pop(unit, None)
-        self._dirty.discard(unit)
 
     def _observe(self, unit: str, now: float, result: SweepResult) -> None:
         name = self._units_prefix + unit + self._report_suffix  # unit ids are checked before
@@ -240,10 +249,11 @@ class XO:
         except OSError as exc:
             return self._skip(unit, name, stamp, f"cannot be read ({exc.strerror or type(exc).__name__})", result)
         state = self._state(unit)
-        if self.home is not None and state.report_time is not None and report_seconds(report.time.timestamp) < state.report_time:
+        written = report_seconds(report.time.timestamp)
+        if self.home is not None and state.report_clock is not None and written < state.report_clock:
             return self._skip(unit, name, stamp, "older than the last report taken from this unit (a copy put back?); refused", result)
         result.parsed += 1
-        state.report_stamp = list(stamp)
+        state.note(report_stamp=list(stamp), report_clock=written)
         if state.degraded is not None:
             logger.info("unit back to full checks: unit=%s", unit)
             state.degraded = state.alive_at = None
@@ -292,11 +302,15 @@ class XO:
     # ----- acting on verdicts ---------------------------------------------------------
 
     def _judge(self, unit: str, state: UnitState, report: SaluteReport, now: float, result: SweepResult) -> None:
+        # the role the XO judges the unit by is its own choice, not the report's claim
+        role = self.unit_roles.role(unit, report.unit.role_id)
+        report.unit.role_id = role
         if report.signals is not None:
+            report.signals.role_id = role
             self.roles.signals(report.signals)
             if self.relay_interval is not None:
                 self._dirty.update(s.unit for s in self.learning_relay.take(state, report.signals, self._units))
-        self._act(unit, state, judge_report(state, report, now, self._render), now, result)
+        self._act(unit, state, judge_report(state, report, now, self._render, lambda: self._gone(unit, state), state.report_clock), now, result)
 
     def _relay(self, unit: str, state: UnitState, now: float, result: SweepResult) -> None:
         message = relay.due(state, now, self.relay_interval or 0.0)
@@ -311,6 +325,11 @@ class XO:
 
     def _render(self, finding: Any, repeated: bool) -> str:
         return self.steering.render(sanitised(finding), repeated)
+
+    def _gone(self, unit: str, state: UnitState) -> bool:
+        """The last steering delivered to the unit is in none of its folders: taken out of its inbox."""
+        last = state.recent[-1] if state.recent else None
+        return last is not None and last.seq == state.seq and not self.outbox.delivered(unit, message_name(last.seq, last.id))
 
     def _waiting(self, unit: str, state: UnitState) -> bool:
         """The last steering sent to the unit still lies in its inbox: the agent has not seen it."""
@@ -333,33 +352,32 @@ class XO:
         if verdict.steering is not None:
             steering = verdict.steering
             self._event("steering" if steering.kind == "steer" else "pause", unit, state, anomaly=steering.anomaly)
-            self._send(unit, state, steering, now, result)
+            self._send(unit, state, steering, now, result, again=verdict.again)
 
     def _event(self, kind: str, unit: str, state: UnitState, **fields: Any) -> None:
         self._events.append((kind, {"unit": unit, "role": state.role_id, "turn": state.last_turn, **fields}))
 
     def _write_events(self) -> None:
-        """This sweep's events in one append to ``xo/events/events.jsonl``, reached without
-        following a link like every write of the XO (docs/supervisor.md#events-and-stats)."""
+        """This sweep's events in one append to ``<home>/events/events.jsonl``: the XO's own
+        log, in its home (docs/supervisor.md#events-and-stats); without a home none is kept."""
         if not self._events:
             return
         pending, self._events = self._events, []
-        try:
-            fd = self.layout.open_folder(self.layout.xo_dir / events.FOLDER)
-            try:
-                events.append_at(fd, events.lines_of(tuple(pending)))
-            finally:
-                os.close(fd)
-        except Exception as exc:  # supervision goes on without its log
-            warn_once(f"{self.layout.xo_dir / events.FOLDER}: cannot record the XO's events ({type(exc).__name__}: {exc})")
+        if self.home is not None and self.home.layout.root.is_dir():
+            folder = self.home.layout.root / events.FOLDER
+            if not folder.exists():
+                folder.mkdir(mode=0o700, exist_ok=True)  # private, as everything in the home
+            events.record(self.home.layout.root, *pending)
 
     # ----- delivery -----------------------------------------------------------------
 
-    def _send(self, unit: str, state: UnitState, steering: Steering, now: float, result: SweepResult) -> None:
-        recorded = self.outbox.record(state, steering, now)
+    def _send(self, unit: str, state: UnitState, steering: Steering, now: float, result: SweepResult, again: bool = False) -> None:
+        """Into the unit's outbox; written to its inbox once the sweep's states are saved."""
+        if not again:
+            state.resent = 0
+        self._recorded.add(self.outbox.record(state, steering, now))
         self._undelivered.add(unit)
         self._dirty.add(unit)
-        self._deliver(unit, state, result, recorded)
 
     def _deliver_pending(self, result: SweepResult) -> None:
         for unit in sorted(self._undelivered):
@@ -368,9 +386,10 @@ class XO:
                 self._undelivered.discard(unit)
             else:
                 self._guarded(unit, self._deliver, unit, state, result)
+        self._recorded.clear()
 
-    def _deliver(self, unit: str, state: UnitState, result: SweepResult, recorded: str | None = None) -> None:
-        written = self.outbox.deliver(state, recorded)
+    def _deliver(self, unit: str, state: UnitState, result: SweepResult) -> None:
+        written = self.outbox.deliver(state, self._recorded)
         if written is None:
             return
         result.sent.extend(written)
@@ -378,13 +397,9 @@ class XO:
             self._undelivered.discard(unit)
         self._dirty.add(unit)
 
-    def _write_ahead(self, state: UnitState) -> bool:
-        """The state with its outbox is on disk (written now if it changed)."""
-        if state.unit in self._dirty:
-            if not save_unit_state(self.layout, state):
-                return False
-            self._dirty.discard(state.unit)
-        return True
+    def _written_ahead(self, state: UnitState) -> bool:
+        """The state with its outbox is in the store (nothing of it waits to be written)."""
+        return state.unit not in self._dirty
 
     # ----- state --------------------------------------------------------------------
 
@@ -392,10 +407,12 @@ class XO:
         state = self._units.get(unit)
         if state is not None:
             return state
-        state, fresh = state_for(self.layout, unit, self.outbox.highest_seq)
-        if fresh:
-            self._dirty.add(unit)  # every unit seen has a state file, for the views
-        self._units[unit] = state
+        state = self._saved.pop(unit, None)
+        if state is None:
+            # a unit the XO has not known: a new epoch started with this XO, so its seq starts afresh
+            state = UnitState(unit=unit)
+            self._dirty.add(unit)  # every unit seen has a row, for the views
+        state = self._units[unit] = prepared(state)
         self.learning_relay.index(state)  # what a unit works on outlives an XO restart
         if state.report_stamp is not None and len(state.report_stamp) == 3:
             self._stamps.setdefault(unit, tuple(state.report_stamp))  # type: ignore[arg-type]

@@ -5,7 +5,6 @@ changed), its status row computed the way the XO judges it, and the table of row
 from __future__ import annotations
 
 import os
-import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -16,9 +15,11 @@ from typing import Any, Callable
 from org.contracts import SaluteReport
 from org.contracts.role import HeartbeatDoctrine
 from org.kernel.files import FileRefused
+from org.kernel.log import printable  # noqa: F401  (the views' name for it)
 from org.kernel.paths import checked_id
 
-from ..state import freshness, unit_state
+from ..state import UnitState, freshness
+from ..store import STORE_NAME, read_states
 from ..volume import MESSAGE_SUFFIX, VolumeLayout, read_report, unit_entry_problem
 
 #: The keys of one ``status --json`` row, in order. Documented in docs/macrocosm.md.
@@ -130,18 +131,6 @@ def utc_text(moment: datetime) -> str:
         return moment.isoformat(timespec="seconds")
 
 
-#: Characters a terminal acts on rather than shows (escape sequences, line breaks, direction overrides).
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-
-
-def printable(text: str) -> str:
-    """``text`` as one line a terminal shows as it is: each control character as ``\\xNN``
-    (a file name, a tool name or a steering text may hold any; a view must not act on them)."""
-    if _UNPRINTABLE.search(text) is None:
-        return text
-    return _UNPRINTABLE.sub(lambda m: f"\\x{ord(m.group(0)):02x}" if ord(m.group(0)) < 0x100 else f"\\u{ord(m.group(0)):04x}", text)
-
-
 def turn_of(report: SaluteReport) -> int:
     return report.signals.turn if report.signals is not None else report.time.turns_elapsed
 
@@ -155,18 +144,12 @@ class _Places:
         self.units = str(layout.unit_dir(sample).parent) + os.sep
         self.report_tail = os.sep + layout.report(sample).name
         self.inbox_tail = os.sep + layout.inbox(sample).name
-        state = layout.xo_state(sample)
-        self.states = str(state.parent) + os.sep
-        self.state_suffix = state.name.removeprefix(sample)
 
     def report(self, unit: str) -> str:
         return self.units + unit + self.report_tail
 
     def inbox(self, unit: str) -> str:
         return self.units + unit + self.inbox_tail
-
-    def state(self, unit: str) -> str:
-        return self.states + unit + self.state_suffix
 
 
 @dataclass(frozen=True)
@@ -195,29 +178,43 @@ def summarize(path: Path, unit: str) -> tuple[ReportSummary | None, str | None]:
     ), None
 
 
-def _xo_view(layout: VolumeLayout, unit: str, path: str, cache: FileCache | None) -> tuple[int | None, bool | None, str | None]:
-    """(nudges, paused, degraded) from the XO's saved state; (None, None, None) without one."""
-    # a damaged state file is logged once and reads as none
-    state = _read(path, lambda: unit_state(layout, unit), cache)
-    if state is None:
-        return None, None, None
-    return state.nudges, state.paused_turn is not None, state.degraded
+def xo_knowledge(home: Path | str | None, cache: FileCache | None = None, volume: Path | str | None = None) -> dict[str, UnitState]:
+    """What the XO knows of each unit, from its store in its home (read only); empty without
+    a home. The views show the XO's nudges, pauses and thresholds from it, never from the volume."""
+    if home is None:
+        return {}
+    if cache is None:
+        return read_states(home, volume)
+    path = os.path.join(home, STORE_NAME)
+    # a commit changes the write-ahead log, not always the database file
+    stamp = (stamp_of(path), stamp_of(path + "-wal"))
+    cache.touched.add(path)
+    hit = cache.entries.get(path)
+    if hit is not None and hit[0] == stamp:
+        return hit[1]
+    states = read_states(home, volume)
+    cache.entries[path] = (stamp, states)  # type: ignore[assignment]
+    return states
 
 
-def unit_row(layout: VolumeLayout, unit: str, now: float, cache: FileCache | None = None, places: _Places | None = None) -> dict[str, Any]:
+def unit_row(layout: VolumeLayout, unit: str, now: float, cache: FileCache | None = None, places: _Places | None = None,
+             knowledge: dict[str, UnitState] | None = None) -> dict[str, Any]:
+    """A unit's status row; ``knowledge`` (:func:`xo_knowledge`) adds what the XO knows of it."""
     places = places or _Places(layout)
     report_path = places.report(checked_id(unit, "unit id"))
     summary, error = _read(report_path, lambda: summarize(Path(report_path), unit), cache)
-    nudges, paused, degraded = _xo_view(layout, unit, places.state(unit), cache)
+    state = (knowledge or {}).get(unit)
+    nudges, paused, degraded = (state.nudges, state.paused_turn is not None, state.degraded) if state else (None, None, None)
     row: dict[str, Any] = dict.fromkeys(STATUS_KEYS)
     row.update(unit=unit, health="unknown", pending=pending_steering(places.inbox(unit)), nudges=nudges, paused=paused, error=error,
                degraded=degraded)
     if summary is None:
         return row
     age = now - summary.time
-    fresh = freshness(age, summary.heartbeat)
+    # the XO's thresholds (its own copy of the unit's role) once it knows the unit
+    fresh = freshness(age, state.heartbeat if state is not None else summary.heartbeat)
     row.update(
-        role=summary.role,
+        role=state.role_id if state is not None and state.role_id else summary.role,  # the XO's choice once it judged the unit
         state=summary.state,
         pace=summary.pace,
         # neither a silent unit's last word nor a report the XO cannot use counts
@@ -241,12 +238,15 @@ def _invalid_row(layout: VolumeLayout, name: str) -> dict[str, Any]:
     return row
 
 
-def status_rows(layout: VolumeLayout, now: float | None = None, cache: FileCache | None = None) -> list[dict[str, Any]]:
-    """One row per unit folder on the volume, sorted by unit id (keys: :data:`STATUS_KEYS`)."""
+def status_rows(layout: VolumeLayout, now: float | None = None, cache: FileCache | None = None,
+                home: Path | str | None = None) -> list[dict[str, Any]]:
+    """One row per unit folder on the volume, sorted by unit id (keys: :data:`STATUS_KEYS`);
+    with the XO's ``home``, what the XO knows of each."""
     now = time.time() if now is None else now
     valid, invalid = layout.unit_ids()
     places = _Places(layout)
-    rows = [unit_row(layout, unit, now, cache, places) for unit in valid]
+    knowledge = xo_knowledge(home, cache, layout.root)
+    rows = [unit_row(layout, unit, now, cache, places, knowledge) for unit in valid]
     if cache is not None:
         cache.forget_untouched()
     rows.extend(_invalid_row(layout, name) for name in invalid)
@@ -353,10 +353,10 @@ def _summary(layout: VolumeLayout, rows: list[dict[str, Any]], now: float) -> st
 
 
 def status_lines(layout: VolumeLayout, now: float, cache: FileCache | None = None, max_rows: int | None = None,
-                 width: int | None = None, problems_first: bool = False) -> list[str]:
+                 width: int | None = None, problems_first: bool = False, home: Path | str | None = None) -> list[str]:
     """The summary line and the table, by unit id or ``problems_first``. With ``max_rows`` only
     the rows a screen can show; with ``width`` the columns that fit, and a line naming the others."""
-    rows = status_rows(layout, now, cache)
+    rows = status_rows(layout, now, cache, home)
     if problems_first:
         rows.sort(key=urgency)  # stable: by unit id within each level
     lines = [_summary(layout, rows, now), ""]

@@ -16,16 +16,16 @@ from .rows import open_volume, pipe_closed, status_lines, status_rows
 STATUS_JSON_VERSION = 1
 
 
-def status_document(layout: VolumeLayout, now: float) -> dict[str, Any]:
+def status_document(layout: VolumeLayout, now: float, home: str | Path | None = None) -> dict[str, Any]:
     return {
         "schema_version": STATUS_JSON_VERSION,
         "volume": str(layout.root),
         "generated_at": datetime.fromtimestamp(now, timezone.utc).isoformat(),
-        "units": status_rows(layout, now),
+        "units": status_rows(layout, now, home=home),
     }
 
 
-def main(volume: str | Path, as_json: bool = False) -> int:
+def main(volume: str | Path, as_json: bool = False, home: str | Path | None = None) -> int:
     """Print the status of every unit once; 2 when the volume is not there."""
     layout = open_volume(volume)
     if layout is None:
@@ -33,9 +33,9 @@ def main(volume: str | Path, as_json: bool = False) -> int:
     now = time.time()
     try:
         if as_json:
-            sys.stdout.write(json.dumps(status_document(layout, now), indent=2) + "\n")
+            sys.stdout.write(json.dumps(status_document(layout, now, home), indent=2) + "\n")
         else:
-            sys.stdout.write("\n".join(status_lines(layout, now)) + "\n")
+            sys.stdout.write("\n".join(status_lines(layout, now, home=home)) + "\n")
         sys.stdout.flush()
     except BrokenPipeError:
         return pipe_closed()

@@ -48,7 +48,8 @@ def _terminal_size(out: TextIO) -> tuple[int, int]:
     return (size.columns or 80, size.lines or 24)
 
 
-def main(volume: str | Path, interval: float = 1.0, out: TextIO | None = None, frames: int | None = None) -> int:
+def main(volume: str | Path, interval: float = 1.0, out: TextIO | None = None, frames: int | None = None,
+         home: str | Path | None = None) -> int:
     """Redraw the table every ``interval`` seconds until Ctrl-C, or after ``frames`` tables."""
     layout = open_volume(volume)
     if layout is None:
@@ -66,10 +67,10 @@ def main(volume: str | Path, interval: float = 1.0, out: TextIO | None = None, f
                 columns, height = _terminal_size(out)
                 # summary, blank (or hidden columns) line, header, "... more", footer and the cursor's line
                 lines = status_lines(layout, time.time(), cache, max_rows=max(height - 6, 1), width=max(columns - 1, 20),
-                                     problems_first=True)
+                                     problems_first=True, home=home)
                 lines = fit(lines + [f"every {interval:g}s; Ctrl-C to stop"], columns, height)
             else:
-                lines = status_lines(layout, time.time(), cache, problems_first=True)
+                lines = status_lines(layout, time.time(), cache, problems_first=True, home=home)
             out.write(frame(lines, tty))
             out.flush()
             drawn += 1
