@@ -270,13 +270,16 @@ def test_a_flooded_inbox_is_drained_a_bounded_part_at_a_time(tmp_path, volume, m
     monkeypatch.setenv(ENV_UNIT_STATE, str(tmp_path / "mark.json"))
     for name in ("A0ORG_STEERING_KEYS", "A0ORG_UNIT_KEY", "A0ORG_KEY", "A0ORG_KEY_FILE"):
         monkeypatch.delenv(name, raising=False)
+    from org.kernel.agent_zero import AgentPort
+    from org.kernel.turn_readings import read_turn
     from org.macrocosm.link import UnitLink
 
     inbox = VolumeLayout(volume).inbox("unit-1")
     inbox.mkdir(parents=True)
     for i in range(5000):
         (inbox / f"{i:010d}-{'0' * 32}.json").write_text("{")
-    asyncio.run(drain_inbox(StandInAgent(), UnitLink.from_env()))
+    agent = StandInAgent()
+    asyncio.run(drain_inbox(read_turn(agent), AgentPort(agent), UnitLink.from_env()))
     assert len(list(inbox.iterdir())) >= 5000 - 100  # at most 100 handled this turn
     assert len([r for r in caplog.records if "refused steering" in r.getMessage()]) <= 3
 

@@ -72,10 +72,10 @@ def record(folder: Path, *events: tuple[str, dict[str, Any]]) -> None:
         path, parent, lock = _places(folder)
         data = lines_of(events)
         try:
-            fd = os.open(path, _APPEND, 0o600)
+            fd = _checked(os.open(path, _APPEND, 0o600))
         except FileNotFoundError:  # the first event: the folder is made once, not at every turn
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, _APPEND, 0o600)
+            fd = _checked(os.open(path, _APPEND, 0o600))
         try:
             if os.fstat(fd).st_size + len(data) <= MAX_BYTES:
                 os.write(fd, data)  # the common case: one open, one write
@@ -109,9 +109,12 @@ def append_at(dir_fd: int, data: bytes, lock: Path | None = None) -> None:
 
 
 def _open_log(dir_fd: int) -> int:
-    """The log opened for appending: a regular file with no other name (a hard link would
-    append into whatever file it shares), else :class:`FileRefused`."""
-    fd = os.open(NAME, _APPEND, 0o600, dir_fd=dir_fd)
+    return _checked(os.open(NAME, _APPEND, 0o600, dir_fd=dir_fd))
+
+
+def _checked(fd: int) -> int:
+    """``fd`` when it is the log opened for appending: a regular file with no other name (a hard
+    link would append into whatever file it shares); else closed, and :class:`FileRefused`."""
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
         os.close(fd)
