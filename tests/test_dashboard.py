@@ -6,9 +6,12 @@ import http.client
 import json
 import os
 import threading
+from pathlib import Path
 
 import pytest
 from test_views import ROLE, deliver, publish, steering
+from volume_units import publish as publish_scenario
+from volume_units import test_home
 
 from org.macrocosm.roles import RoleBook
 from org.macrocosm.views.dashboard import EventCache, unit_events, units_document
@@ -26,23 +29,23 @@ def layout(tmp_path) -> VolumeLayout:
     return volume
 
 
-def paused_volume(layout: VolumeLayout) -> None:
-    """'stuck' paused by a real XO, 'busy' steered once, 'calm' left alone."""
-    doctrine = ROLE.doctrine.model_copy(update={
-        "escalation": ROLE.doctrine.escalation.model_copy(update={"pause_after_nudges": 1}),
-        "radio_check_interval_turns": 1, "cooldown_turns": 0,
-    })
-    xo = XO(layout, "engineering_xo", None, roles=RoleBook(fixed={ROLE.role_id: (doctrine, ROLE.pace_plan)}))
+def paused_volume(layout: VolumeLayout) -> Path:
+    """'stuck' paused by a real XO, 'busy' steered once, 'calm' left alone; the XO's home."""
+    doctrine = ROLE.doctrine.model_copy(update={"radio_check_interval_turns": 1, "cooldown_turns": 0})
+    home = layout.root.parent / "xo-home"
+    home.mkdir(mode=0o700)
+    xo = XO(layout, "engineering_xo", test_home(home), roles=RoleBook(fixed={ROLE.role_id: (doctrine, ROLE.pace_plan)}))
     publish(layout, "calm")
-    publish(layout, "busy", turn=1, fill=0.95, doctrine=doctrine)
-    for turn in (1, 2):  # a nudge, then (unanswered) the pause
-        publish(layout, "stuck", turn=turn, fill=0.95, doctrine=doctrine)
+    publish_scenario(layout.root, "busy", "context", 1, doctrine)
+    for turn in (1, 2, 3):  # a loop steering, then the same failing call twice more: the pause
+        publish_scenario(layout.root, "stuck", "loop_ignored", turn, doctrine)
         xo.sweep()
+    return home
 
 
 def test_paused_units_come_first_with_their_last_steering_and_what_followed(layout):
-    paused_volume(layout)
-    doc = units_document(layout, EventCache(layout.root / "xo"))
+    home = paused_volume(layout)
+    doc = units_document(layout, EventCache(home), home=home)
     assert [u["unit"] for u in doc["units"]][0] == "stuck" and doc["paused"] == 1
     stuck = doc["units"][0]
     assert stuck["paused"] is True and stuck["role"] == "codegen"
@@ -52,9 +55,9 @@ def test_paused_units_come_first_with_their_last_steering_and_what_followed(layo
     assert busy["last_steering"]["anomaly"] == "context" and busy["last_steering"]["outcome"] == "no progress yet"
     assert next(u for u in doc["units"] if u["unit"] == "calm")["last_steering"] is None
     assert sum(sum(b.values()) for b in doc["chart"]["bars"]) == 3  # two steering and the pause
-    events = unit_events(EventCache(layout.root / "xo"), "stuck")["events"]
+    events = unit_events(EventCache(home), "stuck")["events"]
     assert [e["type"] for e in events if e["type"] in ("steering", "pause")] == ["steering", "pause"]
-    assert unit_events(EventCache(layout.root / "xo"), "../x")["error"]
+    assert unit_events(EventCache(home), "../x")["error"]
 
 
 def test_steering_text_passes_the_redactor(layout):
@@ -66,8 +69,8 @@ def test_steering_text_passes_the_redactor(layout):
 
 
 class Served:
-    def __init__(self, layout: VolumeLayout, bind: str = "127.0.0.1:0", token: str | None = None):
-        self.server = make_server(layout.root, bind, token)
+    def __init__(self, layout: VolumeLayout, bind: str = "127.0.0.1:0", token: str | None = None, home: Path | None = None):
+        self.server = make_server(layout.root, bind, token, home)
         self.port = self.server.server_address[1]
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
@@ -88,8 +91,7 @@ class Served:
 
 
 def test_the_server_is_read_only_and_answers_only_under_its_own_address(layout):
-    paused_volume(layout)
-    served = Served(layout)
+    served = Served(layout, home=paused_volume(layout))
     try:
         status, headers, body = served.get("/")
         assert status == 200 and b"XO dashboard" in body

@@ -13,7 +13,8 @@ ROW = "[...document.querySelectorAll('#units tbody tr')]"
 
 
 def start_dashboard(procs, volume) -> str:  # noqa: F811 - the fixture's name
-    process, log = procs.start(["-m", "org", "dashboard", "--volume", str(volume), "--http", "127.0.0.1:0"], "dashboard")
+    process, log = procs.start(["-m", "org", "dashboard", "--volume", str(volume), "--home", str(procs.home), "--http", "127.0.0.1:0"],
+                               "dashboard")
     assert wait_for(lambda: "http://" in log.read_text() or process.poll() is not None, WAIT), log.read_text()
     return re.search(r"http://\S+/", log.read_text()).group(0)
 
@@ -27,7 +28,9 @@ def test_the_xo_page_shows_the_paused_unit_first_and_new_steering_without_a_relo
     try:
         xo, xo_log = procs.xo(volume)
         common = ("--doctrine", EVERY_TURN, "--interval", "0", "--lockstep", "--timeout", str(WAIT))
-        stuck = procs.unit(volume, "alpha", "--scenario", "stall", "--turns", "6", *common)  # five nudges, then the pause
+        # a loop steering, then the same failing call twice more: the pause (no lockstep: nothing answers turn 2)
+        stuck = procs.unit(volume, "alpha", "--scenario", "loop_ignored", "--turns", "3", "--doctrine", EVERY_TURN,
+                           "--interval", "0.5", "--timeout", str(WAIT))
         calm = procs.unit(volume, "bravo", "--scenario", "healthy", "--turns", "3", "--interval", "0")
         for process, log in (stuck, calm):
             finish(process, log)
@@ -37,7 +40,7 @@ def test_the_xo_page_shows_the_paused_unit_first_and_new_steering_without_a_relo
         browser.evaluate("window.loadedOnce = 'yes'")
         browser.wait_for(f"{ROW}.length === 2 && {ROW}[0].dataset.unit === 'alpha'")
         first = browser.evaluate(f"{ROW}[0].innerText")
-        assert "paused" in first and "stall" in first and "pause" in first, first
+        assert "paused" in first and "loop" in first and "pause" in first, first
         assert browser.evaluate("document.querySelector('#units .badge.paused').textContent") == "paused"
         assert "paused" not in browser.evaluate(row_text("bravo"))
         assert browser.evaluate("document.querySelectorAll('#chart svg rect.bar').length") >= 1

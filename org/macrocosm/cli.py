@@ -133,7 +133,7 @@ def _tail(args: argparse.Namespace) -> int:
 def _dashboard(args: argparse.Namespace) -> int:
     from .views import web
 
-    return web.main(args.volume, args.http, args.token or os.environ.get(web.ENV_TOKEN) or None)
+    return web.main(args.volume, args.http, args.token or os.environ.get(web.ENV_TOKEN) or None, args.home)
 
 
 def add_commands(sub) -> None:
@@ -185,6 +185,7 @@ def add_commands(sub) -> None:
     p = sub.add_parser("dashboard", help="the XO page: every unit, its last steering and what followed, steering over time, "
                                          "in a browser (read-only)")
     _volume_argument(p)
+    _home_argument(p)
     p.add_argument("--http", default="127.0.0.1:8765", help="HOST:PORT to serve it on (default 127.0.0.1:8765; port 0: any free one)")
     p.add_argument("--token", help="the token the page's address must carry (?token=...); needed to bind a non-loopback "
                                    "address (default: $A0ORG_DASHBOARD_TOKEN)")

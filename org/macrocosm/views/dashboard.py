@@ -88,11 +88,13 @@ def chart(log: list[SupervisionEvent], now: float) -> dict[str, Any]:
     return {"start": datetime.fromtimestamp(start, timezone.utc).isoformat(), "bar_seconds": round(width, 3), "bars": bars}
 
 
-def units_document(layout: VolumeLayout, cache: EventCache, now: float | None = None) -> dict[str, Any]:
+def units_document(layout: VolumeLayout, cache: EventCache, now: float | None = None,
+                   home: Path | str | None = None) -> dict[str, Any]:
+    """Every unit's row, with what the XO knows of it when its ``home`` is given (pauses, nudges)."""
     now = time.time() if now is None else now
     log = cache.read()
     latest = latest_steering(log)
-    rows = status_rows(layout, now)
+    rows = status_rows(layout, now, home=home)
     rows.sort(key=lambda r: (not r["paused"], urgency(r)))  # paused first, then what needs a look; stable by unit id
     units = []
     for row in rows:

@@ -121,19 +121,21 @@ def make_handler(routes: dict[str, Callable[[dict[str, list[str]]], dict[str, An
     return Handler
 
 
-def make_server(volume: Path | str, bind: str = "127.0.0.1:0", token: str | None = None) -> ThreadingHTTPServer:
-    """The server, bound (port 0: any free one), not yet serving; :class:`BindError` when the address needs a token."""
+def make_server(volume: Path | str, bind: str = "127.0.0.1:0", token: str | None = None,
+                home: Path | str | None = None) -> ThreadingHTTPServer:
+    """The server, bound (port 0: any free one), not yet serving; :class:`BindError` when the address needs a token.
+    With the XO's ``home``, the page shows what the XO knows (pauses, nudges) and its event log."""
     host, port = parse_bind(bind)
     loopback = is_loopback(host)
     if not loopback and not token:
         raise BindError(f"--http {bind}: not a loopback address; give a token (--token or ${ENV_TOKEN}) to bind there")
     layout = VolumeLayout(volume)
-    cache = EventCache(layout.root / "xo")
+    cache = EventCache(Path(home) if home is not None else layout.root / "xo")
     lock = threading.Lock()  # one reader of the volume at a time: polls from several tabs share the cache
 
     def units(query: dict[str, list[str]]) -> dict[str, Any]:
         with lock:
-            return units_document(layout, cache)
+            return units_document(layout, cache, home=home)
 
     def events(query: dict[str, list[str]]) -> dict[str, Any]:
         with lock:
@@ -147,13 +149,13 @@ def make_server(volume: Path | str, bind: str = "127.0.0.1:0", token: str | None
     return server
 
 
-def main(volume: Path | str, bind: str, token: str | None) -> int:
+def main(volume: Path | str, bind: str, token: str | None, home: Path | str | None = None) -> int:
     layout = VolumeLayout(volume)
     if not layout.root.is_dir():
         print(f"{layout.root}: not a folder; pass the shared volume with --volume", file=sys.stderr)
         return 2
     try:
-        server = make_server(volume, bind, token)
+        server = make_server(volume, bind, token, home)
     except BindError as exc:
         print(f"a0org dashboard: {exc}", file=sys.stderr)
         return 2
