@@ -1,5 +1,5 @@
 """``a0org demo --macrocosm``: keys, an XO and three stand-in units on a temporary volume, with
-a loop steered, a learning relayed and ignored nudges escalated to a pause, as a process."""
+a loop steered, a learning relayed and an ignored loop steering escalated to a pause, as a process."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def test_the_macrocosm_demo_shows_steering_a_relay_and_a_pause(tmp_path):
     out = done.stdout
     assert "XO -> alpha: steer #1 (hint)" in out and ">> [SUPERVISOR] Loop:" in out
     assert "(info) - unit charlie: pytest -q tests/test_api.py fails" in out
-    assert "XO -> bravo: pause #3 (critical)" in out and "|| paused by the XO" in out
+    assert "XO -> bravo: steer #1 (hint)" in out and "XO -> bravo: pause #2 (critical)" in out and "|| paused by the XO" in out
     [bravo] = [line for line in out.splitlines() if line.strip().startswith("bravo ") and "codegen" in line][-1:]
     assert bravo.rstrip().endswith("paused by the XO")
     assert out.count("$ a0org status") == 3

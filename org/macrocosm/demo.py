@@ -3,8 +3,8 @@
 Keys are made as ``a0org keys`` makes them (a signing key, a report key and a role per unit);
 three units run the pack's real hook files in the stand-in Agent-Zero (each turn drains its
 inbox, then publishes its sealed report); the XO sweeps the volume after every turn. Scripted
-sessions show a loop steered, a learning relayed from one unit to another, and ignored nudges
-escalated to a pause, with ``a0org status`` printed as it changes. No Docker, no model.
+sessions show a loop steered, a learning relayed from one unit to another, and a loop steering
+ignored and escalated to a pause, with ``a0org status`` printed as it changes. No Docker, no model.
 """
 
 from __future__ import annotations
@@ -50,10 +50,9 @@ SCRIPT: list[tuple[str, str, dict]] = [
     ("a learning, relayed", "charlie", _call("pytest -q tests/test_api.py", "bash: pytest: command not found", ok=False)),
     ("a learning, relayed", "charlie", _call("python -m pytest -q tests/test_api.py", "12 passed in 0.4s")),
     ("a learning, relayed", "alpha", _call("pytest -q tests/test_views.py", "bash: pytest: command not found", ok=False)),
-    *[("ignored nudges, escalated to a pause", "bravo",
-       _call(f"sed -n '{n},+40p' /app/settings/part{n}.py", f"# part {n}",
-             htn={"plan_name": "add_config_loader", "current_step": "write the loader", "turns_since_progress": n}))
-      for n in range(3, 9)],
+    *[("a loop steering ignored, escalated to a pause", "bravo",
+       _call("python manage.py migrate", "django.db.utils.OperationalError: no such table: app_config", ok=False))
+      for _ in range(6)],
 ]
 
 
