@@ -98,5 +98,7 @@ def test_rotation_restart_and_retirement_lose_no_steering(procs, tmp_path):
     assert (rejected / (in_flight.name + ".reason")).read_text().startswith(f"signed with key '{old}'")
     assert f"steering sent again: unit={UNIT}" in text and "refused by the unit (key" in text
     warnings = json.loads(out.read_text())["warnings"]
-    assert len(warnings) >= 3, warnings  # steered on, under the new key, with no restart of the unit
+    # steered on, under the new key, with no restart of the unit: the loop steering, then the one that
+    # was in flight (sent again), whatever it is (the pause, when the loop went on)
+    assert len(warnings) >= 2, warnings
     assert "steering keys read again" in (tmp_path / "unit.log").read_text()
