@@ -128,6 +128,14 @@ REFUSED = ("Your proposed edit has introduced new syntax error(s). Please read t
            "...\nYour changes have NOT been applied. Please fix your edit command and try again.\n")
 
 
+def test_a_shell_s_line_counter_makes_no_output_new(make_session):
+    session = make_session(doctrine={"breaker": {"enabled": False}})
+    session.run(sh("sed -i 's/a/b/' Test.java"),
+                *[sh(f"javac -cp .:lib/{n}.jar Test.java", f"/bin/bash: line {47857 + 15 * n}: javac: command not found") for n in range(3)],
+                *[sh(f"javac -d out{n} Test.java", f"/bin/bash: line {48000 + 15 * n}: javac: command not found") for n in range(3)])
+    assert [a for _, a in session.anomalies()].count("churn") == 1  # the task did not move: said once
+
+
 def test_an_editor_refusing_an_edit_is_a_failure_named_by_the_linter_s_finding():
     verdict = classify_output(REFUSED)
     assert verdict.failed and verdict.error_type == "syntax"

@@ -144,14 +144,15 @@ _VOLATILE = (
     (re.compile(r"\s+"), " "),
 )
 # What changes from one run of the same command to the next without saying anything about
-# the result: times, durations, addresses, temporary paths, process ids, ids.
+# the result: times, durations, addresses, temporary paths, process ids, ids, a shell's line counter.
 _RUN_VOLATILE = re.compile(
     r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d)?(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"  # timestamps
     r"|\b\d\d?:\d\d:\d\d(?:[.,]\d+)?\b"  # clock times
     r"|\b\d+(?:\.\d+)?[ \t]?(?:s|ms|us|µs|ns|sec|secs|seconds?|minutes?)\b"  # durations
     r"|0x[0-9a-fA-F]+|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"  # addresses, uuids
     r"|/(?:tmp|var/folders)/[\w.@-]+(?:/[\w.@-]+)*|\btmp[\w-]{6,}"  # temporary paths and names
-    r"|\b(?:pid|PID|process|Process)[ =:#]*\d+")
+    r"|\b(?:pid|PID|process|Process)[ =:#]*\d+"
+    r"|(?<=sh: line )\d+(?=: )")  # a shell's running line counter ("/bin/bash: line 47857: javac: command not found")
 
 
 def run_text(text: str) -> str:
