@@ -24,7 +24,12 @@ def main() -> None:
     args = parser.parse_args()
     sys.path.insert(0, args.repo)
     from org.contracts.knowledge import KnowledgeDraft
-    from org.knowledge import DirectiveQueue, KnowledgeStore, estimate_tokens, project_knowledge_section
+    from org.knowledge import (
+        DirectiveQueue,
+        KnowledgeStore,
+        estimate_tokens,
+        project_knowledge_section,
+    )
 
     text = "Use ToolError in app/tools.py; see the loader. "
     fill = lambda length: (text * (length // len(text) + 1))[:length]  # noqa: E731

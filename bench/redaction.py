@@ -38,6 +38,7 @@ def main() -> None:
     here = Path(__file__).resolve().parent.parent
     sys.path[:0] = [args.repo, str(here / "tests")]
     import secret_corpus
+
     from org.kernel.redact import redact
     from org.kernel.secret_patterns import ASSIGNMENT
 

@@ -95,7 +95,7 @@ def test_a_full_bootstrap_prompt_keeps_to_its_size_and_drops_whole_sample_files(
     base = CodeBase(layout=layout, files=[(f"/p/shop/m{n}.py", "x = 1\n" * 416) for n in range(10)])
     run = RunInput(digests, [], [], [f"D{n} [low cleanup, from code_style]: " + "d" * 250 for n in range(1, 11)],
                    [(f"/p/shop/t{n}.py", "y = 2\n" * 250) for n in range(6)], [], base)
-    system, user = build_messages(SPECS["code_style"], run)
+    _, user = build_messages(SPECS["code_style"], run)
     assert len(user["content"]) <= PROMPT_CHARS + 200
     sample = user["content"].split("## CODE BASE", 1)[1]
     assert sample.count("```") % 2 == 0 and "more sampled file(s) left out to fit the prompt" in sample

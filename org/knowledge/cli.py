@@ -13,8 +13,6 @@ from org.contracts.vocabulary import CATEGORIES
 if TYPE_CHECKING:
     from org.contracts.knowledge import ReviewItem
 
-from .screening import view
-
 
 def _config():
     """The supervisors' config (``supervisors.yaml``), or None."""
@@ -91,6 +89,8 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _describe(item: ReviewItem) -> list[str]:
+    from .screening import view  # (the command line loads what a command uses, when it runs)
+
     when = f"{item.created_at:%Y-%m-%d %H:%M}"
     task = f", after task {item.task}" if item.task is not None else ""
     held = [f"    QUARANTINED: {why}" for why in item.quarantined]
