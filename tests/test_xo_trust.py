@@ -408,3 +408,18 @@ def test_one_home_on_two_volumes_keeps_each_volumes_units_apart(tmp_path, home, 
     other = new_xo(second, home, clock)
     report(second, "unit-1", "stall", 2, clock)  # the same turn, on the other volume: checked, steered
     assert sent(other.sweep()) == [("unit-1", 1, "steer", "hint", 0)]
+
+
+def test_junk_with_a_huge_seq_cannot_hide_the_refusal_a_unit_reports():
+    from org.macrocosm.inbox import AppliedIds, refused_steering
+
+    data: dict = {}
+    applied = AppliedIds(data)
+    applied.taken(3)
+    applied.refused(9_999_999_999, "key", "unsigned junk planted by another unit")
+    applied.refused(4, "key", "signed with key 'abc', which is not in this unit's steering keys")
+    applied.refused(9_999_999_998, "key", "more junk")
+    assert refused_steering(data)["seq"] == 4
+    applied.taken(5)  # the XO's message sent again was taken: the next refusal is news
+    applied.refused(6, "expired", "expired at ...")
+    assert refused_steering(data)["seq"] == 6

@@ -188,8 +188,11 @@ class AppliedIds:
 
     def refused(self, seq: int, reason: str, detail: str) -> None:
         """A steering file of this unit refused (expired, or a key it does not hold): the XO
-        sends it again rather than wait for it. The latest one is kept."""
-        if self._refused is None or seq >= count_or(self._refused.get("seq"), 0):
+        sends it again rather than wait for it. The lowest refused seq above the highest taken is
+        kept, so junk with a huge seq in its name cannot hide the XO's own message."""
+        taken = self._seq or 0
+        kept = count_or(self._refused.get("seq"), 0) if self._refused else 0
+        if seq > taken and (kept <= taken or seq <= kept):
             self._refused = {"seq": seq, "reason": reason, "detail": detail[:200]}
             self._save()
 

@@ -351,7 +351,8 @@ class XO:
             self._event("resume", unit, state)
         if verdict.steering is not None:
             steering = verdict.steering
-            self._event("steering" if steering.kind == "steer" else "pause", unit, state, anomaly=steering.anomaly)
+            kind = {"steer": "steering", "pause": "pause", "inform": "relay"}[steering.kind]  # an inform only when sent again
+            self._event(kind, unit, state, anomaly=steering.anomaly)
             self._send(unit, state, steering, now, result, again=verdict.again)
 
     def _event(self, kind: str, unit: str, state: UnitState, **fields: Any) -> None:
