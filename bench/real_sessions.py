@@ -288,7 +288,8 @@ def write_sample(args: argparse.Namespace, pool: list[dict[str, Any]] | None, pa
         return
     picked = random.Random(args.seed).sample(pool, min(args.sample, len(pool)))
     path.write_text(sample_markdown(picked), encoding="utf-8")
-    print(f"{len(picked)} of {len(pool)} events written to {path}")
+    path.with_suffix(".jsonl").write_text("".join(json.dumps(e) + "\n" for e in picked), encoding="utf-8")
+    print(f"{len(picked)} of {len(pool)} events written to {path} (and as JSON lines to {path.with_suffix('.jsonl')})")
 
 
 def main(argv: list[str] | None = None) -> int:
