@@ -192,6 +192,7 @@ def measure(corpus: Path, args: argparse.Namespace, doctrine: dict[str, Any], ev
     anomalies: dict[str, Counter] = {}
     struggle = Counter()
     goals = Counter()
+    named: dict[str, list[str]] = {}  # which sessions make the goal figures, for finding them again
     followed: dict[str, list] = {}
     followed_by_anomaly: dict[str, list] = {}
     for run in sorted(p for p in corpus.iterdir() if p.is_dir()):
@@ -224,15 +225,22 @@ def measure(corpus: Path, args: argparse.Namespace, doctrine: dict[str, Any], ev
             goals["pauses"] += pauses
             goals["paused sessions"] += bool(pauses)
             goals["pause pairs"] += pause_pairs(every)
+            name = f"{run.name}/{path.stem}"
             if group == "succeeded":
                 goals["succeeded sessions"] += 1
                 goals["succeeded steered"] += bool(events)
                 goals["succeeded paused"] += bool(pauses)
+                named.setdefault("succeeded_steered", []).extend([name] if events else [])
+                named.setdefault("succeeded_paused", []).extend([name] if pauses else [])
+            if pause_pairs(every):
+                named.setdefault("paused_within_5_turns", []).append(name)
             waste = waste_in(raw)
             if waste:
                 goals["waste sessions"] += 1
                 goals["waste steered"] += bool(every)
                 goals["waste steered in stretch"] += any(w.first <= e["turn"] <= w.last for w in waste for e in every)
+                if not every:
+                    named.setdefault("waste_not_steered", []).append(f"{name} ({waste[0].kind}: turns {waste[0].first}-{waste[0].last})")
             if events_out:
                 for event in events:
                     events_out.write(json.dumps({"run": run.name, "session": path.stem, "group": group, **event,
@@ -261,6 +269,7 @@ def measure(corpus: Path, args: argparse.Namespace, doctrine: dict[str, Any], ev
     figures["struggling"] = dict(struggle)
     say(f"sessions where the agent wrote it was struggling: {struggle['sessions']}, steered: {struggle['steered']}")
     figures["goals"] = goal_figures(goals)
+    figures["sessions"] = named
     if not quiet:
         print_goals(figures["goals"])
     return figures
