@@ -68,7 +68,7 @@ def test_rotation_restart_and_retirement_lose_no_steering(procs, tmp_path):
     out = tmp_path / "unit.json"
     with open(tmp_path / "unit.log", "ab") as unit_log:
         unit = subprocess.Popen([sys.executable, str(ROOT / "tests" / "looping_unit.py"), "--org-home", str(tmp_path / "orgs"),
-                                 "--until", "3", "--seconds", "100", "--out", str(out)],
+                                 "--until", "2", "--seconds", "100", "--out", str(out)],
                                 cwd=ROOT, env=env, stdout=unit_log, stderr=subprocess.STDOUT)
     procs.started.append(unit)
     assert wait_for(lambda: applied_keys(layout) == [old], WAIT), xo_log.read_text()
