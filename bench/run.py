@@ -243,6 +243,8 @@ def fill_troubled_agent(agent: StandInAgent) -> None:
     agent._htn_state = {"plan_name": "add export command", "current_step": "write the CSV writer tests", "turns_since_progress": 20}  # type: ignore[attr-defined]
     agent._bst_store = {"__bst_belief_state__": {"domain": "codegen", "confidence": 0.82}}  # type: ignore[attr-defined]
     agent.data["ctx_window"] = {"text": "", "tokens": int(0.92 * agent.ctx_length)}
+    # an edit first: the failures that follow are the agent's own (churn judges only those)
+    run_tool(agent, "text_editor", {"op": "write", "path": "/src/export.py", "content": "def export():\n    pass\n"}, "written")
     mixed = LEDGER_LIMIT - FAILURE_HISTORY_LIMIT
     for i in range(mixed):
         kind = i % 6

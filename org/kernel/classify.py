@@ -161,15 +161,19 @@ def run_text(text: str) -> str:
     return " ".join(_RUN_VOLATILE.sub("#", text).split())
 
 
+#: line keys are kept to 30 bits: small integers of one size, so the remembered lines take constant memory
+_KEY_BITS = (1 << 30) - 1
+
+
 def line_key(line: str) -> int:
     """A line's identity among the task's outputs (whitespace and volatile parts ignored)."""
-    return hash(run_text(line))
+    return hash(run_text(line)) & _KEY_BITS
 
 
 def line_keys(text: str) -> list[int]:
     """The keys of an output's lines (its head and tail), as :func:`line_key` makes them."""
     sample = text if len(text) <= 3000 else text[:2000] + "\n" + text[-1000:]
-    return [hash(" ".join(line.split())) for line in _RUN_VOLATILE.sub("#", sample).splitlines() if line.strip()]
+    return [hash(" ".join(line.split())) & _KEY_BITS for line in _RUN_VOLATILE.sub("#", sample).splitlines() if line.strip()]
 
 
 def _sample(text: str) -> str:
