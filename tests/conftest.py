@@ -3,6 +3,7 @@ real hook files through the loader contract."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,12 @@ from org.kernel.paths import ENV_HOME  # noqa: E402
 from org.kernel.store import OrganizationStore  # noqa: E402
 from org.replay import prepare_organization  # noqa: E402
 from org.standin.session import StandInSession, TurnResult  # noqa: E402
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: two workers per CPU. Many tests wait (on the XO's and the units' processes, on
+    file-system events, on a scripted model), and a second worker per CPU runs meanwhile."""
+    return 2 * (os.cpu_count() or 1)
 
 
 class Session:
