@@ -429,8 +429,9 @@ def test_watch_redraws_in_place_on_a_terminal_and_stops_cleanly_on_ctrl_c(layout
         seen = read_until(leader, b"Ctrl-C to stop", 30)
         seen += read_until(leader, b"Ctrl-C to stop", 5)  # a second frame
         process.send_signal(signal.SIGINT)
+        # read on while it stops: frames still queued in a full terminal would hold it in its last write
+        seen += read_until(leader, b"\x1b[?25h", 30)
         code = process.wait(10)
-        seen += read_until(leader, b"\x1b[?25h", 2)
     finally:
         if process.poll() is None:
             process.kill()
