@@ -422,8 +422,10 @@ def test_watch_redraws_in_place_on_a_terminal_and_stops_cleanly_on_ctrl_c(layout
     publish(layout, "codegen-1")
     leader, follower = pty.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 160, 0, 0))
+    # Ctrl-C as a terminal delivers it, even when this test runs where SIGINT is ignored (a background job)
     process = subprocess.Popen([sys.executable, "-m", "org", "watch", "--volume", str(layout.root), "--interval", "0.05"],
-                               cwd=ROOT, stdin=follower, stdout=follower, stderr=subprocess.PIPE)
+                               cwd=ROOT, stdin=follower, stdout=follower, stderr=subprocess.PIPE,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     os.close(follower)
     try:
         seen = read_until(leader, b"Ctrl-C to stop", 30)
