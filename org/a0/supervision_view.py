@@ -88,11 +88,22 @@ def knowledge(home: Path, project: str | None) -> dict[str, Any]:
     config = load_config(OrganizationLayout(home))
     store = KnowledgeStore(locations.knowledge_root(home, project, config.knowledge.root if config else None))
     documents = [{"path": d.path, "status": d.status, "title": redact(d.title), "hand_written": d.hand_written,
-                  "quarantined": d.status == "quarantined"} for d in store.documents()]
+                  "quarantined": False} for d in store.documents()]
     queue = DirectiveQueue(locations.directives_path(home, project))
     directives = [{"id": d.id, "priority": d.priority, "type": d.type, "source": d.source, "age": d.age,
-                   "description": redact(d.description), "quarantined": getattr(d, "status", None) == "quarantined"}
-                  for d in queue.pending()]
+                   "description": redact(d.description), "quarantined": False} for d in queue.pending()]
+    # what the supervisors' model wrote and screening held for a person: shown marked, never in force
+    for item in store.review_items():
+        if not item.quarantined:
+            continue
+        why = redact("; ".join(item.quarantined))
+        if item.directive is not None:
+            directives.append({"id": item.id, "priority": item.directive.priority, "type": item.directive.type,
+                               "source": item.source, "age": None, "description": redact(item.directive.description),
+                               "quarantined": True, "why": why})
+        elif item.draft is not None:
+            documents.append({"path": f"{item.draft.category}/{item.draft.name}.md", "status": "quarantined",
+                              "title": redact(item.draft.title), "hand_written": False, "quarantined": True, "why": why})
     return {"scope": locations.describe(project), "documents": documents, "directives": directives}
 
 

@@ -101,12 +101,14 @@ function render(doc) {
   const k = doc.knowledge || {};
   document.getElementById("scope").textContent = k.scope ? `(${k.scope})` : "";
   fill("documents", k.error ? k : (k.documents || []).map(d => {
-    const tr = row([d.path, d.quarantined ? "quarantined" : d.status, d.title + (d.hand_written ? " (hand-written)" : "")]);
+    const tr = row([d.path, d.quarantined ? "quarantined" : d.status,
+                    d.title + (d.hand_written ? " (hand-written)" : "") + (d.quarantined ? ` (held for a person: ${d.why})` : "")]);
     if (d.quarantined) tr.className = "quarantined";
     return tr;
   }), "no knowledge documents");
   fill("directives", k.error ? [] : (k.directives || []).map(d => {
-    const tr = row([d.id + (d.quarantined ? " (quarantined)" : ""), d.priority, d.source, d.description]);
+    const tr = row([d.id + (d.quarantined ? " (quarantined)" : ""), d.priority, d.source,
+                    d.description + (d.quarantined ? ` (held for a person: ${d.why})` : "")]);
     if (d.quarantined) tr.className = "quarantined";
     return tr;
   }), "no pending directives");
