@@ -8,8 +8,6 @@ nudges, pause), beside the volume (there, and an XO renewing its heartbeat on it
 
 from __future__ import annotations
 
-import os
-import stat
 import time
 from pathlib import Path
 
@@ -47,26 +45,9 @@ def _home_checks(home: Path, volume: Path | None) -> list[Check]:
 
 def _check_home_like_the_xo(home: Path, volume: Path | None) -> None:
     """What ``XOHome.load`` refuses, without counting a start in the epoch."""
-    from org.macrocosm.keys import XOHomeLayout, active_id
-    from org.macrocosm.signing import OrganizationKeyError, load_signing_key, open_to_others
+    from org.macrocosm.keys import XOHomeLayout, checked_home
 
-    layout = XOHomeLayout(home)
-    if volume is not None:
-        real, vol = os.path.realpath(home), os.path.realpath(volume)
-        if real == vol or real.startswith(vol + os.sep):
-            raise OrganizationKeyError(f"{home}: the XO's home is inside the shared volume {volume}, where units can write; keep it outside")
-    try:
-        st = os.stat(home, follow_symlinks=False)
-    except OSError as exc:
-        raise OrganizationKeyError(f"{home}: cannot use the XO's home ({exc.strerror or exc}); create it with `a0org keys init`") from None
-    if not stat.S_ISDIR(st.st_mode):
-        raise OrganizationKeyError(f"{home}: the XO's home is not a folder")
-    if open_to_others(st.st_mode):
-        raise OrganizationKeyError(f"{home}: others may access the XO's home (mode {stat.S_IMODE(st.st_mode):04o}); run `chmod 700 {home}`")
-    kid = active_id(layout)
-    if kid is None:
-        raise OrganizationKeyError(f"{layout.active_file}: no active signing key; run `a0org keys init`")
-    load_signing_key(layout.signing_dir / f"{kid}.pem")
+    checked_home(XOHomeLayout(home), volume)
 
 
 def _key_checks(home: Path) -> list[Check]:

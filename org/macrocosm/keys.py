@@ -244,6 +244,30 @@ def active_id(home: XOHomeLayout) -> str | None:
     return text
 
 
+def checked_home(layout: XOHomeLayout, volume: Path | str | None = None) -> SigningKey:
+    """The home's active signing key, once the home is shown fit for the XO: outside the volume,
+    a private folder, an active key that loads under its own id; else :class:`OrganizationKeyError`."""
+    if volume is not None:
+        real, vol = os.path.realpath(layout.root), os.path.realpath(volume)
+        if real == vol or real.startswith(vol + os.sep):
+            raise OrganizationKeyError(f"{layout.root}: the XO's home is inside the shared volume {volume}, where units can write; keep it outside")
+    try:
+        st = os.stat(layout.root, follow_symlinks=False)
+    except OSError as exc:
+        raise OrganizationKeyError(f"{layout.root}: cannot use the XO's home ({exc.strerror or exc}); create it with `a0org keys init`") from None
+    if not stat.S_ISDIR(st.st_mode):
+        raise OrganizationKeyError(f"{layout.root}: the XO's home is not a folder")
+    if open_to_others(st.st_mode):
+        raise OrganizationKeyError(f"{layout.root}: others may access the XO's home (mode {stat.S_IMODE(st.st_mode):04o}); run `chmod 700 {layout.root}`")
+    kid = active_id(layout)
+    if kid is None:
+        raise OrganizationKeyError(f"{layout.active_file}: no active signing key; run `a0org keys init`")
+    signing = load_signing_key(layout.signing_dir / f"{kid}.pem")
+    if signing.key_id != kid:
+        raise OrganizationKeyError(f"{layout.signing_dir / (kid + '.pem')}: holds key {signing.key_id}, not {kid}")
+    return signing
+
+
 @dataclass
 class XOHome:
     """What the XO loads from its home: its signing key, the units' report keys, its epoch."""
@@ -261,25 +285,7 @@ class XOHome:
         Counts one more start in ``epoch`` (:func:`bump_epoch`).
         """
         layout = XOHomeLayout(Path(root))
-        real = os.path.realpath(layout.root)
-        if volume is not None:
-            vol = os.path.realpath(volume)
-            if real == vol or real.startswith(vol + os.sep):
-                raise OrganizationKeyError(f"{layout.root}: the XO's home is inside the shared volume {volume}, where units can write; keep it outside")
-        try:
-            st = os.stat(layout.root, follow_symlinks=False)
-        except OSError as exc:
-            raise OrganizationKeyError(f"{layout.root}: cannot use the XO's home ({exc.strerror or exc}); create it with `a0org keys init`") from None
-        if not stat.S_ISDIR(st.st_mode):
-            raise OrganizationKeyError(f"{layout.root}: the XO's home is not a folder")
-        if open_to_others(st.st_mode):
-            raise OrganizationKeyError(f"{layout.root}: others may access the XO's home (mode {stat.S_IMODE(st.st_mode):04o}); run `chmod 700 {layout.root}`")
-        kid = active_id(layout)
-        if kid is None:
-            raise OrganizationKeyError(f"{layout.active_file}: no active signing key; run `a0org keys init`")
-        signing = load_signing_key(layout.signing_dir / f"{kid}.pem")
-        if signing.key_id != kid:
-            raise OrganizationKeyError(f"{layout.signing_dir / (kid + '.pem')}: holds key {signing.key_id}, not {kid}")
+        signing = checked_home(layout, volume)
         home = cls(layout, signing, bump_epoch(layout))
         home.refresh_units()
         return home
