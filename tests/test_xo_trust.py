@@ -20,6 +20,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+from test_xo import T0, Clock, clock, volume  # noqa: F401 (fixtures)
 from test_xo_processes import Processes, terminate
 from volume_units import (
     TrustingRoles,
@@ -47,29 +48,8 @@ from org.macrocosm.xo import XO
 
 ROOT = Path(__file__).resolve().parent.parent
 WAIT = 120.0
-T0 = 1_900_000_000.0
 EVERY_TURN = doctrine(radio_check_interval_turns=1, cooldown_turns=0)
 PAUSE_AFTER_ONE = doctrine(radio_check_interval_turns=1, cooldown_turns=0, escalation={"pause_after_nudges": 1})
-
-
-class Clock:
-    def __init__(self, now: float = T0):
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def volume(tmp_path) -> Path:
-    root = tmp_path / "volume"
-    root.mkdir()
-    return root
 
 
 @pytest.fixture
