@@ -9,7 +9,6 @@ pack's roles, with the header's role as the default role and its doctrine overri
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import tempfile
 from contextlib import contextmanager
@@ -24,6 +23,7 @@ from org.kernel import cascade, loading
 from org.kernel.loading import DocumentError, Problem
 from org.kernel.log import forget_logged
 from org.kernel.paths import ENV_HOME, OrganizationLayout
+from org.kernel.process_env import environment
 from org.macrocosm.volume import ENV_VOLUME
 from org.resources import organizations_templates_dir, roles_dir
 from org.standin.session import StandInSession, TurnResult
@@ -123,18 +123,11 @@ def organization_home(folder: Path | None) -> Iterator[Path]:
     temporary = folder is None
     home = Path(tempfile.mkdtemp(prefix="a0org-")) if temporary else folder
     home.mkdir(parents=True, exist_ok=True)
-    previous = {name: os.environ.get(name) for name in (ENV_HOME, ENV_VOLUME)}
-    os.environ[ENV_HOME] = str(home)
-    os.environ.pop(ENV_VOLUME, None)
     forget_logged()
     try:
-        yield home
+        with environment({ENV_HOME: str(home), ENV_VOLUME: None}):
+            yield home
     finally:
-        for name, value in previous.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
         if temporary:
             shutil.rmtree(home, ignore_errors=True)
 

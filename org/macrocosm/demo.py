@@ -9,15 +9,14 @@ ignored and escalated to a pause, with ``a0org status`` printed as it changes. N
 
 from __future__ import annotations
 
-import contextlib
-import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any, Iterator, TextIO
+from typing import Any, TextIO
 
 from org.contracts import RoleProfile, TraceHeader, TraceTurn
 from org.kernel import loading
+from org.kernel.process_env import environment
 from org.replay import organization_home, prepare_organization
 from org.resources import roles_dir
 
@@ -54,21 +53,6 @@ SCRIPT: list[tuple[str, str, dict]] = [
        _call("python manage.py migrate", "django.db.utils.OperationalError: no such table: app_config", ok=False))
       for _ in range(6)],
 ]
-
-
-@contextlib.contextmanager
-def _as_unit(env: dict[str, str]) -> Iterator[None]:
-    """The process's environment as the unit's (the hooks find their link there)."""
-    previous = {name: os.environ.get(name) for name in env}
-    os.environ.update(env)
-    try:
-        yield
-    finally:
-        for name, value in previous.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 def _xo_roles() -> RoleBook:
@@ -130,7 +114,7 @@ def run_macrocosm_demo(out: TextIO, folder: Path | None = None, era: str = "D") 
                 turns[unit] += 1
                 session = sessions[unit]
                 before = len(session.agent.history)
-                with _as_unit(envs[unit]):
+                with environment(envs[unit]):  # the hooks find the unit's link there
                     [result] = session.run([TraceTurn.model_validate({"turn": turns[unit], **raw})])
                 out.write(f"{unit:8s} turn {turns[unit]:2d} | {raw['args']['code']}\n")
                 for line in _said(session, before):
