@@ -25,6 +25,7 @@ from org.kernel.outcomes import LEDGER_KEY, canonical_signature
 from org.macrocosm.link import ENV_UNIT_KEY
 from org.macrocosm.policy import repeated_call
 from org.macrocosm.signing import public_line
+from org.macrocosm.volume import read_report
 from org.macrocosm.xo import XO
 from org.supervisor.microcosm import STATE_KEY
 from org.supervisor.signals import signals_from_snapshot
@@ -83,9 +84,38 @@ def test_under_an_xo_a_call_that_keeps_failing_runs_at_most_four_times_then_the_
     assert "Supervisor: breaker open" in headings and "Supervisor: blocked" in headings
     assert {"Supervisor: paused", "Supervisor (XO xo): paused"} & set(headings)  # by the unit's breaker, or the XO on proof
     assert "Supervisor: loop" not in headings  # the XO steers; the unit's own supervisor stays quiet
+    # a pause the unit made itself is in its report, and the XO takes it: it sends nothing more
+    itself = "Supervisor: paused" in headings
+    assert (read_report(sealed.report(UNIT)).signals.paused_turn is not None) == itself
+    if itself:
+        assert xo.sweep().sent == []
+        assert xo._units[UNIT].paused_itself and xo._units[UNIT].paused_turn is not None
     blocked = [m.content for m in session.agent.history if isinstance(m.content, dict) and "tool_result" in m.content
                and m.content["tool_result"].startswith("[SUPERVISOR] Blocked")]
     assert blocked
+
+
+def test_a_unit_that_pauses_itself_says_so_and_the_xo_sends_nothing_more(make_session, sealed, monkeypatch):
+    """The XO steers once and then answers no report until the chat is paused (a slow XO):
+    the unit's breaker blocks, pauses the chat itself, and its report tells the XO."""
+    session = make_session()
+    xo = XO(sealed, "xo", test_home())
+    swept = []
+
+    def call(point, original=session.standin._call, **kwargs):
+        if point == "message_loop_prompts_before" and not any(swept):
+            swept.append(xo.sweep().sent)
+        return original(point, **kwargs)
+
+    monkeypatch.setattr(session.standin, "_call", call)
+    run_until_paused(session)
+
+    headings = [i.heading for i in session.agent.context.log.items]
+    assert session.results[-1].paused and ran(session) <= 4 and "Supervisor: paused" in headings
+    report = read_report(sealed.report(UNIT))
+    assert report.signals.paused_turn == report.signals.turn
+    assert xo.sweep().sent == []
+    assert xo._units[UNIT].paused_itself and xo._units[UNIT].paused_turn == report.signals.turn
 
 
 def test_without_the_xos_loop_steering_the_unit_never_blocks(make_session, sealed):

@@ -346,7 +346,7 @@ def test_status_json_has_stable_keys(layout):
     assert all(list(row) == list(STATUS_KEYS) for row in units.values())
     assert units["codegen-1"] | {"age_seconds": None} == {
         "unit": "codegen-1", "role": "codegen", "state": "active", "pace": "primary", "health": "nominal", "context_fill": 0.5,
-        "turn": 3, "age_seconds": None, "freshness": "fresh", "pending": 1, "nudges": None, "paused": None, "error": None,
+        "turn": 3, "age_seconds": None, "freshness": "fresh", "pending": 1, "nudges": None, "paused": None, "paused_by": None, "error": None,
         "degraded": None,
     }
     assert (units["devops-1"]["health"], units["devops-1"]["freshness"]) == ("unknown", "very_stale")

@@ -217,6 +217,31 @@ def test_a_report_that_proves_the_steering_ignored_is_paused_as_the_unit_would(v
     assert messages(volume, "unit-1")[-1]["text"].startswith("[SUPERVISOR] Paused: steering about loop went unanswered twice")
 
 
+def test_a_unit_that_paused_itself_is_known_paused_and_sent_nothing_until_resumed(volume, layout, xo, clock, log):
+    """Its breaker's blocks went unanswered and it paused its chat: its report says so."""
+    acknowledged = {"steering_seq": 1}
+    report(volume, "unit-1", "loop_ignored", 1, clock)
+    assert [m.kind for m in xo.sweep().sent] == ["steer"]
+    paused = report_for("unit-1", scenario_snapshot("loop_ignored", 2, EVERY_TURN), when=clock.now)
+    paused.signals = paused.signals.model_copy(update={"paused_turn": 2, **acknowledged})
+    write_report(volume, "unit-1", paused)
+    assert xo.sweep().sent == []
+    state = unit_state(layout, "unit-1")
+    assert (state.paused_turn, state.paused_itself) == (2, True)
+    assert "unit paused itself: unit=unit-1 turn=2" in log.text
+    [row] = status_rows(layout, clock.now, home=HOME.layout.root)
+    assert (row["paused"], row["paused_by"]) == (True, "its own supervisor")
+    assert "paused by its own supervisor" in format_table([row])[0][1]
+    clock.now += 1000  # paused, it falls silent: no heartbeat nudge waits for the resume
+    assert xo.sweep().sent == []
+    resumed = report_for("unit-1", scenario_snapshot("stall", 3, EVERY_TURN), when=clock.now)
+    resumed.signals = resumed.signals.model_copy(update=acknowledged)
+    write_report(volume, "unit-1", resumed)
+    xo.sweep()
+    state = unit_state(layout, "unit-1")
+    assert (state.paused_turn, state.paused_itself) == (None, False) and "unit resumed: unit=unit-1 turn=3" in log.text
+
+
 def test_nudges_escalate_to_a_pause_and_the_count_resets_on_recovery(volume, layout, xo, clock, log):
     ladder = []
     for turn in range(1, 7):

@@ -158,6 +158,10 @@ class SaluteSignals(Contract):
     )
     steering_refused: SteeringRefusal | None = Field(
         None, description="The latest steering the unit refused (expired, or signed with a key it does not hold), if any.")
+    paused_turn: int | None = Field(
+        None, ge=0,
+        description="The turn at which the unit's own supervisor paused its chat (its breaker's blocks went unanswered), "
+                    "until someone resumes it; None while it runs.")
     learnings: list[Learning] = Field(
         default_factory=list, max_length=MAX_LEARNINGS,
         description="What the unit found out in the current task that other units may need, newest last (the learning relay).",

@@ -101,12 +101,18 @@ def _unit_checks(home: Path, now: float, volume: Path | None = None) -> list[Che
         age = state.age(now)
         level = WARNING if fresh == "very_stale" or state.degraded or state.paused_turn is not None else OK
         words = (f"role {state.role_id or '-'}, last heard {'never' if age is None else f'{age:.0f} s ago'} ({(fresh or '-').replace('_', ' ')}), "
-                 f"{state.nudges} nudge(s){', paused by the XO' if state.paused_turn is not None else ''}"
+                 f"{state.nudges} nudge(s){_paused(state)}"
                  f"{f', heartbeat only: {state.degraded}' if state.degraded else ''}")
         checks.append(Check("xo-units", level, f"unit {unit}", words, "", {
             "unit": unit, "role": state.role_id, "age_seconds": None if age is None else round(age, 3), "freshness": fresh,
-            "nudges": state.nudges, "paused": state.paused_turn is not None, "degraded": state.degraded, "seq": state.seq}))
+            "nudges": state.nudges, "paused": state.paused_turn is not None, "paused_itself": state.paused_itself, "degraded": state.degraded, "seq": state.seq}))
     return checks
+
+
+def _paused(state) -> str:
+    if state.paused_turn is None:
+        return ""
+    return ", paused by its own supervisor" if state.paused_itself else ", paused by the XO"
 
 
 def _volume_checks(volume: Path | None, now: float | None) -> list[Check]:

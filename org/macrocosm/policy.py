@@ -69,6 +69,7 @@ class Verdict:
     recovered: bool = False  # a clean check ended an episode
     very_stale: bool = False  # the silence became very stale
     resumed: bool = False  # a paused unit reported a later turn
+    paused_itself: bool = False  # the unit's report says its own supervisor paused it
     again: bool = False  # the steering is the last message sent again (send_again)
 
 
@@ -147,6 +148,12 @@ def judge_report(state: UnitState, report: SaluteReport, now: float, render: Ren
         if verdict.steering is not None:
             verdict.changed = verdict.again = True
             return verdict
+    if signals.paused_turn is not None and state.paused_turn is None:
+        # its breaker's blocks went unanswered: paused on the proof the XO would pause on; nothing to send
+        logger.warning("unit paused itself: unit=%s turn=%s", unit, signals.paused_turn)
+        state.paused_turn, state.paused_itself = signals.paused_turn, True
+        verdict.changed = verdict.paused_itself = True
+        return verdict
     if state.paused_turn is not None:
         if turn <= state.paused_turn or not_taken(signals, state):
             return verdict  # paused (or not yet: the pause waits in its inbox): nothing more until someone resumes it
@@ -208,7 +215,7 @@ def send_again(state: UnitState, signals: SaluteSignals, now: float, gone: Calla
 
 def _new_episode(state: UnitState, verdict: Verdict) -> None:
     state.nudges = 0
-    state.paused_turn = None
+    state.paused_turn, state.paused_itself = None, False
     verdict.changed = True
 
 

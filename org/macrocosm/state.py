@@ -66,7 +66,8 @@ class UnitState(Contract):
     checked_turn: int | None = Field(None, description="The turn of the last radio check.")
     supervisor: dict[str, Any] = Field(default_factory=dict, description="SupervisorState.to_dict(): the cooldowns.")
     nudges: int = Field(0, ge=0, description="Steering sent in the current episode.")
-    paused_turn: int | None = Field(None, description="Turn at which a pause was sent; nothing is sent until a later turn.")
+    paused_turn: int | None = Field(None, description="Turn at which a pause was sent (or the unit paused itself); nothing is sent until a later turn.")
+    paused_itself: bool = Field(False, description="The pause came from the unit's own supervisor (its report said so), not from the XO.")
     heartbeat_at: float | None = Field(None, description="When the last heartbeat nudge of this silence was sent.")
     very_stale_logged: bool = False
     seq: int = Field(0, ge=0, description="The last sequence number given to a steering for this unit.")

@@ -91,8 +91,10 @@ def announce_mode(agent: Any, link: UnitLink, mode: str) -> None:
     logger.log(WARNING if mode == NO_VOLUME else INFO, "%s", words)
 
 
-def publish_turn(agent: Any, link: UnitLink, role: RoleProfile, snapshot: Snapshot, readings: AgentReadings) -> bool:
-    """Publish the unit's report for this turn, carrying the snapshot a radio check reads.
+def publish_turn(agent: Any, link: UnitLink, role: RoleProfile, snapshot: Snapshot, readings: AgentReadings,
+                 paused_turn: int | None = None) -> bool:
+    """Publish the unit's report for this turn, carrying the snapshot a radio check reads
+    (``paused_turn``: its own supervisor has just paused the chat; the report says so).
 
     True when a running XO steers the agent; False when its own supervisor must (the report
     is published all the same when the volume is there, so an XO that starts has it).
@@ -104,6 +106,7 @@ def publish_turn(agent: Any, link: UnitLink, role: RoleProfile, snapshot: Snapsh
     signals = signals_from_snapshot(snapshot)
     lessons = lessons_noted(agent.data)
     signals = signals.model_copy(update={"steering_seq": taken_seq(agent.data), "steering_refused": refusal(agent.data),
+                                         "paused_turn": paused_turn,
                                          "learnings": (signals.learnings + lessons)[-MAX_LEARNINGS:] if lessons else signals.learnings})
     report = unit_report(agent, role, link.unit, signals, readings)
     if report is not None:
@@ -118,4 +121,4 @@ def publisher_for(agent: Any) -> Publisher | None:
     link = current_link()
     if link is None:
         return None
-    return lambda role, snapshot, readings: publish_turn(agent, link, role, snapshot, readings)
+    return lambda role, snapshot, readings, paused_turn=None: publish_turn(agent, link, role, snapshot, readings, paused_turn)

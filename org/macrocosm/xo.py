@@ -349,6 +349,8 @@ class XO:
             self._event("heartbeat", unit, state)
         if verdict.resumed:
             self._event("resume", unit, state)
+        if verdict.paused_itself:
+            self._event("pause", unit, state, anomaly="loop")
         if verdict.steering is not None:
             steering = verdict.steering
             kind = {"steer": "steering", "pause": "pause", "inform": "relay"}[steering.kind]  # an inform only when sent again

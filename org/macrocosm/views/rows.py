@@ -25,7 +25,7 @@ from ..volume import MESSAGE_SUFFIX, VolumeLayout, read_report, unit_entry_probl
 #: The keys of one ``status --json`` row, in order. Documented in docs/macrocosm.md.
 STATUS_KEYS: tuple[str, ...] = (
     "unit", "role", "state", "pace", "health", "context_fill", "turn", "age_seconds",
-    "freshness", "pending", "nudges", "paused", "error", "degraded",
+    "freshness", "pending", "nudges", "paused", "paused_by", "error", "degraded",
 )
 
 _DEFAULT_HEARTBEAT = HeartbeatDoctrine()
@@ -206,8 +206,8 @@ def unit_row(layout: VolumeLayout, unit: str, now: float, cache: FileCache | Non
     state = (knowledge or {}).get(unit)
     nudges, paused, degraded = (state.nudges, state.paused_turn is not None, state.degraded) if state else (None, None, None)
     row: dict[str, Any] = dict.fromkeys(STATUS_KEYS)
-    row.update(unit=unit, health="unknown", pending=pending_steering(places.inbox(unit)), nudges=nudges, paused=paused, error=error,
-               degraded=degraded)
+    row.update(unit=unit, health="unknown", pending=pending_steering(places.inbox(unit)), nudges=nudges, paused=paused, paused_by=_paused_by(state),
+               error=error, degraded=degraded)
     if summary is None:
         return row
     age = now - summary.time
@@ -274,12 +274,19 @@ def format_fill(fill: float | None) -> str:
     return "-" if fill is None else f"{fill * 100:.0f}%"
 
 
+def _paused_by(state: UnitState | None) -> str | None:
+    """Who paused the unit: "the XO" or "its own supervisor"; None while it runs."""
+    if state is None or state.paused_turn is None:
+        return None
+    return "its own supervisor" if state.paused_itself else "the XO"
+
+
 def _note(row: dict[str, Any]) -> str:
     if row["error"]:
         return row["error"]
     if row["degraded"]:
         return f"XO: heartbeat only ({row['degraded']})"
-    return "paused by the XO" if row["paused"] else ""
+    return f"paused by {row['paused_by']}" if row["paused"] else ""
 
 
 def _dash(value: Any) -> str:
