@@ -289,7 +289,9 @@ def test_unhashable_tool_in_failure_history(home, caplog, tool):
 @pytest.mark.parametrize("count", ["three", float("nan"), float("inf"), [1], {"n": 1}], ids=["word", "nan", "inf", "list", "dict"])
 def test_garbage_consecutive_failure_count_does_not_lose_the_outcome(home, caplog, count):
     driver = Driver()
-    driver.fail(1, before=set_data(FAILURES_KEY, {"consecutive": {TOOL: count}, "history": []}))
+    # a run that failed (a look that found nothing is no step of a failure streak)
+    driver.turn(TOOL, {"code": "python /app/run.py"}, "python: can't open file '/app/run.py': [Errno 2] No such file or directory",
+                before=set_data(FAILURES_KEY, {"consecutive": {TOOL: count}, "history": []}))
     assert ledger_size(driver.agent) == 1
     assert driver.agent.data[FAILURES_KEY]["consecutive"][TOOL] == 1  # the garbage count starts afresh
     assert_no_catch_all(caplog)

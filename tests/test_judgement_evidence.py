@@ -158,3 +158,81 @@ def test_an_exit_status_the_output_states_decides_and_an_error_printed_on_purpos
     session.run(sh("cat > check.sh <<'EOF'\nvalidate \"$1\"\nEOF", "<returncode>0</returncode>\n<output>\n</output>"),
                 *[sh(f"./check.sh 999.999.999.{n}", on_purpose) for n in range(4)])
     assert session.anomalies() == []
+
+
+# ----- other scaffolds' tools, and where an error was raised
+
+
+def test_file_tools_of_other_scaffolds_are_known_by_their_arguments_and_names():
+    from org.kernel.classify import action_kind
+
+    edits = [("Edit", {"file_path": "a.py", "old_string": "x", "new_string": "y"}), ("Write", {"file_path": "a.py", "content": "x"}),
+             ("str_replace_editor", {"command": "str_replace", "path": "a.py", "old_str": "x", "new_str": "y"}),
+             ("mcp_filesystem.edit_file", {"path": "a.py", "edits": [{"oldText": "x", "newText": "y"}]})]
+    looks = [("Read", {"file_path": "a.py"}), ("Grep", {"pattern": "def main"}), ("Glob", {"pattern": "**/*.py"}),
+             ("str_replace_editor", {"command": "view", "path": "a.py"}), ("read_file", {"path": "a.py"})]
+    runs = [("Bash", {"command": "python a.py"}), ("TodoWrite", {"todos": []}), ("call_subordinate", {"message": "read a.py"})]
+    assert [action_kind(t, a) for t, a in edits] == ["edit"] * len(edits)
+    assert [action_kind(t, a) for t, a in looks] == ["inspect"] * len(looks)
+    assert [action_kind(t, a) for t, a in runs] == ["run"] * len(runs)
+
+
+def test_an_exit_code_line_opening_the_output_and_zsh_s_wording_are_failures():
+    assert classify_output("Exit code 2\nusage: tool [-h]").failed
+    assert classify_output("zsh: command not found: javac").error_type == "not_found"
+    assert not classify_output("collected 3 items\nExit code 2 was expected here").failed
+
+
+def test_the_same_message_raised_at_another_site_of_the_project_is_another_failure():
+    def raised(site: str) -> str:
+        return ("Traceback (most recent call last):\n  File \"/repo/run.py\", line 3, in <module>\n    main()\n"
+                f"  File \"/repo/pkg/{site}.py\", line 30, in {site}\n    x = np.float(1)\n"
+                "  File \"/usr/lib/python3.11/site-packages/numpy/__init__.py\", line 320, in __getattr__\n    raise AttributeError\n"
+                "AttributeError: module 'numpy' has no attribute 'float'\n")
+
+    first, moved, again = (classify_output(raised(site)) for site in ("least_angle", "online_lda", "least_angle"))
+    assert first.error_line == moved.error_line == "AttributeError: module 'numpy' has no attribute 'float'"
+    assert first.identity != moved.identity and first.identity == again.identity  # the library's frame names no site
+
+
+def test_an_error_moving_to_the_next_call_site_after_each_fix_is_not_churn(make_session):
+    session = make_session()
+    session.run(sh("python -c 'print(1)'", "1\n"))
+    for n, site in enumerate(("least_angle", "online_lda", "pairwise", "ridge")):
+        session.run(sh(f"sed -i 's/np.float(/float(/' pkg/{site}.py", ""),
+                    sh(f"python check.py --n {n}", traceback("AttributeError: module 'numpy' has no attribute 'float'")
+                       .replace('File "/repo/app.py", line 3, in <module>', f'File "/repo/pkg/{site}.py", line 30, in {site}')))
+    assert session.anomalies() == []
+
+
+def test_an_error_the_agent_routed_around_and_met_once_more_is_not_churn(make_session):
+    """`python -m pytest` fails (no module), `pytest` works: a slip back to the first is not a
+    pattern of fixes missing their cause."""
+    missing = "/usr/bin/python: No module named pytest\n"
+    session = make_session()
+    session.run(sh("sed -i 's/a/b/' src/x.py", ""),
+                sh("python -m pytest tests/test_x.py", missing), sh("pytest tests/test_x.py", "1 passed in 0.1s\n"),
+                sh("python -m pytest tests/test_y.py", missing), sh("pytest tests/test_y.py", "2 passed in 0.1s\n"),
+                sh("cat src/x.py", "def x(): ..."), sh("python -m pytest -k x", missing))
+    assert session.anomalies() == []
+
+
+def test_an_import_error_back_after_every_install_is_churn(make_session):
+    missing = traceback("ModuleNotFoundError: No module named 'yaml'")
+    session = make_session()
+    session.run(sh("sed -i 's/a/b/' app.py", ""), sh("python app.py", missing),
+                sh("pip install pyyaml", "Successfully installed pyyaml-6.0"), sh("python -m app", missing),
+                sh("pip install --user pyyaml", "Requirement already satisfied: pyyaml"), sh("python3 app.py", missing))
+    [(turn, anomaly, text)] = session.steering()
+    assert (turn, anomaly) == (6, "churn") and "No module named 'yaml'" in text
+
+
+def test_looks_that_find_nothing_and_refused_edits_are_no_failure_streak_for_pace(make_session):
+    session = make_session(doctrine={"radio_check_interval_turns": 1})
+    refused = ("Your proposed edit has introduced new syntax error(s).\nERRORS:\n- E999 IndentationError: unexpected indent\n"
+               "Your changes have NOT been applied.\n")
+    session.run(sh("sed -i 's/a/b/' app.py", ""),
+                *[sh(f"ls src/mod{i}", f"ls: cannot access 'src/mod{i}': No such file or directory") for i in range(4)],
+                *[sh(f"edit 10:12\n    return {i}\nend_of_edit", refused) for i in range(4)])
+    assert {r.pace for r in session.results} == {"primary"}
+    assert not [a for _, a in session.anomalies() if a == "pace"]

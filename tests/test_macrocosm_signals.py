@@ -114,10 +114,14 @@ def test_what_churn_and_reruns_look_back_at_is_carried_and_nothing_else():
     assert [o.turn for o in needed_outcomes(longer, d)] == list(range(100 - tail, 100))
     assert needed_outcomes((), d) == ()
 
-    # churn: every failure with the latest error, however early in the task
+    # churn: every failure with the latest error, however early in the task, and for each
+    # stretch between two of them what says whether a fix was tried or something worked
     failing = [ToolOutcome(i, "code_execution_tool", False, "execution", f"c{i}", "e", "", error_signature="E" if i % 10 == 0 else None)
                for i in range(41)]
-    assert [o.turn for o in needed_outcomes(tuple(failing), d)] == [0, 10, 20, 30, 36, 37, 38, 39, 40]
+    assert [o.turn for o in needed_outcomes(tuple(failing), d)] == [0, 1, 10, 11, 20, 21, 30, 31, 36, 37, 38, 39, 40]
+    failing[13] = ToolOutcome(13, "code_execution_tool", True, None, "c13", "ok", "", kind="run")
+    failing[25] = ToolOutcome(25, "code_execution_tool", True, None, "c25", "e2", "", kind="edit")
+    assert [o.turn for o in needed_outcomes(tuple(failing), d)] == [0, 1, 10, 11, 13, 20, 21, 25, 30, 31, 36, 37, 38, 39, 40]
 
     # reruns: each run of the latest call, and for each stretch between two runs its first
     # edit (or first outcome) and its first novel outcome

@@ -19,8 +19,8 @@ CHAT, PROJECT = "chat-live", "shop"
 SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 
 
-def failing(turn: int, command: str = "cat /x") -> TraceTurn:
-    return TraceTurn(turn=turn, tool="code_execution_tool", args={"code": command}, output=f"cat: {command[4:]}: No such file or directory")
+def failing(turn: int, command: str = "make /x") -> TraceTurn:
+    return TraceTurn(turn=turn, tool="code_execution_tool", args={"code": command}, output=f"{command}: No such file or directory")
 
 
 @pytest.fixture
@@ -63,7 +63,7 @@ def test_the_document_has_the_chats_timeline_pace_knowledge_and_doctrine(live):
     assert ("steering", "loop") in kinds and ("block", "loop") in kinds
     steering = next(e for e in doc["timeline"] if e["type"] == "steering")
     assert steering["followed_by"] == "no progress yet" and steering["project"] == PROJECT
-    session.run([failing(n, "ls /y") for n in range(6, 13)])
+    session.run([failing(n, "make /y") for n in range(6, 13)])
     steering = next(e for e in supervision_view(CHAT, PROJECT, home)["timeline"] if e["type"] == "steering")
     assert steering["followed_by"] == "no progress within 5 turns"
     assert [p["turn"] for p in doc["pace"]] == sorted(p["turn"] for p in doc["pace"]) and doc["pace"][-1]["pace"] != "primary"

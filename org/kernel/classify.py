@@ -60,6 +60,9 @@ _EXCEPTION_LINE = re.compile(
 # At the start of a line: an indented traceback is quoted inside another message (Python's
 # "Error processing line 1 of …distutils-precedence.pth" warning printed at every start).
 _TRACEBACK = re.compile(r"^Traceback \(most recent call last\):", _M)
+# A traceback's frame: the innermost one says where the error was raised (the file and function).
+_LIBRARY_FILE = re.compile(r"[/\\](?:site|dist)-packages[/\\]|[/\\]lib[/\\]python\d[\d.]*[/\\]|^<frozen ")
+_FRAME = re.compile(r'^[ \t]*File "(?P<file>[^"\n]+)", line \d+(?:, in (?P<function>\S+))?', _M)
 # An OS error printed without its traceback: "PermissionError: [Errno 13] Permission denied: '/x'".
 _OS_ERROR_LINE = re.compile(r"^(?:[A-Za-z_]\w*\.)*(?P<name>[A-Z]\w*Error): \[Errno \d+\] .*$", _M)
 _EXCEPTION_TYPES = {
@@ -96,7 +99,7 @@ _DIAGNOSTICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     for name, pattern in (
         ("timeout", r"^(?:\[SYSTEM: )?Returning control to agent after \d+ seconds (?:of execution|with no output)"
                     r"|^.*\b(?:timed out after|Timeout(?:Expired)?: |operation timed out|Connection timed out)\b.*$"),
-        ("not_found", r"^.*: (?:line \d+: )?[^\n:]*: command not found$"
+        ("not_found", r"^.*: (?:line \d+: )?[^\n:]*: command not found$|^zsh: (?:command not found|no such file or directory): .*$"
                       r"|^(?:\S+: )?(?:cannot (?:access|open|stat) |can't open file )?.*: (?:\[Errno 2\] )?No such file or directory$"
                       r"|^(?:\S+: )+(?:No such file or directory)$"
                       r"|^fatal: (?:not a git repository|pathspec .* did not match|ambiguous argument).*$"),
@@ -127,7 +130,8 @@ EDIT_REFUSED = "edit not applied: "
 
 # An exit status some terminals print with the output (mini-swe-agent's tag, OpenHands' line):
 # when the output states it, it decides whether the command worked.
-_EXIT_STATUS = re.compile(r"<returncode>(\d+)</returncode>|^\[?(?:The command completed|Command finished) with exit code (\d+)\.?\]?[ \t]*$", _M)
+_EXIT_STATUS = re.compile(r"<returncode>(\d+)</returncode>|^\[?(?:The command completed|Command finished) with exit code (\d+)\.?\]?[ \t]*$"
+                          r"|\AExit code (\d+)[ \t]*$", _M)
 
 # Linters and type checkers that report findings: their "errors" are findings about the code.
 _LINT_SUMMARY = re.compile(
@@ -220,7 +224,13 @@ def _traceback_verdict(sample: str, known: Any) -> Verdict | None:
         return OK  # the reader of a pipe (`| head`) stopped early: the command itself worked
     if known and line_key(raised.group(0)) in known:
         return Verdict(True, _exception_type(raised.group("name")), _line(raised.group(0)))  # printed by working runs too
-    return _named(_exception_type(raised.group("name")), raised.group(0))
+    # where it was raised: the innermost frame of the project's code (a library's raises the
+    # same message for every caller); the same message raised somewhere else (the fix moved
+    # it to the next call site) is another failure
+    frames = list(_FRAME.finditer(sample, headers[-1].start(), raised.start()))
+    own = [f for f in frames if not _LIBRARY_FILE.search(f.group("file"))] or frames
+    where = f"\n{own[-1].group('file')}:{own[-1].group('function') or ''}" if own else ""
+    return Verdict(True, _exception_type(raised.group("name")), _line(raised.group(0)), raised.group(0) + where)
 
 
 def _test_verdict(sample: str) -> Verdict | None:
@@ -252,7 +262,7 @@ def classify_output(text: str | None, known: Any = None) -> Verdict:
     if tests is not None:
         return tests
     status = _EXIT_STATUS.search(sample)
-    if status is not None and int(status.group(1) or status.group(2)) == 0:
+    if status is not None and int(next(code for code in status.groups() if code is not None)) == 0:
         return OK  # the output says the command exited 0: what it printed is what it was asked to print
     traceback = _traceback_verdict(sample, known)
     if traceback is not None:
@@ -321,10 +331,29 @@ def command_of(args: Any) -> str | None:
     return None
 
 
+#: Other scaffolds' and MCP servers' file tools, by name: they read, list or search.
+_INSPECT_NAMES = re.compile(r"(?:^|[_.:-])(?:read|view|grep|glob|ls|list|search|find|fetch|cat|open)(?:[_.:-]|$)"
+                            r"|^(?:read|view|grep|glob|ls|list|search|find|web_?fetch|web_?search)\w*$", re.IGNORECASE)
+
+
+def _edits_a_file(args: dict) -> bool:
+    """Arguments shaped like a file edit whatever the tool is called: a path with the text to
+    replace and its replacement, or with the whole new content."""
+    if not any(isinstance(args.get(k), str) for k in ("file_path", "path", "filename", "target_file", "file")):
+        return False
+    return (any(k in args for k in ("old_string", "old_str", "new_string", "new_str", "edits", "diff", "patch"))
+            or any(isinstance(args.get(k), str) for k in ("content", "file_text", "contents")))
+
+
 def action_kind(tool: str, args: Any) -> ActionKind:
     """Whether a call looks (``inspect``), changes files (``edit``) or runs something (``run``)."""
     if tool in INSPECT_TOOLS:
         return "inspect"
+    if isinstance(args, dict) and command_of(args) is None:
+        if _edits_a_file(args):
+            return "edit"
+        if _INSPECT_NAMES.search(tool):
+            return "inspect"
     if isinstance(args, dict):
         for key in ("command", "op", "action", "operation", "method"):
             value = args.get(key)

@@ -23,7 +23,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from .classify import action_kind, classify_output, error_signature, line_keys, run_text, says_only, short_command, telling_line
+from .classify import EDIT_REFUSED, action_kind, classify_output, error_signature, line_keys, run_text, says_only, short_command, telling_line
 from .log import warn_once
 from .values import is_int
 
@@ -242,6 +242,29 @@ def ledger_of(data: dict) -> ToolLedger:
     return ledger
 
 
+#: Commands that change the environment a run depends on: installs and builds.
+_INSTALL_OR_BUILD = re.compile(r"(?:^|[;&|]\s*|\s)(?:pip3?|python3? -m pip|uv pip|conda|mamba|apt(?:-get)?|yum|dnf|apk|brew|npm|yarn|pnpm|"
+                               r"gem|cargo|go|mvn|gradle|poetry)\s+(?:install|add|build|get|update|upgrade)\b"
+                               r"|setup\.py\s+(?:install|develop|build\w*)|(?:^|[;&|]\s*)(?:make|cmake|ninja)\b")
+
+
+def fix_attempt(outcome: Any) -> bool:
+    """A call that tried to fix something: an edit the editor did not refuse (a command that
+    edits and then runs fails when the run does), or an install or build."""
+    if outcome.kind == "edit":
+        return not (outcome.error_line or "").startswith(EDIT_REFUSED)
+    return outcome.kind == "run" and outcome.command is not None and _INSTALL_OR_BUILD.search(outcome.command) is not None
+
+
+def streak_neutral(ok: bool, kind: str, error_line: str | None) -> bool:
+    """A failure that is no step of a failing approach, so not counted in the failure streak
+    PACE escalates on (nor does it end one): a look that found nothing (an answer: the file is
+    not there), or an edit the editor refused (its linter's finding, the text to replace not
+    found: nothing changed, and the tool said exactly why). The same call sent again is still
+    a loop, and turns of them on end a stall; both say so precisely."""
+    return not ok and (kind == "inspect" or (error_line or "").startswith(EDIT_REFUSED))
+
+
 def update_failure_record(data: dict, tool: str, ok: bool, error_type: str | None, message: str) -> None:
     """Keep ``_tool_failures`` in the shape the seed and other layers read (failures only:
     failing tests reported by a test run that worked are not a failure of the tool)."""
@@ -307,10 +330,11 @@ def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: boo
         error_type = verdict.error_type  # "test": failing tests reported by a run that worked
     error_line = verdict.error_line if verdict.error_line or ok else telling_line(output, ledger.known_lines)
     signature, out_hash = canonical_signature(tool, args), output_hash(output, None if ok else error_type)
-    update_failure_record(data, tool, ok, error_type, output or "")
+    kind = action_kind(tool, args)
+    if not streak_neutral(ok, kind, error_line):
+        update_failure_record(data, tool, ok, error_type, output or "")
     if ok and output:
         ledger.learn_lines(output)
-    kind = action_kind(tool, args)
     return ledger.record(tool, ok, error_type, signature, out_hash, output or "", kind, error_line, short_command(args),
                          identity=verdict.identity, shape=shape_signature(tool, args) if kind == "edit" else signature,
                          said=says_only(args))
@@ -319,10 +343,11 @@ def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: boo
 def record_blocked(data: dict, tool: str, args: Any, blocked: Any) -> ToolOutcome:
     """Record a call the breaker did not run as the failure it would have repeated, so the
     pattern it belongs to stays visible to the detectors."""
-    update_failure_record(data, tool, False, blocked.error_type or "execution", blocked.error_line or "")
+    kind = action_kind(tool, args)
+    if not streak_neutral(False, kind, blocked.error_line):
+        update_failure_record(data, tool, False, blocked.error_type or "execution", blocked.error_line or "")
     ledger = ledger_of(data)
     ledger.last_tool_turn = ledger.turn
-    kind = action_kind(tool, args)
     outcome = ToolOutcome(ledger.turn, tool, False, blocked.error_type or "execution", canonical_signature(tool, args),
                           blocked.output_hash, "blocked by the supervisor", False, kind,
                           blocked.error_line, blocked.error_signature, short_command(args),

@@ -12,7 +12,7 @@ import json
 
 from org.contracts.role import Doctrine, PacePlan
 from org.contracts.salute import OutcomeSignal, SaluteSignals
-from org.kernel.outcomes import LEDGER_LIMIT, ToolOutcome
+from org.kernel.outcomes import LEDGER_LIMIT, ToolOutcome, fix_attempt
 from org.supervisor.learnings import learnings_from
 from org.supervisor.snapshot import Snapshot
 
@@ -39,9 +39,9 @@ def needed_outcomes(outcomes: tuple[ToolOutcome, ...], doctrine: Doctrine) -> tu
     Kept whole: the latest outcomes the repeat, oscillation and cascade detectors look at.
     From earlier in the task (the ledger keeps at most 64): the failures with the latest
     error (churn), the edits of the latest failed edit's shape (an edit retried) and the
-    runs of the latest call (reruns). What lies between two such runs
-    matters only as "something was done, whether it changed files, whether it showed something
-    new": each stretch of it is carried as at most two of its outcomes.
+    runs of the latest call (reruns). What lies between two such runs or failures matters
+    only as "something was done, whether it changed files, tried a fix, worked, showed
+    something new": each stretch of it is carried as at most four of its outcomes.
     """
     outcomes = outcomes[-LEDGER_LIMIT:]
     loop = doctrine.loop
@@ -56,7 +56,10 @@ def needed_outcomes(outcomes: tuple[ToolOutcome, ...], doctrine: Doctrine) -> tu
     last = outcomes[watched[-1]]
     keep = set()
     if not last.ok and last.error_signature is not None:
-        keep.update(i for i in watched if i < start and not outcomes[i].ok and outcomes[i].error_signature == last.error_signature)
+        failures = [i for i in watched if i < start and not outcomes[i].ok and outcomes[i].error_signature == last.error_signature]
+        keep.update(failures)
+        if failures:  # whether a fix was tried between two of them (churn)
+            keep.update(_one_per_stretch(outcomes, [i for i in watched if failures[0] < i < start], keep))
     if last.kind == "edit" and not last.ok:  # the same edit retried, whatever came between
         shape = last.shape or last.signature
         keep.update(i for i in watched if i < start and outcomes[i].kind == "edit" and (outcomes[i].shape or outcomes[i].signature) == shape)
@@ -70,8 +73,9 @@ def needed_outcomes(outcomes: tuple[ToolOutcome, ...], doctrine: Doctrine) -> tu
 
 def _one_per_stretch(outcomes: tuple[ToolOutcome, ...], between: list[int], kept: set[int]) -> list[int]:
     """For each run of consecutive indexes of ``between`` that are not ``kept``: its first
-    edit (or first outcome) and its first novel outcome, so that whether it changed files and
-    whether it showed something new are carried."""
+    edit (or first outcome), its first fix attempt, its first success and its first novel
+    outcome, so that whether it changed files, tried a fix, worked and showed something new
+    are carried."""
     chosen: list[int] = []
     stretch: list[int] = []
     for i in between + [-1]:
@@ -80,6 +84,8 @@ def _one_per_stretch(outcomes: tuple[ToolOutcome, ...], between: list[int], kept
             continue
         if stretch:
             chosen.extend(sorted({next((j for j in stretch if outcomes[j].kind == "edit"), stretch[0]),
+                                  next((j for j in stretch if fix_attempt(outcomes[j])), stretch[0]),
+                                  next((j for j in stretch if outcomes[j].ok), stretch[0]),
                                   next((j for j in stretch if outcomes[j].novel), stretch[0])}))
             stretch = []
     return chosen
