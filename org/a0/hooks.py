@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import traceback
+from dataclasses import replace
 from types import ModuleType
 from typing import Any
 
@@ -44,7 +45,7 @@ async def message_loop_prompts_before(agent: Any, loop_data: Any = None, **_: An
 def before_main_llm_call(agent: Any, loop_data: Any = None, **_: Any) -> None:
     """``before_main_llm_call``: role, PACE and SALUTE."""
     try:
-        dispatcher.dispatch(agent, loop_data, store)
+        dispatcher.dispatch(lambda: read_turn(agent, loop_data, layers=True, repeat_check=False), AgentPort(agent), store)
     except Exception as exc:
         _failed("org dispatcher", exc)
 
@@ -101,10 +102,13 @@ async def message_loop_end(agent: Any, loop_data: Any = None, **_: Any) -> None:
     try:
         if getattr(agent, dispatcher.ROLE_ATTR, None) is None:
             return
-        dispatcher.judge_after_tool(agent)
-        readings = read_turn(agent, loop_data, layers=True)  # the agent, read once: the supervisor sees values
-        publisher = unit.publisher_for(agent) if readings.number == 0 else None
-        await supervisor.turn_end(readings, AgentPort(agent), publisher)
+        readings = read_turn(agent, loop_data, layers=True)  # the agent, read once: below here, values
+        port = AgentPort(agent)
+        level = dispatcher.judge_after_tool(readings, port)
+        if level is not None:
+            readings = replace(readings, pace_level=level)
+        publisher = unit.publisher_for(readings, port) if readings.number == 0 else None
+        await supervisor.turn_end(readings, port, publisher)
     except Exception as exc:
         _failed("org supervisor", exc)
 

@@ -175,3 +175,15 @@ class AgentPort:
     def save(self) -> bool:
         """Save the chat now, as Agent-Zero does after a turn."""
         return save_chat(self._agent)
+
+    def mark(self, **attributes: Any) -> None:
+        """Set the dispatcher's marks on the agent (its role, PACE level, organization), which
+        the pack's other hooks and other layers read."""
+        for name, value in attributes.items():
+            setattr(self._agent, name, value)
+
+    def clear(self, *names: str) -> None:
+        """Remove the marks (set them to None where they are set), so every reader switches off."""
+        for name in names:
+            if getattr(self._agent, name, None) is not None:
+                setattr(self._agent, name, None)

@@ -1,10 +1,12 @@
 """The dispatcher: each turn, before the model is asked, it picks the role, sets the
 PACE level and writes the SALUTE report.
 
-Attributes it sets on the agent, for the supervisor and any other layer to read:
-``_org_active_role`` (the role profile as a dict), ``_org_pace_level`` (primary,
-alternate, contingent or emergency) and ``_org_active_org_id``. With no active
-organization it removes them, so every reader switches off too.
+Attributes it sets on the agent (through the hook's :class:`~org.kernel.agent_zero.AgentPort`),
+for the supervisor and any other layer to read: ``_org_active_role`` (the role profile as a
+dict), ``_org_pace_level`` (primary, alternate, contingent or emergency) and
+``_org_active_org_id``. With no active organization it removes them, so every reader
+switches off too. What it reads of the agent comes as values
+(:class:`~org.kernel.turn_readings.TurnReadings`), read once by the hook.
 
 It also builds the report a unit on a shared volume publishes at the end of every
 turn (:func:`unit_report`): the same fields, plus the radio check's inputs.
@@ -15,22 +17,22 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from org.contracts import RoleProfile, SaluteReport
 from org.contracts.common import PACE_LEVELS
 from org.contracts.salute import SaluteSignals
-from org.kernel.agent_zero import agent_number, read_attr, ui_log
-
 from . import salute
-from .agent_scope import chat_project
-from .context_fill import context_fill, model_name
-from .layers import AgentReadings, read_bst, read_htn
+from .layers import AgentReadings
 from .log import warn_once
 from .outcomes import FAILURES_KEY, LEDGER_KEY, RESPONSE_TOOL, ToolLedger, ledger_of, start_task
 from .pace import PaceMetrics, metrics_from, pace_level
 from .salute import health_for
 from .store import OrganizationStore, select_role
+
+if TYPE_CHECKING:
+    from .agent_zero import AgentPort
+    from .turn_readings import TurnReadings
 
 ROLE_ATTR = "_org_active_role"
 PACE_ATTR = "_org_pace_level"
@@ -51,24 +53,20 @@ def is_active(agent: Any) -> bool:
     return getattr(agent, ROLE_ATTR, None) is not None
 
 
-def deactivate(agent: Any) -> None:
-    for attr in (ROLE_ATTR, PACE_ATTR, ORG_ATTR):
-        if getattr(agent, attr, None) is not None:
-            setattr(agent, attr, None)
-
-
 def state_for(level: str) -> str:
     return {"primary": "active", "alternate": "error_recovery"}.get(level, "escalating")
 
 
-def dispatch(agent: Any, loop_data: Any, store: OrganizationStore) -> str | None:
-    """Run one turn of the dispatcher. Returns the PACE level, or None when inactive."""
+def dispatch(read: Callable[[], TurnReadings], port: AgentPort, store: OrganizationStore) -> str | None:
+    """Run one turn of the dispatcher. Returns the PACE level, or None when inactive.
+    ``read()`` reads the agent (with its layers), only when an organization is active."""
     loaded = store.active()
     if loaded is None:
-        deactivate(agent)
+        port.clear(ROLE_ATTR, PACE_ATTR, ORG_ATTR)
         return None
-    data = agent.data
-    new_task = getattr(loop_data, "iteration", None) == 0
+    readings = read()
+    data = port.data
+    new_task = readings.iteration == 0
     ledger = ledger_of(data)
     ledger.tick(new_task=new_task)
     if new_task:
@@ -77,43 +75,41 @@ def dispatch(agent: Any, loop_data: Any, store: OrganizationStore) -> str | None
     if not isinstance(state, DispatchState):
         state = data[STATE_KEY] = DispatchState()
     state.turn += 1
-    bst = read_bst(agent)
-    role = select_role(loaded, bst.domain if bst else None, store.roles_for(loaded, chat_project(agent)))
-    setattr(agent, ROLE_ATTR, loaded.role_dict(role))
-    setattr(agent, ORG_ATTR, loaded.organization.org_id)
+    bst = readings.layers.bst if readings.layers else None
+    role = select_role(loaded, bst.domain if bst else None, store.roles_for(loaded, readings.project))
+    port.mark(**{ROLE_ATTR: loaded.role_dict(role), ORG_ATTR: loaded.organization.org_id})
     state.chosen = (loaded, role, bst)
-    return _judge(agent, loaded, role, state, bst)
+    return _judge(readings, port, loaded, role, state)
 
 
-def judge_after_tool(agent: Any) -> str | None:
+def judge_after_tool(readings: TurnReadings, port: AgentPort) -> str | None:
     """PACE judged again once the turn's tool has run, so the level (and the steering it
     draws) follows this turn's outcome rather than lagging a turn behind it. Only when a tool
-    ran this turn: otherwise nothing the triggers read has changed."""
-    state = agent.data.get(STATE_KEY)
-    ledger = agent.data.get(LEDGER_KEY)
+    ran this turn: otherwise nothing the triggers read has changed. Returns the level set."""
+    state = port.data.get(STATE_KEY)
+    ledger = port.data.get(LEDGER_KEY)
     if not isinstance(state, DispatchState) or state.chosen is None or not isinstance(ledger, ToolLedger):
         return None
     if ledger.latest is None:
         return None
-    loaded, role, bst = state.chosen
-    return _judge(agent, loaded, role, state, bst)
+    loaded, role, _ = state.chosen
+    return _judge(readings, port, loaded, role, state)
 
 
-def _judge(agent: Any, loaded: Any, role: RoleProfile, state: DispatchState, bst: Any) -> str:
+def _judge(readings: TurnReadings, port: AgentPort, loaded: Any, role: RoleProfile, state: DispatchState) -> str:
     """Set the PACE level from the role's triggers; log a change and write the SALUTE report when due."""
-    data = agent.data
+    data = port.data
     ledger = ledger_of(data)
-    htn = read_htn(agent)
-    fill = context_fill(agent)
-    metrics = turn_metrics(data, role, htn, fill, ledger)
+    layers = _layers(readings, state)
+    metrics = turn_metrics(data, role, layers.htn, layers.fill, ledger)
     level = pace_level(role.pace_plan, metrics)
-    previous = getattr(agent, PACE_ATTR, None)
-    setattr(agent, PACE_ATTR, level)
+    previous = readings.pace_level
+    port.mark(**{PACE_ATTR: level})
     changed = previous in PACE_LEVELS and previous != level
     if changed:
         direction = "escalated" if PACE_LEVELS.index(level) > PACE_LEVELS.index(previous) else "restored"
-        ui_log(agent, type="info", heading=f"[ORG] PACE {direction} {previous} -> {level} ({role.role_id})")
-    if agent_number(agent) == 0:
+        port.log(type="info", heading=f"[ORG] PACE {direction} {previous} -> {level} ({role.role_id})")
+    if readings.number == 0:
         reason = None
         if state.last_report_turn is None:
             reason = "first"
@@ -122,10 +118,17 @@ def _judge(agent: Any, loaded: Any, role: RoleProfile, state: DispatchState, bst
         elif state.turn - state.last_report_turn >= role.doctrine.salute_interval_turns:
             reason = "interval"
         if reason is not None:
-            report = build_report(agent, loaded.organization.org_id, role, level, metrics, fill, htn, bst, ledger, reason)
+            report = build_report(readings, loaded.organization.org_id, role, level, metrics, layers, ledger, reason)
             if salute.write_report(loaded.layout, report, role.doctrine.report_archive_limit):
                 state.last_report_turn = state.turn
     return level
+
+
+def _layers(readings: TurnReadings, state: DispatchState) -> AgentReadings:
+    """HTN and the context fill as read now; BST as the dispatch read it (the role follows it)."""
+    layers = readings.layers or AgentReadings(None, None, None)
+    bst = state.chosen[2] if state.chosen is not None else layers.bst
+    return layers if layers.bst is bst else AgentReadings(layers.htn, bst, layers.fill)
 
 
 def turn_metrics(data: dict, role: RoleProfile, htn, fill, ledger: ToolLedger) -> PaceMetrics:
@@ -138,29 +141,29 @@ def task_ended(ledger: ToolLedger) -> bool:
     return ledger.latest is not None and ledger.latest.tool == RESPONSE_TOOL
 
 
-def unit_report(agent: Any, role: RoleProfile, unit_id: str, signals: SaluteSignals, readings: AgentReadings) -> SaluteReport | None:
+def unit_report(readings: TurnReadings, data: dict, role: RoleProfile, unit_id: str, signals: SaluteSignals) -> SaluteReport | None:
     """A unit's end-of-turn report: the dispatcher's view as it is now, and the radio check's inputs.
 
     None (logged once) when the dispatcher has not named the organization this turn.
     """
-    org_id = read_attr(agent, ORG_ATTR)
+    org_id = readings.org_id
     if not isinstance(org_id, str):
         warn_once(f"agent.{ORG_ATTR}: no organization id ({type(org_id).__name__}); the unit's SALUTE report is skipped", key=f"agent.{ORG_ATTR}")
         return None
-    htn, bst, fill = readings.htn, readings.bst, readings.fill
-    ledger = ledger_of(agent.data)
-    metrics = turn_metrics(agent.data, role, htn, fill, ledger)
+    layers = readings.layers or AgentReadings(None, None, None)
+    ledger = ledger_of(data)
+    metrics = turn_metrics(data, role, layers.htn, layers.fill, ledger)
     ended = task_ended(ledger)
     return build_report(
-        agent, org_id, role, signals.pace_level or "primary", metrics, fill, htn, bst, ledger, "task_end" if ended else "turn",
+        readings, org_id, role, signals.pace_level or "primary", metrics, layers, ledger, "task_end" if ended else "turn",
         unit_id=unit_id, signals=signals, state="idle" if ended else None,
     )
 
 
-def build_report(agent, org_id: str, role: RoleProfile, level, metrics, fill, htn, bst, ledger: ToolLedger, reason, *,
+def build_report(readings: TurnReadings, org_id: str, role: RoleProfile, level, metrics, layers: AgentReadings, ledger: ToolLedger, reason, *,
                  unit_id: str | None = None, signals: SaluteSignals | None = None, state: str | None = None) -> SaluteReport:
     current_tool = ledger.outcomes[-1].tool if ledger.outcomes else None
-    context = read_attr(agent, "context")
+    htn, bst, fill = layers.htn, layers.bst, layers.fill
     return SaluteReport.model_validate(
         {
             "reason": reason,
@@ -186,9 +189,9 @@ def build_report(agent, org_id: str, role: RoleProfile, level, metrics, fill, ht
                 "role_type": role.role_type,
                 "reports_to": role.chain_of_command.reports_to,
                 "organization": org_id,
-                "agent_number": agent_number(agent),
-                "agent_name": _str_or_none(read_attr(agent, "agent_name")),
-                "context_id": _str_or_none(read_attr(context, "id")),
+                "agent_number": readings.number,
+                "agent_name": readings.agent_name,
+                "context_id": readings.chat,
             },
             "time": {
                 "timestamp": datetime.now(timezone.utc),
@@ -196,7 +199,7 @@ def build_report(agent, org_id: str, role: RoleProfile, level, metrics, fill, ht
                 "turns_since_progress": metrics.turns_without_progress,
             },
             "environment": {
-                "model": model_name(agent),
+                "model": readings.model,
                 "context_fill_pct": round(fill.fill, 4) if fill else None,
                 "context_tokens_used": fill.tokens if fill else None,
                 "context_tokens_max": fill.window if fill else None,
@@ -214,7 +217,4 @@ def _cwd() -> str | None:
     except OSError:
         return None
 
-
-def _str_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
 

@@ -13,7 +13,8 @@ from typing import Any
 
 from .agent_scope import chat_project
 from .agent_zero import agent_number, is_paused, read_attr
-from .dispatcher import PACE_ATTR, ROLE_ATTR
+from .context_fill import model_name
+from .dispatcher import ORG_ATTR, PACE_ATTR, ROLE_ATTR
 from .layers import AgentReadings, read_agent
 
 #: Per monologue, like Agent-Zero's own repeat check.
@@ -33,12 +34,20 @@ class TurnReadings:
     chat: str | None  # the chat's (context's) id
     project: str | None  # the chat's Agent-Zero project
     native_repeat: bool = False  # Agent-Zero warned about a repeated or unusable response this turn
-    layers: AgentReadings | None = None  # HTN, BST and context fill (read at a turn's end only)
+    layers: AgentReadings | None = None  # HTN, BST and context fill (read before the model is asked and at a turn's end)
+    iteration: int | None = None  # loop_data.iteration: 0 on a task's first turn
+    org_id: Any = None  # agent._org_active_org_id, as the dispatcher set it
+    agent_name: str | None = None  # agent.agent_name
+    model: str | None = None  # the chat model's name (for the SALUTE report)
 
 
-def read_turn(agent: Any, loop_data: Any = None, layers: bool = False) -> TurnReadings:
-    """Read what the supervisor needs of ``agent`` now; ``layers`` also reads HTN, BST and the context fill."""
+def read_turn(agent: Any, loop_data: Any = None, layers: bool = False, repeat_check: bool = True) -> TurnReadings:
+    """Read what the supervisor needs of ``agent`` now; ``layers`` also reads HTN, BST, the
+    context fill and the model's name; ``repeat_check`` (at a turn's end) whether Agent-Zero
+    warned about a repeated response, which keeps the response for the next turn's check."""
     chat = read_attr(read_attr(agent, "context"), "id")
+    name = read_attr(agent, "agent_name")
+    iteration = read_attr(loop_data, "iteration") if loop_data is not None else None
     return TurnReadings(
         number=agent_number(agent),
         role=read_attr(agent, ROLE_ATTR),
@@ -46,8 +55,12 @@ def read_turn(agent: Any, loop_data: Any = None, layers: bool = False) -> TurnRe
         paused=is_paused(agent),
         chat=str(chat)[:200] if chat is not None else None,
         project=chat_project(agent),
-        native_repeat=native_repeat_fired(loop_data) if loop_data is not None else False,
+        native_repeat=native_repeat_fired(loop_data) if loop_data is not None and repeat_check else False,
         layers=read_agent(agent) if layers else None,
+        iteration=iteration if isinstance(iteration, int) else None,
+        org_id=read_attr(agent, ORG_ATTR),
+        agent_name=name if isinstance(name, str) else None,
+        model=model_name(agent) if layers else None,
     )
 
 

@@ -19,10 +19,10 @@ from typing import Any
 from org.contracts import RoleProfile
 from org.contracts.learning import MAX_LEARNINGS
 from org.contracts.salute import SteeringRefusal
-from org.kernel.agent_zero import ui_log
+from org.kernel.agent_zero import AgentPort
 from org.kernel.dispatcher import unit_report
-from org.kernel.layers import AgentReadings
 from org.kernel.log import logger
+from org.kernel.turn_readings import TurnReadings
 from org.supervisor.learnings import lessons_noted
 from org.supervisor.microcosm import Publisher
 from org.supervisor.signals import signals_from_snapshot
@@ -81,17 +81,17 @@ def mode_in_words(link: UnitLink, mode: str) -> str:
             "its reports and this agent's own supervisor steers it until an XO runs.")
 
 
-def announce_mode(agent: Any, link: UnitLink, mode: str) -> None:
+def announce_mode(port: AgentPort, link: UnitLink, mode: str) -> None:
     """One UI log line (and one log line) each time the mode changes, so the user sees who steers."""
-    if agent.data.get(MODE_KEY) == mode:
+    if port.data.get(MODE_KEY) == mode:
         return
-    agent.data[MODE_KEY] = mode
+    port.data[MODE_KEY] = mode
     words = mode_in_words(link, mode)
-    ui_log(agent, type="info", heading=f"Supervisor: {'XO' if mode == XO_STEERS else 'own supervision'}", content=words)
+    port.log(type="info", heading=f"Supervisor: {'XO' if mode == XO_STEERS else 'own supervision'}", content=words)
     logger.log(WARNING if mode == NO_VOLUME else INFO, "%s", words)
 
 
-def publish_turn(agent: Any, link: UnitLink, role: RoleProfile, snapshot: Snapshot, readings: AgentReadings,
+def publish_turn(readings: TurnReadings, port: AgentPort, link: UnitLink, role: RoleProfile, snapshot: Snapshot,
                  paused_turn: int | None = None) -> bool:
     """Publish the unit's report for this turn, carrying the snapshot a radio check reads
     (``paused_turn``: its own supervisor has just paused the chat; the report says so).
@@ -100,25 +100,26 @@ def publish_turn(agent: Any, link: UnitLink, role: RoleProfile, snapshot: Snapsh
     is published all the same when the volume is there, so an XO that starts has it).
     """
     mode = supervision_mode(link, time.time())
-    announce_mode(agent, link, mode)
+    announce_mode(port, link, mode)
     if mode == NO_VOLUME:
         return False
+    data = port.data
     signals = signals_from_snapshot(snapshot)
-    lessons = lessons_noted(agent.data)
-    signals = signals.model_copy(update={"steering_seq": taken_seq(agent.data), "steering_refused": refusal(agent.data),
+    lessons = lessons_noted(data)
+    signals = signals.model_copy(update={"steering_seq": taken_seq(data), "steering_refused": refusal(data),
                                          "paused_turn": paused_turn,
                                          "learnings": (signals.learnings + lessons)[-MAX_LEARNINGS:] if lessons else signals.learnings})
-    report = unit_report(agent, role, link.unit, signals, readings)
+    report = unit_report(readings, data, role, link.unit, signals)
     if report is not None:
         if report.reason == "task_end":
-            note_task_end(agent.data, snapshot.turn)
+            note_task_end(data, snapshot.turn)
         publish(link.layout, link.unit, report, link.report_key)
     return mode == XO_STEERS
 
 
-def publisher_for(agent: Any) -> Publisher | None:
+def publisher_for(readings: TurnReadings, port: AgentPort) -> Publisher | None:
     """What agent 0 does at a turn's end while linked to a volume (see :func:`publish_turn`)."""
     link = current_link()
     if link is None:
         return None
-    return lambda role, snapshot, readings, paused_turn=None: publish_turn(agent, link, role, snapshot, readings, paused_turn)
+    return lambda role, snapshot, paused_turn=None: publish_turn(readings, port, link, role, snapshot, paused_turn)

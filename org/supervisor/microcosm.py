@@ -67,7 +67,7 @@ def role_profile(role_dict: Any) -> RoleProfile | None:
 #: Publishes agent 0's turn when the unit is linked to a volume: called with its role, this
 #: turn's snapshot and the readings it was built from (the hooks bind it to the agent). True
 #: when a running XO steers the agent, so its own radio check stays quiet; False when the agent's own must.
-#: ``publisher(role, snapshot, readings, paused_turn=None)``: publish the unit's report; True
+#: ``publisher(role, snapshot, paused_turn=None)``: publish the unit's report; True
 #: when a running XO steers. ``paused_turn``: the chat was paused by this supervisor at that turn.
 Publisher = Callable[..., bool]
 
@@ -213,12 +213,12 @@ class MicrocosmSupervisor:
             snapshot = None
             if publisher is not None:
                 snapshot = build_snapshot(data, readings.pace_level, role, state.turn, readings.native_repeat, layers)
-                if publisher(role, snapshot, layers):
+                if publisher(role, snapshot):
                     # the XO runs the radio check on the report and steers; the breaker it opened runs here
                     if not still_paused(readings, port, state):
                         await self._breaker_pause(readings, port, snapshot, state)
                         if state.paused_turn == state.turn:  # paused itself: the XO is told, and waits for a resume
-                            publisher(role, snapshot, layers, paused_turn=state.paused_turn)
+                            publisher(role, snapshot, paused_turn=state.paused_turn)
                     return None
             if still_paused(readings, port, state):
                 return None
@@ -232,7 +232,7 @@ class MicrocosmSupervisor:
                 note(data, "radio_check", role.role_id, state.turn, findings=[f.anomaly for f in result.findings])
             await self._act(readings, port, snapshot, result, state, layout)
             if publisher is not None and state.paused_turn == state.turn:  # an XO that starts finds it paused
-                publisher(role, snapshot, layers, paused_turn=state.paused_turn)
+                publisher(role, snapshot, paused_turn=state.paused_turn)
             if readings.number == 0 and (result.findings or state.health_corrected):
                 # corrected while anomalies are there, and once more when they clear (back down)
                 salute.correct_health(layout, role.role_id, result.health, [f.anomaly for f in result.findings], state.turn)
