@@ -236,3 +236,40 @@ def test_looks_that_find_nothing_and_refused_edits_are_no_failure_streak_for_pac
                 *[sh(f"edit 10:12\n    return {i}\nend_of_edit", refused) for i in range(4)])
     assert {r.pace for r in session.results} == {"primary"}
     assert not [a for _, a in session.anomalies() if a == "pace"]
+
+
+def test_a_linter_s_findings_and_a_pytest_4_summary_are_reports_whatever_the_exit_status():
+    assert not classify_output("Exit code 24\n************* Module a\na.py:1:0: C0114: Missing module docstring\n\n"
+                               "Your code has been rated at 5.00/10\n").failed
+    verdict = classify_output("Exit code 1\ncollected 2 items\n\nt.py FF\n\nE   assert 1 == 2\n===== 2 failed in 0.03 seconds =====\n")
+    assert (verdict.failed, verdict.error_type) == (False, "test")
+
+
+def test_a_heredoc_fed_to_a_program_is_a_run_and_one_into_a_file_an_edit_that_creates_it():
+    from org.kernel.classify import action_kind, creates_file
+
+    assert action_kind("Bash", {"command": "python3 << EOF\nif len(x) > 1: print(x)\nEOF"}) == "run"
+    assert action_kind("Bash", {"command": "cat > repro.py << EOF\nprint(1)\nEOF"}) == "edit"
+    assert creates_file({"command": "cat > repro.py << EOF\nprint(1)\nEOF"}) and creates_file({"file_path": "t.py", "content": "x"})
+    assert not creates_file({"command": "sed -i 's/a/b/' app.py"}) and not creates_file({"file_path": "a.py", "old_string": "a", "new_string": "b"})
+
+
+def test_the_reproduction_s_first_failure_is_the_baseline_even_after_writing_the_script(make_session):
+    """Writing one's own script changes none of the code under work: the error it shows before
+    the first real edit is what the agent works against, and its coming back is no churn."""
+    bug = traceback("AssertionError: expected 3, got 2")
+    session = make_session()
+    session.run(sh("cat > repro.py << EOF\nassert f() == 3\nEOF", ""), sh("python repro.py", bug),
+                sh("sed -i 's/+ 1/+ 2/' lib.py", ""), sh("python repro.py --v", bug),
+                sh("sed -i 's/+ 2/+ 3/' lib.py", ""), sh("python -m repro", bug))
+    assert [a for _, a in session.anomalies()] != ["churn"]
+    assert all(o.baseline for o in session.agent.data["_org_tool_ledger"].outcomes if not o.ok)
+
+
+def test_an_install_that_failed_is_no_fix_attempt():
+    from org.kernel.outcomes import ToolOutcome, fix_attempt
+
+    def install(ok: bool) -> ToolOutcome:
+        return ToolOutcome(1, "t", ok, None if ok else "not_found", "s", "h", "", kind="run", command="mvn install")
+
+    assert fix_attempt(install(True)) and not fix_attempt(install(False))

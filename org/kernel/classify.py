@@ -77,8 +77,8 @@ _EXCEPTION_TYPES = {
 
 # Test runners' own summary lines: a test run that reports failures still worked.
 _TEST_SUMMARY = re.compile(
-    r"^(?:=+ .*\b\d+ (?:passed|failed|errors?|skipped|xfailed|deselected)\b.* in [\d.]+s.*=*"  # pytest
-    r"|\d+ (?:passed|failed|errors?)(?:, \d+ \w+)* in [\d.]+s"  # pytest -q
+    r"^(?:=+ .*\b\d+ (?:passed|failed|errors?|skipped|xfailed|deselected)\b.* in [\d.]+ ?s(?:econds)?\b.*=*"  # pytest (4.x: "in 0.03 seconds")
+    r"|\d+ (?:passed|failed|errors?)(?:, \d+ \w+)* in [\d.]+ ?s(?:econds)?\b"  # pytest -q
     r"|Ran \d+ tests? in [\d.]+s"  # unittest, django
     r"|Tests?: +.*\b(?:passed|failed)\b.*"  # jest, vitest
     r"|test result: (?:ok|FAILED)\..*"  # cargo
@@ -281,6 +281,8 @@ def classify_output(text: str | None, known: Any = None) -> Verdict:
         match = _first(pattern, sample, known)
         if match:
             return _named(error_type, match.group(0))
+    if linted:
+        return OK  # a linter that reported findings did its job, whatever status it exits with (pylint: 24)
     if status is not None:
         return Verdict(True, "execution")  # a non-zero exit status, and no line that names why
     return OK
@@ -367,11 +369,33 @@ def action_kind(tool: str, args: Any) -> ActionKind:
         return "run"
     text = command.strip()
     text = re.sub(r"^(?:cd [^;&|]+(?:&&|;)\s*)+", "", text)  # "cd repo && …": what follows is the action
+    first, _, _ = text.partition("\n")
+    if "<<" in first:
+        text = first  # a heredoc's body is the program's input (`python3 << EOF`), not shell: its `>` redirects nothing
     if _SHELL_EDIT.search(text):
         return "edit"
     if _SHELL_INSPECT.match(text):
         return "inspect"
     return "run"
+
+
+_SHELL_CREATE = re.compile(r"^(?:cat\s*>\s*[\w./~-]+|cat\s*<<-?\s*['\"]?\w+['\"]?\s*>\s*[\w./~-]+|touch |mkdir |create \S+\s*$)")
+
+
+def creates_file(args: Any) -> bool:
+    """The edit writes a whole file (a tool's whole new content, an editor's ``create``,
+    ``cat > file``, SWE-agent's ``create``), rather than changing part of one: the agent's own
+    script or test, which leaves the code it works on as it was."""
+    if not isinstance(args, dict):
+        return False
+    if args.get("command") == "create" or (any(isinstance(args.get(k), str) for k in ("content", "file_text", "contents"))
+                                           and not any(k in args for k in ("old_string", "old_str"))):
+        return True
+    command = command_of(args)
+    if command is None:
+        return False
+    text = re.sub(r"^(?:cd [^;&|]+(?:&&|;)\s*)+", "", command.strip())
+    return _SHELL_CREATE.match(text.partition("\n")[0].strip()) is not None
 
 
 # Saying something rather than looking at anything: a farewell or status `echo` is no progress.
