@@ -259,15 +259,19 @@ def fill_troubled_agent(agent: StandInAgent) -> None:
             run_tool(agent, "text_editor", {"op": "read", "path": f"/src/m{i}.py"}, "def f():\n    return 1\n" * 20)
         else:
             run_tool(agent, "response", {"text": "progress report"}, "sent")
-    # the failure streak: history fills up to its bound, then cascade and loop at the end
-    streak = FAILURE_HISTORY_LIMIT
-    for i in range(streak - 5):
+    # history fills up to its bound, then cascade and loop at the end
+    # the failure streak, after an edit (so its errors are the agent's, not the baseline)
+    run_tool(agent, "code_execution_tool", {"runtime": "terminal", "code": "sed -i 's/old/new/' /src/app/main.py"}, "")
+    streak = FAILURE_HISTORY_LIMIT  # (looks that find nothing are no step of a streak: more attempts than the bound)
+    for i in range(streak):
         _, text = ERRORS[i % len(ERRORS)]
         run_tool(agent, TOOLS[i % 4], {"attempt": i}, f"attempt {i}:\n{text}")
+    broken = "Traceback (most recent call last):\nImportError: cannot import name 'Writer' from 'app.export'"
+    run_tool(agent, "code_execution_tool", {"runtime": "terminal", "code": "python -m app"}, broken)
     run_tool(agent, "search_engine", {"query": "csv writer"}, "Connection refused")
     run_tool(agent, "browser_agent", {"url": "http://docs"}, "Temporary failure in name resolution")
     for _ in range(3):
-        run_tool(agent, "code_execution_tool", {"runtime": "terminal", "code": "cat /src/app/config.yaml"}, ERRORS[1][1])
+        run_tool(agent, "code_execution_tool", {"runtime": "terminal", "code": "python /src/app/main.py"}, broken)
     dispatch(agent)  # the dispatcher sees the full histories and sets PACE
     ledger = agent.data[LEDGER_KEY]
     assert len(ledger.outcomes) == LEDGER_LIMIT, len(ledger.outcomes)

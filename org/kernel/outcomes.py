@@ -258,13 +258,13 @@ def fix_attempt(outcome: Any) -> bool:
             and _INSTALL_OR_BUILD.search(outcome.command) is not None)
 
 
-def streak_neutral(ok: bool, kind: str, error_line: str | None) -> bool:
+def streak_neutral(ok: bool, kind: str, error_type: str | None, error_line: str | None) -> bool:
     """A failure that is no step of a failing approach, so not counted in the failure streak
     PACE escalates on (nor does it end one): a look that found nothing (an answer: the file is
     not there), or an edit the editor refused (its linter's finding, the text to replace not
     found: nothing changed, and the tool said exactly why). The same call sent again is still
     a loop, and turns of them on end a stall; both say so precisely."""
-    return not ok and (kind == "inspect" or (error_line or "").startswith(EDIT_REFUSED))
+    return not ok and ((kind == "inspect" and error_type == "not_found") or (error_line or "").startswith(EDIT_REFUSED))
 
 
 def update_failure_record(data: dict, tool: str, ok: bool, error_type: str | None, message: str) -> None:
@@ -333,7 +333,7 @@ def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: boo
     error_line = verdict.error_line if verdict.error_line or ok else telling_line(output, ledger.known_lines)
     signature, out_hash = canonical_signature(tool, args), output_hash(output, None if ok else error_type)
     kind = action_kind(tool, args)
-    if not streak_neutral(ok, kind, error_line):
+    if not streak_neutral(ok, kind, error_type, error_line):
         update_failure_record(data, tool, ok, error_type, output or "")
     if ok and output:
         ledger.learn_lines(output)
@@ -346,7 +346,7 @@ def record_blocked(data: dict, tool: str, args: Any, blocked: Any) -> ToolOutcom
     """Record a call the breaker did not run as the failure it would have repeated, so the
     pattern it belongs to stays visible to the detectors."""
     kind = action_kind(tool, args)
-    if not streak_neutral(False, kind, blocked.error_line):
+    if not streak_neutral(False, kind, blocked.error_type, blocked.error_line):
         update_failure_record(data, tool, False, blocked.error_type or "execution", blocked.error_line or "")
     ledger = ledger_of(data)
     ledger.last_tool_turn = ledger.turn
