@@ -246,12 +246,17 @@ def test_a_linter_s_findings_and_a_pytest_4_summary_are_reports_whatever_the_exi
 
 
 def test_a_heredoc_fed_to_a_program_is_a_run_and_one_into_a_file_an_edit_that_creates_it():
-    from org.kernel.classify import action_kind, creates_file
+    from org.kernel.classify import action_kind, leaves_code
 
     assert action_kind("Bash", {"command": "python3 << EOF\nif len(x) > 1: print(x)\nEOF"}) == "run"
     assert action_kind("Bash", {"command": "cat > repro.py << EOF\nprint(1)\nEOF"}) == "edit"
-    assert creates_file({"command": "cat > repro.py << EOF\nprint(1)\nEOF"}) and creates_file({"file_path": "t.py", "content": "x"})
-    assert not creates_file({"command": "sed -i 's/a/b/' app.py"}) and not creates_file({"file_path": "a.py", "old_string": "a", "new_string": "b"})
+    assert leaves_code({"command": "cat > repro.py << EOF\nprint(1)\nEOF"}) and leaves_code({"file_path": "t.py", "content": "x"})
+    assert not leaves_code({"command": "sed -i 's/a/b/' app.py"}) and not leaves_code({"file_path": "a.py", "old_string": "a", "new_string": "b"})
+    setup = ["rm -rf testbed", "cd testbed && git checkout 1a2b3c", "git fetch origin && git checkout main",
+             "pip install -e . > /tmp/install.log 2>&1", "mkdir -p out && touch out/a"]
+    assert all(leaves_code({"command": c}) for c in setup), [c for c in setup if not leaves_code({"command": c})]
+    assert not leaves_code({"command": "cd src && sed -i 's/a/b/' x.py && python x.py"})
+    assert not leaves_code({"command": "echo 'x = 1' >> src/config.py"})
 
 
 def test_the_reproduction_s_first_failure_is_the_baseline_even_after_writing_the_script(make_session):
@@ -273,3 +278,18 @@ def test_an_install_that_failed_is_no_fix_attempt():
         return ToolOutcome(1, "t", ok, None if ok else "not_found", "s", "h", "", kind="run", command="mvn install")
 
     assert fix_attempt(install(True)) and not fix_attempt(install(False))
+
+
+def test_a_missing_module_there_from_the_start_churns_when_installs_that_worked_keep_leaving_it(make_session):
+    """No code changed (a checkout and a log file change none): the edits are not its cause,
+    but every install that worked and left it is a fix missing it (another interpreter)."""
+    missing = traceback("ModuleNotFoundError: No module named 'yaml'")
+    session = make_session()
+    session.run(sh("git clone https://example.invalid/r.git && cd r && git checkout v1", "Cloning into 'r'..."),
+                sh("python app.py", missing), sh("cat app.py", "import yaml"), sh("python -m app", missing))
+    assert session.anomalies() == []  # there before any change, and nothing tried: a look between is no fix
+    session.run(sh("pip install pyyaml > /tmp/pip.log 2>&1", ""), sh("python app.py", missing),
+                sh("pip install --user pyyaml", "Requirement already satisfied: pyyaml"), sh("python3 app.py", missing))
+    [(turn, anomaly, text)] = session.steering()
+    assert (turn, anomaly) == (8, "churn") and "No module named 'yaml'" in text
+    assert all(o.baseline for o in session.agent.data["_org_tool_ledger"].outcomes if not o.ok)

@@ -379,13 +379,18 @@ def action_kind(tool: str, args: Any) -> ActionKind:
     return "run"
 
 
-_SHELL_CREATE = re.compile(r"^(?:cat\s*>\s*[\w./~-]+|cat\s*<<-?\s*['\"]?\w+['\"]?\s*>\s*[\w./~-]+|touch |mkdir |create \S+\s*$)")
+_SHELL_CREATE = re.compile(r"^(?:cat\s*>\s*[\w./~-]+|cat\s*<<-?\s*['\"]?\w+['\"]?\s*>\s*[\w./~-]+|create \S+\s*$)")
+# Work on the workspace, not on the code in it: fetching, checking out, moving, removing,
+# making folders, and output kept in a log or a temporary file.
+_SHELL_WORKSPACE = re.compile(r"^(?:rm|mv|cp|mkdir|touch|chmod|chown|ln|git (?:checkout|stash|reset|restore|clone|fetch|pull|switch|clean|init))\b")
+_SCRATCH_TARGET = re.compile(r"(?<![<>&\d])>{1,2}\s*(?:/tmp/|/dev/|\S+\.(?:log|out|txt)\b)")
 
 
-def creates_file(args: Any) -> bool:
-    """The edit writes a whole file (a tool's whole new content, an editor's ``create``,
-    ``cat > file``, SWE-agent's ``create``), rather than changing part of one: the agent's own
-    script or test, which leaves the code it works on as it was."""
+def leaves_code(args: Any) -> bool:
+    """The edit leaves the code under work as it was: it writes a whole file of the agent's own
+    (a tool's whole new content, an editor's ``create``, ``cat > file``, SWE-agent's
+    ``create``: a reproduction script or a test), or works on the workspace (a checkout, a
+    clone, ``rm``, ``mkdir``, output kept in a log or under ``/tmp``)."""
     if not isinstance(args, dict):
         return False
     if args.get("command") == "create" or (any(isinstance(args.get(k), str) for k in ("content", "file_text", "contents"))
@@ -394,8 +399,10 @@ def creates_file(args: Any) -> bool:
     command = command_of(args)
     if command is None:
         return False
-    text = re.sub(r"^(?:cd [^;&|]+(?:&&|;)\s*)+", "", command.strip())
-    return _SHELL_CREATE.match(text.partition("\n")[0].strip()) is not None
+    parts = [p.strip() for p in re.split(r"\s*(?:&&|;|\|\|)\s*", command.strip().partition("\n")[0]) if p.strip()]
+    return bool(parts) and all(p.startswith("cd ") or _SHELL_CREATE.match(p) or _SHELL_WORKSPACE.match(p)
+                               or (_SCRATCH_TARGET.search(p) and not _SHELL_EDIT.search(_SCRATCH_TARGET.sub("", p)))
+                               or not _SHELL_EDIT.search(p) for p in parts)
 
 
 # Saying something rather than looking at anything: a farewell or status `echo` is no progress.

@@ -23,7 +23,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from .classify import EDIT_REFUSED, action_kind, classify_output, creates_file, error_signature, line_keys, run_text, says_only, short_command, telling_line
+from .classify import EDIT_REFUSED, action_kind, classify_output, leaves_code, error_signature, line_keys, run_text, says_only, short_command, telling_line
 from .log import warn_once
 from .values import is_int
 
@@ -199,17 +199,17 @@ class ToolLedger:
 
     def record(self, tool: str, ok: bool, error_type: str | None, signature: str, out_hash: str, message: str,
                kind: str = "run", error_line: str | None = None, command: str | None = None, *,
-               identity: str | None = None, shape: str = "", said: bool = False, creates: bool = False) -> ToolOutcome:
+               identity: str | None = None, shape: str = "", said: bool = False, leaves_code: bool = False) -> ToolOutcome:
         """Record one outcome. ``identity`` is the text naming the error (:attr:`.classify.Verdict.identity`);
-        without it the error has no signature. ``creates``: the edit writes a whole file (a script
-        of the agent's own), which changes none of the code under work."""
+        without it the error has no signature. ``leaves_code``: the edit changes none of the code
+        under work (a script of the agent's own, a checkout): the baseline goes on."""
         self.recorded = True
         self.last_tool_turn = self.turn
         error = error_signature(identity)
         progress = self._progress(tool, ok, kind, signature, out_hash, error, said)
         if progress:
             self.last_progress_turn = self.turn
-        baseline = self._baseline(ok, "run" if creates else kind, None if ok else error)
+        baseline = self._baseline(ok, "run" if leaves_code else kind, None if ok else error)
         outcome = ToolOutcome(self.turn, tool, ok, error_type, signature, out_hash, preview(message), progress,
                               kind, error_line, error, command, shape or signature, baseline)
         self.outcomes.append(outcome)
@@ -249,13 +249,17 @@ _INSTALL_OR_BUILD = re.compile(r"(?:^|[;&|]\s*|\s)(?:pip3?|python3? -m pip|uv pi
                                r"|setup\.py\s+(?:install|develop|build\w*)|(?:^|[;&|]\s*)(?:make|cmake|ninja)\b")
 
 
+def installed(outcome: Any) -> bool:
+    """An install or build that worked (its output kept in a log or not)."""
+    return outcome.ok and outcome.command is not None and _INSTALL_OR_BUILD.search(outcome.command) is not None
+
+
 def fix_attempt(outcome: Any) -> bool:
     """A call that tried to fix something: an edit the editor did not refuse (a command that
     edits and then runs fails when the run does), or an install or build that worked."""
-    if outcome.kind == "edit":
-        return not (outcome.error_line or "").startswith(EDIT_REFUSED)
-    return (outcome.kind == "run" and outcome.ok and outcome.command is not None
-            and _INSTALL_OR_BUILD.search(outcome.command) is not None)
+    if outcome.kind == "edit" and not (outcome.error_line or "").startswith(EDIT_REFUSED):
+        return True
+    return installed(outcome)
 
 
 def streak_neutral(ok: bool, kind: str, error_type: str | None, error_line: str | None) -> bool:
@@ -339,7 +343,7 @@ def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: boo
         ledger.learn_lines(output)
     return ledger.record(tool, ok, error_type, signature, out_hash, output or "", kind, error_line, short_command(args),
                          identity=verdict.identity, shape=shape_signature(tool, args) if kind == "edit" else signature,
-                         said=says_only(args), creates=kind == "edit" and creates_file(args))
+                         said=says_only(args), leaves_code=kind == "edit" and leaves_code(args))
 
 
 def record_blocked(data: dict, tool: str, args: Any, blocked: Any) -> ToolOutcome:

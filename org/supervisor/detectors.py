@@ -15,7 +15,7 @@ from typing import Callable
 
 from org.contracts import Finding
 from org.kernel.classify import EDIT_REFUSED
-from org.kernel.outcomes import fix_attempt
+from org.kernel.outcomes import fix_attempt, installed
 from org.kernel.log import warn_once
 from org.kernel.outcomes import ToolOutcome
 
@@ -129,19 +129,24 @@ def detect_churn(s: Snapshot) -> Finding | None:
     """The same error coming back N times in the task while the calls change, each time
     after a fix was tried: the fixes are not reaching the cause (a patch corrupting a file
     again, edits breaking the code again, installs that do not reach the interpreter that
-    runs). An error that was there before the agent's first edit is not one its changes
-    caused, and an edit the editor refused changed nothing (its retries are the loop
-    detector's)."""
+    runs). An error that was there before the agent's first change to the code is not one its
+    changes caused: it churns only when installs or builds that worked keep leaving it. An
+    edit the editor refused changed nothing (its retries are the loop detector's)."""
     outcomes = _watched(s)
     last = outcomes[-1] if outcomes else None
-    if last is None or last.ok or last.error_signature is None or last.baseline or (last.error_line or "").startswith(EDIT_REFUSED):
+    if last is None or last.ok or last.error_signature is None or (last.error_line or "").startswith(EDIT_REFUSED):
         return None  # only failures named by their own line churn; failing tests reported by a working run and refused edits do not
     same = [i for i, o in enumerate(outcomes) if not o.ok and o.error_signature == last.error_signature]
-    # it came back after a fix was tried (an edit, an install or build, also in the failing
-    # call itself), or with nothing that worked in between (blocked on it); occurrences
-    # apart with only looks, reruns or a detour that worked between them are one
-    times = 1 + sum(1 for a, b in zip(same, same[1:])
-                    if any(fix_attempt(o) for o in outcomes[a + 1:b + 1]) or not any(o.ok for o in outcomes[a + 1:b]))
+    if last.baseline:
+        # there before the agent changed any code: its edits did not cause it, but installs and
+        # builds that worked and left it as it was are fixes missing their cause
+        times = 1 + sum(1 for a, b in zip(same, same[1:]) if any(installed(o) for o in outcomes[a + 1:b]))
+    else:
+        # it came back after a fix was tried (an edit, an install or build, also in the failing
+        # call itself), or with nothing that worked in between (blocked on it); occurrences
+        # apart with only looks, reruns or a detour that worked between them are one
+        times = 1 + sum(1 for a, b in zip(same, same[1:])
+                        if any(fix_attempt(o) for o in outcomes[a + 1:b + 1]) or not any(o.ok for o in outcomes[a + 1:b]))
     calls = {outcomes[i].signature for i in same}
     if times < s.doctrine.loop.churn_threshold or len(calls) < 2:
         return None

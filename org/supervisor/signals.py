@@ -12,7 +12,7 @@ import json
 
 from org.contracts.role import Doctrine, PacePlan
 from org.contracts.salute import OutcomeSignal, SaluteSignals
-from org.kernel.outcomes import LEDGER_LIMIT, ToolOutcome, fix_attempt
+from org.kernel.outcomes import LEDGER_LIMIT, ToolOutcome, fix_attempt, installed
 from org.supervisor.learnings import learnings_from
 from org.supervisor.snapshot import Snapshot
 
@@ -41,7 +41,7 @@ def needed_outcomes(outcomes: tuple[ToolOutcome, ...], doctrine: Doctrine) -> tu
     error (churn), the edits of the latest failed edit's shape (an edit retried) and the
     runs of the latest call (reruns). What lies between two such runs or failures matters
     only as "something was done, whether it changed files, tried a fix, worked, showed
-    something new": each stretch of it is carried as at most four of its outcomes.
+    something new": each stretch of it is carried as at most five of its outcomes.
     """
     outcomes = outcomes[-LEDGER_LIMIT:]
     loop = doctrine.loop
@@ -73,9 +73,9 @@ def needed_outcomes(outcomes: tuple[ToolOutcome, ...], doctrine: Doctrine) -> tu
 
 def _one_per_stretch(outcomes: tuple[ToolOutcome, ...], between: list[int], kept: set[int]) -> list[int]:
     """For each run of consecutive indexes of ``between`` that are not ``kept``: its first
-    edit (or first outcome), its first fix attempt, its first success and its first novel
-    outcome, so that whether it changed files, tried a fix, worked and showed something new
-    are carried."""
+    edit (or first outcome), its first fix attempt, its first install, its first success and
+    its first novel outcome, so that whether it changed files, tried a fix, installed, worked
+    and showed something new are carried."""
     chosen: list[int] = []
     stretch: list[int] = []
     for i in between + [-1]:
@@ -85,6 +85,7 @@ def _one_per_stretch(outcomes: tuple[ToolOutcome, ...], between: list[int], kept
         if stretch:
             chosen.extend(sorted({next((j for j in stretch if outcomes[j].kind == "edit"), stretch[0]),
                                   next((j for j in stretch if fix_attempt(outcomes[j])), stretch[0]),
+                                  next((j for j in stretch if installed(outcomes[j])), stretch[0]),
                                   next((j for j in stretch if outcomes[j].ok), stretch[0]),
                                   next((j for j in stretch if outcomes[j].novel), stretch[0])}))
             stretch = []
