@@ -30,6 +30,7 @@ class RecordingPort:
         self.log_items: list[tuple[str, str]] = []
         self.paused = False
         self.tool_result: str | None = None
+        self.marks: dict = {}  # what the dispatcher sets on the agent
 
     async def warn(self, text: str) -> None:
         self.history.append(text)
@@ -50,6 +51,13 @@ class RecordingPort:
 
     def save(self) -> bool:
         return True
+
+    def mark(self, **attributes) -> None:
+        self.marks.update(attributes)
+
+    def clear(self, *names: str) -> None:
+        for name in names:
+            self.marks[name] = None
 
 
 def readings(port: RecordingPort, **values) -> TurnReadings:
@@ -100,3 +108,24 @@ def test_the_reader_takes_the_agent_once_into_values():
     assert first.layers is not None and again.layers is None
     assert (first.native_repeat, again.native_repeat) == (False, True)  # the same response twice: Agent-Zero warned
     assert first.chat == str(agent.context.id)
+
+
+def test_the_dispatcher_sets_role_and_pace_and_reports_on_values_alone(tmp_path):
+    from org.contracts import TraceHeader
+    from org.kernel.dispatcher import ORG_ATTR, PACE_ATTR, ROLE_ATTR, dispatch, judge_after_tool
+    from org.kernel.store import OrganizationStore
+    from org.replay import prepare_organization
+
+    prepare_organization(tmp_path, TraceHeader(kind="header", role="codegen", doctrine={}))
+    store, port = OrganizationStore(tmp_path), RecordingPort()
+    first = readings(port, role=None, pace_level=None, iteration=0, org_id=None)
+    assert dispatch(lambda: first, port, store) == "primary"
+    assert port.marks[ROLE_ATTR]["role_id"] == "codegen" and port.marks[PACE_ATTR] == "primary" and port.marks[ORG_ATTR]
+    for n in range(5):  # five different failures: PACE climbs after the tool, as the triggers say
+        record_outcome(port.data, "code_execution_tool", {"code": f"python t{n}.py"}, f"Traceback (most recent call last):\nValueError: bad {n}")
+        level = judge_after_tool(readings(port, pace_level=port.marks[PACE_ATTR], org_id=port.marks[ORG_ATTR]), port)
+        port.marks[PACE_ATTR] = level
+    assert level == "contingent" and ("info", "[ORG] PACE escalated alternate -> contingent (codegen)") in port.log_items
+    assert sorted(p.name for p in (tmp_path / "reports").glob("*_latest.json")) == ["codegen_latest.json"]
+    store_off = OrganizationStore(tmp_path / "nowhere")
+    assert dispatch(lambda: first, port, store_off) is None and port.marks[ROLE_ATTR] is None  # no organization: every mark cleared

@@ -15,9 +15,8 @@ from org.kernel import dispatcher
 from org.kernel.agent_scope import chat_project, top_agent
 from org.kernel.agent_zero import AgentPort, agent_number
 from org.kernel.log import logger, warn_once
-from org.kernel.outcomes import diagnosed_verdict
 from org.kernel.store import OrganizationStore
-from org.kernel.turn_readings import read_turn
+from org.kernel.turn_readings import diagnosed_verdict, organization_active, read_turn
 from org.macrocosm import unit
 from org.supervisor.microcosm import MicrocosmSupervisor
 
@@ -57,7 +56,7 @@ async def tool_execute_before(agent: Any, tool_args: Any = None, tool_name: Any 
     a turn's report while the next turn runs, and its loop steering about this very call
     opens the breaker before the call is made again, not one run later."""
     try:
-        if not dispatcher.is_active(agent):
+        if not organization_active(agent):
             return
         await message_loop_prompts_before(agent)
         tool = tool_name if isinstance(tool_name, str) and tool_name else "unknown"
@@ -71,7 +70,7 @@ def tool_execute_after(agent: Any, response: Any = None, tool_name: Any = None, 
     """``tool_execute_after``: record the tool's outcome for the detectors and other layers."""
     _note_tool_for_supervisors(agent, response, tool_name)
     try:
-        if not dispatcher.is_active(agent):
+        if not organization_active(agent):
             return
         tool = tool_name if isinstance(tool_name, str) and tool_name else "unknown"
         supervisor.tool_done(agent.data, tool, _tool_args(agent), _response_text(response), diagnosed_verdict(agent, tool))

@@ -49,10 +49,6 @@ class DispatchState:
     chosen: tuple[Any, RoleProfile, Any] | None = None
 
 
-def is_active(agent: Any) -> bool:
-    return getattr(agent, ROLE_ATTR, None) is not None
-
-
 def state_for(level: str) -> str:
     return {"primary": "active", "alternate": "error_recovery"}.get(level, "escalating")
 

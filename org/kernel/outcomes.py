@@ -294,31 +294,6 @@ def update_failure_record(data: dict, tool: str, ok: bool, error_type: str | Non
     del record["history"][:-FAILURE_HISTORY_LIMIT]
 
 
-def diagnosed_verdict(agent: Any, tool: str) -> tuple[bool, str | None] | None:
-    """An error-comprehension layer's verdict on the tool call just made, if it left one.
-
-    ``agent._error_diagnosis`` (a dict or an object) with ``tool`` equal to this tool and
-    an ``error_class``: a string means failed with that error type, None means no error.
-    """
-    try:
-        diagnosis = getattr(agent, "_error_diagnosis", None)
-        if diagnosis is None:
-            return None
-        if isinstance(diagnosis, dict):
-            if diagnosis.get("tool") != tool or "error_class" not in diagnosis:
-                return None
-            error_class = diagnosis["error_class"]
-        else:
-            if getattr(diagnosis, "tool", None) != tool or not hasattr(diagnosis, "error_class"):
-                return None
-            error_class = diagnosis.error_class
-    except Exception:  # another layer's object misbehaving: use our own classifier
-        return None
-    if error_class is None:
-        return (True, None)
-    return (False, error_class) if isinstance(error_class, str) and error_class else None
-
-
 def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: bool | None = None, error_type: str | None = None) -> ToolOutcome:
     """Record one tool outcome in both records. ``ok`` None means: the output decides
     (:func:`.classify.classify_output`); a verdict given by another layer wins, and the

@@ -1,9 +1,11 @@
 """The agent as a value: what the supervisor reads of its Agent-Zero agent, read once per hook call.
 
 The hooks (``org/a0/hooks.py``) call :func:`read_turn` at their boundary and hand the
-supervisor the :class:`TurnReadings` it returns, with an :class:`~org.kernel.agent_zero.AgentPort`
-for everything it does to the agent (a history message, a UI log line, a pause, a blocked tool)
-and the chat's saved state. Below the hooks, no code reads the live agent.
+dispatcher and the supervisor the :class:`TurnReadings` it returns, with an
+:class:`~org.kernel.agent_zero.AgentPort` for everything they do to the agent (a history
+message, a UI log line, a pause, a blocked tool, the dispatcher's marks) and the chat's saved
+state. Below the hooks, neither reads the live agent (the LLM-backed supervisors, a layer of
+their own, still do).
 """
 
 from __future__ import annotations
@@ -84,3 +86,33 @@ def native_repeat_fired(loop_data: Any) -> bool:
     breaker = params.get(UNUSABLE_RESPONSES_KEY)
     warned = isinstance(breaker, dict) and breaker.get("iteration") == getattr(loop_data, "iteration", None)
     return repeated or warned
+
+
+def diagnosed_verdict(agent: Any, tool: str) -> tuple[bool, str | None] | None:
+    """An error-comprehension layer's verdict on the tool call just made, if it left one.
+
+    ``agent._error_diagnosis`` (a dict or an object) with ``tool`` equal to this tool and
+    an ``error_class``: a string means failed with that error type, None means no error.
+    """
+    try:
+        diagnosis = getattr(agent, "_error_diagnosis", None)
+        if diagnosis is None:
+            return None
+        if isinstance(diagnosis, dict):
+            if diagnosis.get("tool") != tool or "error_class" not in diagnosis:
+                return None
+            error_class = diagnosis["error_class"]
+        else:
+            if getattr(diagnosis, "tool", None) != tool or not hasattr(diagnosis, "error_class"):
+                return None
+            error_class = diagnosis.error_class
+    except Exception:  # another layer's object misbehaving: use our own classifier
+        return None
+    if error_class is None:
+        return (True, None)
+    return (False, error_class) if isinstance(error_class, str) and error_class else None
+
+
+def organization_active(agent: Any) -> bool:
+    """The dispatcher set a role on the agent this turn: an organization is active."""
+    return getattr(agent, ROLE_ATTR, None) is not None
