@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from org.contracts import RoleProfile, SaluteReport
 from org.contracts.common import PACE_LEVELS
 from org.contracts.salute import SaluteSignals
+
 from . import salute
 from .layers import AgentReadings
 from .log import warn_once
@@ -212,5 +213,3 @@ def _cwd() -> str | None:
         return os.getcwd()
     except OSError:
         return None
-
-

@@ -23,7 +23,18 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from .classify import EDIT_REFUSED, action_kind, classify_output, leaves_code, error_signature, line_keys, run_text, says_only, short_command, telling_line
+from .classify import (
+    EDIT_REFUSED,
+    action_kind,
+    classify_output,
+    error_signature,
+    leaves_code,
+    line_keys,
+    run_text,
+    says_only,
+    short_command,
+    telling_line,
+)
 from .log import warn_once
 from .values import is_int
 
