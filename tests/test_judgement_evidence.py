@@ -205,16 +205,21 @@ def test_an_error_moving_to_the_next_call_site_after_each_fix_is_not_churn(make_
     assert session.anomalies() == []
 
 
-def test_an_error_the_agent_routed_around_and_met_once_more_is_not_churn(make_session):
+def test_an_error_routed_around_is_no_churn_and_the_same_mistake_made_again_is_said_with_the_form_that_works(make_session):
     """`python -m pytest` fails (no module), `pytest` works: a slip back to the first is not a
-    pattern of fixes missing their cause."""
+    pattern of fixes missing their cause; made a third time, the mistake is said, quoting the
+    form that worked."""
     missing = "/usr/bin/python: No module named pytest\n"
     session = make_session()
     session.run(sh("sed -i 's/a/b/' src/x.py", ""),
                 sh("python -m pytest tests/test_x.py", missing), sh("pytest tests/test_x.py", "1 passed in 0.1s\n"),
-                sh("python -m pytest tests/test_y.py", missing), sh("pytest tests/test_y.py", "2 passed in 0.1s\n"),
-                sh("cat src/x.py", "def x(): ..."), sh("python -m pytest -k x", missing))
+                sh("python -m pytest tests/test_y.py", missing), sh("pytest tests/test_y.py", "2 passed in 0.1s\n"))
     assert session.anomalies() == []
+    session.run(sh("cat src/x.py", "def x(): ..."), sh("python -m pytest -k x", missing))
+    [(turn, anomaly, text)] = session.steering()
+    assert (turn, anomaly) == (7, "churn") and "not reaching" not in text
+    assert text.startswith("[SUPERVISOR] Repeated mistake: a command like `python -m pytest -k x` has failed 3 times")
+    assert "`pytest tests/test_y.py` worked" in text
 
 
 def test_an_import_error_back_after_every_install_is_churn(make_session):

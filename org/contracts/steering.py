@@ -30,6 +30,7 @@ PLACEHOLDERS: dict[str, frozenset[str]] = {
     "loop_repeat": frozenset({"tool", "action", "times", "outcome", "advice"}),
     "loop_oscillation": frozenset({"tool_a", "tool_b", "cycles"}),
     "churn": frozenset({"error", "times", "calls", "advice"}),
+    "churn_detour": frozenset({"action", "error", "times", "working"}),
     "rerun": frozenset({"action", "times", "outcome"}),
     "rerun_unchanged": frozenset({"action", "times", "outcome"}),
     "loop_no_tool": frozenset({"times"}),

@@ -16,6 +16,7 @@ from typing import Callable
 from org.contracts import Finding
 from org.kernel.classify import EDIT_REFUSED
 from org.kernel.outcomes import fix_attempt, installed
+from org.supervisor.learnings import same_job
 from org.kernel.log import warn_once
 from org.kernel.outcomes import ToolOutcome
 
@@ -148,11 +149,35 @@ def detect_churn(s: Snapshot) -> Finding | None:
         times = 1 + sum(1 for a, b in zip(same, same[1:])
                         if any(fix_attempt(o) for o in outcomes[a + 1:b + 1]) or not any(o.ok for o in outcomes[a + 1:b]))
     calls = {outcomes[i].signature for i in same}
+    if times < s.doctrine.loop.churn_threshold and not last.baseline:
+        return _detour(s, outcomes, same, len(calls))
     if times < s.doctrine.loop.churn_threshold or len(calls) < 2:
         return None
     return Finding(anomaly="churn", template="churn", turn=s.turn, evidence={
         "error": last.error_line or last.error_type or "the same error", "times": times, "calls": len(calls),
         "error_type": last.error_type or "", "episode": f"churn:{last.error_signature}", "subject": last.signature})
+
+
+def _detour(s: Snapshot, outcomes: list, same: list[int], calls: int) -> Finding | None:
+    """The same mistake made again and again, each time routed around: the error came back
+    N times from different calls, and after each of the earlier ones the first run that
+    worked did the same job another way (`python -m pytest` failing, `pytest` working, and
+    again)."""
+    threshold = s.doctrine.loop.churn_threshold
+    if len(same) not in (threshold, 2 * threshold) or calls < 2:
+        return None  # said when the pattern is plain, and once more if it goes on as long again:
+        # each detour that worked moves the task, which ends an episode; the mistake is the same
+    worked = []
+    for a, b in zip(same, same[1:]):
+        failed = outcomes[a].command
+        detour = next((o for o in outcomes[a + 1:b] if o.ok and o.kind != "edit" and o.command), None)
+        if failed is None or detour is None or not same_job(failed, detour.command):
+            return None
+        worked.append(detour)
+    last = outcomes[same[-1]]
+    return Finding(anomaly="churn", template="churn_detour", turn=s.turn, evidence={
+        "action": _what(last), "error": last.error_line or last.error_type or "the same error", "times": len(same),
+        "working": _what(worked[-1]), "episode": f"churn:{last.error_signature}", "subject": last.signature})
 
 
 def detect_rerun(s: Snapshot) -> Finding | None:

@@ -68,13 +68,12 @@ def _command_fix(failed: Outcome, after: Iterable[Outcome], domain: str | None) 
         return None
     if _INLINE_CODE.search(failed.command):
         return None  # inline code: the next run with other code does another job
-    words = _words(failed.command)
     for later in after:
         if later.kind == "edit":
             return None  # the code changed: whatever worked next is not a different command for the same job
         if later.kind != "run" or not later.command or later.command == failed.command or _INLINE_CODE.search(later.command):
             continue
-        if later.ok and len(words & _words(later.command)) >= _WORDS_SHARED * len(words):
+        if later.ok and same_job(failed.command, later.command):
             text = f"`{_short(failed.command)}` fails ({_short(failed.error_line or '', 90)}); `{_short(later.command)}` works"
             return _learning("command_fix", text, (failed.command, later.command), later.turn, domain,
                              programs=[program_of(failed.command)[:100]])
@@ -122,6 +121,13 @@ def _learning(kind: str, text: str, substance: tuple[str, ...], turn: int | None
     digest = hashlib.sha256("\x00".join((kind, *substance)).encode("utf-8", "replace")).hexdigest()[:16]
     return Learning(kind=kind, text=text[:MAX_LEARNING_CHARS], digest=digest, turn=None if turn is None else max(0, turn),
                     domain=domain[:200] if domain else None, files=files or [], programs=programs or [])
+
+
+def same_job(command: str, other: str) -> bool:
+    """``other`` does the job of ``command`` another way: it shares at least half its words
+    (`pytest tests/x.py` for `python -m pytest tests/x.py`)."""
+    words = _words(command)
+    return len(words & _words(other)) >= _WORDS_SHARED * len(words)
 
 
 def _words(command: str) -> set[str]:
