@@ -298,3 +298,11 @@ def test_a_missing_module_there_from_the_start_churns_when_installs_that_worked_
     [(turn, anomaly, text)] = session.steering()
     assert (turn, anomaly) == (8, "churn") and "No module named 'yaml'" in text
     assert all(o.baseline for o in session.agent.data["_org_tool_ledger"].outcomes if not o.ok)
+
+
+def test_a_command_that_worked_but_does_another_job_is_no_detour(make_session):
+    broken = "Error: JAVA_HOME is not defined correctly.\n"
+    session = make_session()
+    session.run(sh("sed -i 's/a/b/' Foo.java", ""),
+                *[step for n in range(3) for step in (sh(f"./mvnw compile -q{'q' * n}", broken), sh(f"export JAVA_HOME=/opt/jdk{n}", ""))])
+    assert not [text for _, _, text in session.steering() if "Repeated mistake" in text]
