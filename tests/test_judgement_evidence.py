@@ -306,3 +306,17 @@ def test_a_command_that_worked_but_does_another_job_is_no_detour(make_session):
     session.run(sh("sed -i 's/a/b/' Foo.java", ""),
                 *[step for n in range(3) for step in (sh(f"./mvnw compile -q{'q' * n}", broken), sh(f"export JAVA_HOME=/opt/jdk{n}", ""))])
     assert not [text for _, _, text in session.steering() if "Repeated mistake" in text]
+
+
+def test_a_tool_that_marks_its_failures_with_an_exit_code_worked_when_it_did_not(make_session):
+    """Claude Code's Bash opens a failing output with `Exit code N` and says nothing when the
+    command exited 0: once seen, a script's own `Error: …` line printed with no mark is a result."""
+    from org.kernel.outcomes import record_outcome
+
+    data: dict = {}
+    printed = "Error: Velocity of point Q has not been defined in ReferenceFrame N\n"
+    assert record_outcome(data, "Bash", {"command": "python repro.py"}, printed).ok is False  # its way not seen yet: a failure
+    assert record_outcome(data, "Bash", {"command": "python -m pytest"}, "Exit code 1\n/usr/bin/python: No module named pytest\n").ok is False
+    assert record_outcome(data, "Bash", {"command": "python repro.py"}, printed).ok
+    assert record_outcome(data, "Bash", {"command": "sleep 999"}, "Command timed out after 2m 0.0s").ok is False
+    assert record_outcome(data, "Other", {"command": "python other.py"}, "Error: no frame named N\n").ok is False  # another tool: its own way

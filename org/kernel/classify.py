@@ -159,6 +159,16 @@ _RUN_VOLATILE = re.compile(
     r"|(?<=sh: line )\d+(?=: )")  # a shell's running line counter ("/bin/bash: line 47857: javac: command not found")
 
 
+_OPENING_EXIT_CODE = re.compile(r"\AExit code (\d+)[ \t]*$", _M)
+
+
+def opening_exit_code(text: str | None) -> int | None:
+    """The exit status an output opens with (``Exit code 1``: Claude Code's Bash marks its
+    failures so, and says nothing when the command exited 0); None when it does not."""
+    match = _OPENING_EXIT_CODE.match(text or "")
+    return int(match.group(1)) if match else None
+
+
 def run_text(text: str) -> str:
     """An output with what differs between runs of the same command without meaning
     anything (times, durations, addresses, temporary paths, process ids) and whitespace normalised."""

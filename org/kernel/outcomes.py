@@ -25,11 +25,13 @@ from typing import Any
 
 from .classify import (
     EDIT_REFUSED,
+    OK,
     action_kind,
     classify_output,
     error_signature,
     leaves_code,
     line_keys,
+    opening_exit_code,
     run_text,
     says_only,
     short_command,
@@ -150,6 +152,9 @@ class ToolLedger:
     edited: bool = False
     last_tool_turn: int = 0
     task_start_turn: int = 0
+    #: tools whose failing outputs open with their exit status (``Exit code 1``): an output of
+    #: theirs without it exited 0, whatever it printed (kept across tasks: it is the tool's way)
+    failures_state_exit: set = field(default_factory=set)
 
     def tick(self, new_task: bool) -> None:
         """Called once per turn, before the model is asked."""
@@ -311,6 +316,11 @@ def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: boo
     output still names the error."""
     ledger = ledger_of(data)
     verdict = classify_output(output, ledger.known_lines)
+    code = opening_exit_code(output)
+    if code:
+        ledger.failures_state_exit.add(tool)
+    elif code is None and verdict.failed and verdict.error_type != "timeout" and tool in ledger.failures_state_exit:
+        verdict = OK  # this tool marks its failures, and did not: what it printed is what it was asked to print
     if ok is None:
         ok = not verdict.failed
         error_type = error_type or verdict.error_type
