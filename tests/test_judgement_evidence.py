@@ -320,3 +320,16 @@ def test_a_tool_that_marks_its_failures_with_an_exit_code_worked_when_it_did_not
     assert record_outcome(data, "Bash", {"command": "python repro.py"}, printed).ok
     assert record_outcome(data, "Bash", {"command": "sleep 999"}, "Command timed out after 2m 0.0s").ok is False
     assert record_outcome(data, "Other", {"command": "python other.py"}, "Error: no frame named N\n").ok is False  # another tool: its own way
+
+
+def test_one_failing_edit_is_one_episode_whether_it_is_seen_retried_or_repeated(make_session):
+    """Retried with its indentation changed (a retry), paused, resumed by the user, then sent
+    identically (a repeat): the same edit failing the same way, an episode the user decided on."""
+    refused = ("Your proposed edit has introduced new syntax error(s).\nERRORS:\n- E999 IndentationError: unexpected indent\n"
+               "Your changes have NOT been applied.\n")
+    session = make_session(doctrine={"radio_check_interval_turns": 1})
+    session.run(sh("sed -i 's/a/b/' x.py", ""), *[sh(f"edit 10:12\n{' ' * i}return x\nend_of_edit", refused) for i in (4, 8, 4, 8, 4, 8)])
+    assert [(t, a) for t, a, _ in session.steering()] == [(4, "loop")] and any(r.paused for r in session.results)
+    session.standin.agent.context.paused = False  # the user resumes
+    session.run(*[sh("edit 10:12\n    return x\nend_of_edit", refused) for _ in range(4)])
+    assert [(t, a) for t, a, _ in session.steering()] == [(4, "loop")]  # not said again as a "new" repeat

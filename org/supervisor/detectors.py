@@ -84,8 +84,11 @@ def detect_repeat(s: Snapshot) -> Finding | None:
     last = outcomes[-1] if outcomes else None
     if last is None:
         return None
+    # a failing edit is one episode whichever way it is seen repeated (the very same call, or
+    # retried with only its whitespace changed): said once, and not again after a resume
+    edit_key = shape_key(last) if last.kind == "edit" and not last.ok else None
     if len(outcomes) >= n and len({_key(o) for o in outcomes[-n:]}) == 1:
-        return _loop(s, last, n, "repeat", call_key(last))
+        return _loop(s, last, n, "repeat", edit_key or call_key(last))
     if last.kind == "edit" and not last.ok:
         times = 0
         for o in reversed(outcomes):
@@ -94,7 +97,7 @@ def detect_repeat(s: Snapshot) -> Finding | None:
                     break  # the same edit failed differently, or worked: another episode
                 times += 1
         if times >= n:
-            return _loop(s, last, times, "retry", shape_key(last))
+            return _loop(s, last, times, "retry", edit_key)
     return None
 
 
