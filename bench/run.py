@@ -259,8 +259,8 @@ def fill_troubled_agent(agent: StandInAgent) -> None:
             run_tool(agent, "text_editor", {"op": "read", "path": f"/src/m{i}.py"}, "def f():\n    return 1\n" * 20)
         else:
             run_tool(agent, "response", {"text": "progress report"}, "sent")
-    # history fills up to its bound, then cascade and loop at the end
-    # the failure streak, after an edit (so its errors are the agent's, not the baseline)
+    # the failure streak, after an edit (so its errors are the agent's, not the baseline): history
+    # fills up to its bound, then cascade, churn and loop at the end
     run_tool(agent, "code_execution_tool", {"runtime": "terminal", "code": "sed -i 's/old/new/' /src/app/main.py"}, "")
     streak = FAILURE_HISTORY_LIMIT  # (looks that find nothing are no step of a streak: more attempts than the bound)
     for i in range(streak):

@@ -99,7 +99,7 @@ def _tool_args(agent: Any) -> Any:
 async def message_loop_end(agent: Any, loop_data: Any = None, **_: Any) -> None:
     """``message_loop_end``: the supervisor's radio check, or a unit's SALUTE report to its XO."""
     try:
-        if getattr(agent, dispatcher.ROLE_ATTR, None) is None:
+        if not organization_active(agent):
             return
         readings = read_turn(agent, loop_data, layers=True)  # the agent, read once: below here, values
         port = AgentPort(agent)

@@ -128,10 +128,18 @@ _EDIT_FINDING = re.compile(r"^- ([A-Z]\d{3,4} .*)$", _M)
 #: How a refused edit's line starts: the edit changed nothing, so its error is no file's error (no churn).
 EDIT_REFUSED = "edit not applied: "
 
+
+def edit_refused(error_line: str | None) -> bool:
+    """The error line says an editor refused the edit: nothing changed."""
+    return (error_line or "").startswith(EDIT_REFUSED)
+
+
 # An exit status some terminals print with the output (mini-swe-agent's tag, OpenHands' line):
 # when the output states it, it decides whether the command worked.
+# Claude Code's Bash opens a failing output with it, and says nothing when the command exited 0.
+_OPENING_EXIT_CODE = re.compile(r"\AExit code (\d+)[ \t]*$", _M)
 _EXIT_STATUS = re.compile(r"<returncode>(\d+)</returncode>|^\[?(?:The command completed|Command finished) with exit code (\d+)\.?\]?[ \t]*$"
-                          r"|\AExit code (\d+)[ \t]*$", _M)
+                          r"|" + _OPENING_EXIT_CODE.pattern, _M)
 
 # Linters and type checkers that report findings: their "errors" are findings about the code.
 _LINT_SUMMARY = re.compile(
@@ -157,9 +165,6 @@ _RUN_VOLATILE = re.compile(
     r"|/(?:tmp|var/folders)/[\w.@-]+(?:/[\w.@-]+)*|\btmp[\w-]{6,}"  # temporary paths and names
     r"|\b(?:pid|PID|process|Process)[ =:#]*\d+"
     r"|(?<=sh: line )\d+(?=: )")  # a shell's running line counter ("/bin/bash: line 47857: javac: command not found")
-
-
-_OPENING_EXIT_CODE = re.compile(r"\AExit code (\d+)[ \t]*$", _M)
 
 
 def opening_exit_code(text: str | None) -> int | None:
@@ -348,13 +353,21 @@ _INSPECT_NAMES = re.compile(r"(?:^|[_.:-])(?:read|view|grep|glob|ls|list|search|
                             r"|^(?:read|view|grep|glob|ls|list|search|find|web_?fetch|web_?search)\w*$", re.IGNORECASE)
 
 
+#: Argument names of file tools: the file, the text to replace, a whole new content.
+_PATH_KEYS = ("file_path", "path", "filename", "target_file", "file")
+_OLD_TEXT_KEYS = ("old_string", "old_str")
+_CHANGE_KEYS = _OLD_TEXT_KEYS + ("new_string", "new_str", "edits", "diff", "patch")
+_CONTENT_KEYS = ("content", "file_text", "contents")
+
+
+def _has_text(args: dict, keys: tuple[str, ...]) -> bool:
+    return any(isinstance(args.get(k), str) for k in keys)
+
+
 def _edits_a_file(args: dict) -> bool:
     """Arguments shaped like a file edit whatever the tool is called: a path with the text to
     replace and its replacement, or with the whole new content."""
-    if not any(isinstance(args.get(k), str) for k in ("file_path", "path", "filename", "target_file", "file")):
-        return False
-    return (any(k in args for k in ("old_string", "old_str", "new_string", "new_str", "edits", "diff", "patch"))
-            or any(isinstance(args.get(k), str) for k in ("content", "file_text", "contents")))
+    return _has_text(args, _PATH_KEYS) and (any(k in args for k in _CHANGE_KEYS) or _has_text(args, _CONTENT_KEYS))
 
 
 def action_kind(tool: str, args: Any) -> ActionKind:
@@ -403,8 +416,7 @@ def leaves_code(args: Any) -> bool:
     clone, ``rm``, ``mkdir``, output kept in a log or under ``/tmp``)."""
     if not isinstance(args, dict):
         return False
-    if args.get("command") == "create" or (any(isinstance(args.get(k), str) for k in ("content", "file_text", "contents"))
-                                           and not any(k in args for k in ("old_string", "old_str"))):
+    if args.get("command") == "create" or (_has_text(args, _CONTENT_KEYS) and not any(k in args for k in _OLD_TEXT_KEYS)):
         return True
     command = command_of(args)
     if command is None:

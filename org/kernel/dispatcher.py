@@ -24,7 +24,7 @@ from org.contracts.common import PACE_LEVELS
 from org.contracts.salute import SaluteSignals
 
 from . import salute
-from .layers import AgentReadings
+from .layers import NO_LAYERS, AgentReadings
 from .log import warn_once
 from .outcomes import FAILURES_KEY, LEDGER_KEY, RESPONSE_TOOL, ToolLedger, ledger_of, start_task
 from .pace import PaceMetrics, metrics_from, pace_level
@@ -123,7 +123,7 @@ def _judge(readings: TurnReadings, port: AgentPort, loaded: Any, role: RoleProfi
 
 def _layers(readings: TurnReadings, state: DispatchState) -> AgentReadings:
     """HTN and the context fill as read now; BST as the dispatch read it (the role follows it)."""
-    layers = readings.layers or AgentReadings(None, None, None)
+    layers = readings.layers or NO_LAYERS
     bst = state.chosen[2] if state.chosen is not None else layers.bst
     return layers if layers.bst is bst else AgentReadings(layers.htn, bst, layers.fill)
 
@@ -147,7 +147,7 @@ def unit_report(readings: TurnReadings, data: dict, role: RoleProfile, unit_id: 
     if not isinstance(org_id, str):
         warn_once(f"agent.{ORG_ATTR}: no organization id ({type(org_id).__name__}); the unit's SALUTE report is skipped", key=f"agent.{ORG_ATTR}")
         return None
-    layers = readings.layers or AgentReadings(None, None, None)
+    layers = readings.layers or NO_LAYERS
     ledger = ledger_of(data)
     metrics = turn_metrics(data, role, layers.htn, layers.fill, ledger)
     ended = task_ended(ledger)

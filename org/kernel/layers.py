@@ -106,5 +106,9 @@ class AgentReadings:
     fill: ContextFill | None
 
 
+#: No layer's readings: no HTN plan, no BST belief, no context fill known.
+NO_LAYERS = AgentReadings(None, None, None)
+
+
 def read_agent(agent: Any) -> AgentReadings:
     return AgentReadings(read_htn(agent), read_bst(agent), context_fill(agent))

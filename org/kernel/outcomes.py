@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .classify import (
-    EDIT_REFUSED,
     OK,
     action_kind,
     classify_output,
+    edit_refused,
     error_signature,
     leaves_code,
     line_keys,
@@ -273,7 +273,7 @@ def installed(outcome: Any) -> bool:
 def fix_attempt(outcome: Any) -> bool:
     """A call that tried to fix something: an edit the editor did not refuse (a command that
     edits and then runs fails when the run does), or an install or build that worked."""
-    if outcome.kind == "edit" and not (outcome.error_line or "").startswith(EDIT_REFUSED):
+    if outcome.kind == "edit" and not edit_refused(outcome.error_line):
         return True
     return installed(outcome)
 
@@ -284,7 +284,7 @@ def streak_neutral(ok: bool, kind: str, error_type: str | None, error_line: str 
     not there), or an edit the editor refused (its linter's finding, the text to replace not
     found: nothing changed, and the tool said exactly why). The same call sent again is still
     a loop, and turns of them on end a stall; both say so precisely."""
-    return not ok and ((kind == "inspect" and error_type == "not_found") or (error_line or "").startswith(EDIT_REFUSED))
+    return not ok and ((kind == "inspect" and error_type == "not_found") or edit_refused(error_line))
 
 
 def update_failure_record(data: dict, tool: str, ok: bool, error_type: str | None, message: str) -> None:

@@ -14,11 +14,10 @@ import math
 from typing import Callable
 
 from org.contracts import Finding
-from org.kernel.classify import EDIT_REFUSED
-from org.kernel.outcomes import fix_attempt, installed
-from org.supervisor.learnings import same_job
+from org.kernel.classify import edit_refused
 from org.kernel.log import warn_once
-from org.kernel.outcomes import ToolOutcome
+from org.kernel.outcomes import ToolOutcome, fix_attempt, installed
+from org.supervisor.learnings import same_job
 
 from .snapshot import Snapshot
 
@@ -138,7 +137,7 @@ def detect_churn(s: Snapshot) -> Finding | None:
     edit the editor refused changed nothing (its retries are the loop detector's)."""
     outcomes = _watched(s)
     last = outcomes[-1] if outcomes else None
-    if last is None or last.ok or last.error_signature is None or (last.error_line or "").startswith(EDIT_REFUSED):
+    if last is None or last.ok or last.error_signature is None or edit_refused(last.error_line):
         return None  # only failures named by their own line churn; failing tests reported by a working run and refused edits do not
     same = [i for i, o in enumerate(outcomes) if not o.ok and o.error_signature == last.error_signature]
     if last.baseline:

@@ -23,7 +23,7 @@ from org.kernel.agent_zero import AgentPort
 from org.kernel.cascade import project_steering
 from org.kernel.dispatcher import PACE_ATTR, ROLE_ATTR
 from org.kernel.files import first_error
-from org.kernel.layers import AgentReadings
+from org.kernel.layers import NO_LAYERS, AgentReadings
 from org.kernel.log import warn_once
 from org.kernel.outcomes import LEDGER_KEY, ToolLedger, ToolOutcome, canonical_signature, record_blocked, record_outcome
 from org.kernel.paths import OrganizationLayout
@@ -206,7 +206,7 @@ class MicrocosmSupervisor:
         if role is None:
             return None
         data = port.data
-        layers = readings.layers or AgentReadings(None, None, None)
+        layers = readings.layers or NO_LAYERS
         state = _saved_state(data)
         state.turn += 1
         try:
