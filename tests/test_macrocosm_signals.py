@@ -16,6 +16,7 @@ from org.kernel.files import FileRefused
 from org.kernel.outcomes import ToolOutcome
 from org.macrocosm.volume import read_report
 from org.resources import roles_dir
+from org.supervisor.detectors import detect_churn
 from org.supervisor.radio_check import SupervisorState, radio_check
 from org.supervisor.signals import doctrine_version, needed_outcomes, signals_from_snapshot, snapshot_from_signals
 from org.supervisor.snapshot import Snapshot
@@ -168,3 +169,25 @@ def test_reports_of_one_doctrine_share_its_validated_model_and_other_content_is_
     with pytest.raises(FileRefused, match=r"signals\.pace_plan\.alternate\.trigger"):
         read_report(path)
     assert SaluteReport.model_validate_json(text).signals.doctrine.cooldown_turns == ROLE.doctrine.cooldown_turns
+
+
+def test_a_report_carries_the_detour_the_repeated_mistake_is_judged_on():
+    """The way around a failure the unit's detector takes (the first command that worked
+    without changing files, a look too) is the one its report carries, however far back."""
+    def out(turn, command, ok, kind="inspect", error=None):
+        return ToolOutcome(turn, "code_execution_tool", ok, None if ok else "not_found", f"s-{command}", f"h-{command}", "",
+                           kind=kind, command=command, error_signature=error, error_line=error and "Error: File name Foo.java not found")
+
+    def stretch(turn, n):
+        return [out(turn, f"cat missing{n}", False, error=f"F{n}"), out(turn + 1, f'search_file "a{n}" /src/Foo.java', True),
+                out(turn + 2, f"python check{n}.py", True, kind="run")]
+
+    outcomes = (out(0, 'search_file "a0" Foo.java', False, error="E"), *stretch(1, 0),
+                out(4, 'search_file "a1" Foo.java', False, error="E"), *stretch(5, 1),
+                out(8, 'search_file "a2" Foo.java', False, error="E"))
+    live = Snapshot(turn=9, role_id=ROLE.role_id, doctrine=ROLE.doctrine, outcomes=outcomes)
+    carried = snapshot_from_signals(signals_from_snapshot(live))
+    assert len(carried.outcomes) < len(outcomes)  # the first stretch is carried in part
+    found = detect_churn(live)
+    assert found is not None and found.template == "churn_detour"
+    assert detect_churn(carried).evidence == found.evidence

@@ -278,6 +278,11 @@ def fix_attempt(outcome: Any) -> bool:
     return installed(outcome)
 
 
+def worked_command(outcome: Any) -> bool:
+    """A command that worked without changing files: what a way around a failure looks like."""
+    return outcome.ok and outcome.kind != "edit" and bool(outcome.command)
+
+
 def streak_neutral(ok: bool, kind: str, error_type: str | None, error_line: str | None) -> bool:
     """A failure that is no step of a failing approach, so not counted in the failure streak
     PACE escalates on (nor does it end one): a look that found nothing (an answer: the file is

@@ -16,7 +16,7 @@ from typing import Callable
 from org.contracts import Finding
 from org.kernel.classify import edit_refused
 from org.kernel.log import warn_once
-from org.kernel.outcomes import ToolOutcome, fix_attempt, installed
+from org.kernel.outcomes import ToolOutcome, fix_attempt, installed, worked_command
 from org.supervisor.learnings import same_job
 
 from .snapshot import Snapshot
@@ -172,7 +172,7 @@ def _detour(s: Snapshot, outcomes: list, same: list[int], calls: int) -> Finding
     worked = []
     for a, b in zip(same, same[1:]):
         failed = outcomes[a].command
-        detour = next((o for o in outcomes[a + 1:b] if o.ok and o.kind != "edit" and o.command), None)
+        detour = next((o for o in outcomes[a + 1:b] if worked_command(o)), None)
         if failed is None or detour is None or not same_job(failed, detour.command):
             return None
         worked.append(detour)

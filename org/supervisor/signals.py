@@ -12,7 +12,7 @@ import json
 
 from org.contracts.role import Doctrine, PacePlan
 from org.contracts.salute import OutcomeSignal, SaluteSignals
-from org.kernel.outcomes import LEDGER_LIMIT, ToolOutcome, fix_attempt, installed
+from org.kernel.outcomes import LEDGER_LIMIT, ToolOutcome, fix_attempt, installed, worked_command
 from org.supervisor.learnings import learnings_from
 from org.supervisor.snapshot import Snapshot
 
@@ -74,9 +74,9 @@ def needed_outcomes(outcomes: tuple[ToolOutcome, ...], doctrine: Doctrine) -> tu
 def _one_per_stretch(outcomes: tuple[ToolOutcome, ...], between: list[int], kept: set[int]) -> list[int]:
     """For each run of consecutive indexes of ``between`` that are not ``kept``: its first
     edit (or first outcome), its first fix attempt, its first install, its first success (a
-    command that worked, if one did) and its first novel outcome, so that whether it changed
-    files, tried a fix, installed, worked (and what worked) and showed something new are
-    carried."""
+    command that worked without changing files, if one did: a detour, as the repeated-mistake
+    detector takes it) and its first novel outcome, so that whether it changed files, tried a
+    fix, installed, worked (and what worked) and showed something new are carried."""
     chosen: list[int] = []
     stretch: list[int] = []
     for i in between + [-1]:
@@ -87,7 +87,7 @@ def _one_per_stretch(outcomes: tuple[ToolOutcome, ...], between: list[int], kept
             chosen.extend(sorted({next((j for j in stretch if outcomes[j].kind == "edit"), stretch[0]),
                                   next((j for j in stretch if fix_attempt(outcomes[j])), stretch[0]),
                                   next((j for j in stretch if installed(outcomes[j])), stretch[0]),
-                                  next((j for j in stretch if outcomes[j].ok and outcomes[j].kind == "run" and outcomes[j].command),
+                                  next((j for j in stretch if worked_command(outcomes[j])),
                                        next((j for j in stretch if outcomes[j].ok), stretch[0])),
                                   next((j for j in stretch if outcomes[j].novel), stretch[0])}))
             stretch = []
