@@ -517,8 +517,11 @@ def test_installer_imports_only_the_standard_library():
 def test_library_really_installs_into_a_fresh_venv(tmp_path):
     """The one slow test: pip-installs the real pack into a new venv, as install_all.sh does in the container."""
     env_dir = tmp_path / "venv"
-    venv.EnvBuilder(system_site_packages=True, with_pip=True).create(env_dir)
+    venv.EnvBuilder(system_site_packages=True).create(env_dir)
     python = str(env_dir / "bin" / "python")
+    # the base Python's pip serves the venv through its site packages (ensurepip costs seconds)
+    if subprocess.run([python, "-m", "pip", "--version"], capture_output=True, cwd=tmp_path).returncode != 0:
+        subprocess.run([python, "-m", "ensurepip"], capture_output=True, cwd=tmp_path, check=True)
     tree = make_a0_tree(tmp_path / "a0", "D")
 
     clean_env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}

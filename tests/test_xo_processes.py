@@ -293,7 +293,7 @@ def test_the_xo_falls_back_to_polling_when_events_stop_arriving(procs, volume):
 # ----- atomic reports ----------------------------------------------------------------
 
 
-def _reader(procs: Processes, path: Path, name: str, seconds: float = 2.0) -> tuple[subprocess.Popen, Path]:
+def _reader(procs: Processes, path: Path, name: str, seconds: float = 0.5) -> tuple[subprocess.Popen, Path]:
     return procs.start([str(UNITS_SCRIPT), "read", "--path", str(path), "--seconds", str(seconds)], name)
 
 
@@ -329,7 +329,7 @@ def test_readers_never_see_a_torn_report(procs, volume, tmp_path):
     # the same readers do see torn files when a report is rewritten in place
     text = tmp_path / "report.json"
     text.write_text(path.read_text())
-    naive, _ = procs.start(["-c", NAIVE_WRITER, str(path), str(text), "3"], "naive")
+    naive, _ = procs.start(["-c", NAIVE_WRITER, str(path), str(text), "1"], "naive")
     reader, reader_log = _reader(procs, path, "reader-naive")
     assert reader.wait(timeout=WAIT) == 0
     naive.wait(timeout=WAIT)
