@@ -333,3 +333,16 @@ def test_one_failing_edit_is_one_episode_whether_it_is_seen_retried_or_repeated(
     session.standin.agent.context.paused = False  # the user resumes
     session.run(*[sh("edit 10:12\n    return x\nend_of_edit", refused) for _ in range(4)])
     assert [(t, a) for t, a, _ in session.steering()] == [(4, "loop")]  # not said again as a "new" repeat
+
+
+def test_a_blocked_call_did_not_run_so_no_error_came_back_and_nothing_was_rerun(make_session):
+    """A mistyped folder tried once with a listing, then alone until the breaker blocks it and
+    pauses: the loop is said once; a blocked call is no error coming back (churn), no run
+    repeated and no work between two runs (rerun), also when the user resumes and it fails again."""
+    missing = "/bin/bash: line 12: cd: fastjson/: No such file or directory\n"
+    session = make_session()
+    session.run(sh("cd fastjson/\nls -F", missing + "fasterxml/\n"), *[sh("cd fastjson/", missing)] * 5)
+    assert [(r.turn, bool(r.blocked), r.paused) for r in session.results][3:] == [(4, False, False), (5, True, False), (6, True, True)]
+    session.standin.agent.context.paused = False  # the user resumes
+    session.run(*[sh("cd fastjson/", missing)] * 2)
+    assert [(t, a) for t, a, _ in session.steering()] == [(4, "loop")]

@@ -88,6 +88,7 @@ class OutcomeSignal(Contract):
     command: str | None = Field(None, max_length=200, description="The command the call ran, shortened.")
     shape: str = Field("", max_length=64, description="Hash of the call with all whitespace in its arguments ignored (edits only; else the signature).")
     baseline: bool = Field(False, description="Its error was there before the agent's first edit of the task.")
+    blocked: bool = Field(False, description="The breaker did not run the call: it stands for the failure it would have repeated.")
 
     @property
     def result(self) -> str:

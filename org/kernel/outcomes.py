@@ -118,6 +118,7 @@ class ToolOutcome:
     command: str | None = None  # the command the call ran, shortened, for steering to name
     shape: str = ""  # the call with whitespace ignored (shape_signature)
     baseline: bool = False  # its error was there before the agent's first edit of the task
+    blocked: bool = False  # the breaker did not run it: it stands for the failure it would have repeated
 
     @property
     def result(self) -> str:
@@ -358,7 +359,7 @@ def record_blocked(data: dict, tool: str, args: Any, blocked: Any) -> ToolOutcom
     outcome = ToolOutcome(ledger.turn, tool, False, blocked.error_type or "execution", canonical_signature(tool, args),
                           blocked.output_hash, "blocked by the supervisor", False, kind,
                           blocked.error_line, blocked.error_signature, short_command(args),
-                          shape_signature(tool, args) if kind == "edit" else canonical_signature(tool, args))
+                          shape_signature(tool, args) if kind == "edit" else canonical_signature(tool, args), blocked=True)
     ledger.outcomes.append(outcome)
     return outcome
 

@@ -134,12 +134,13 @@ def detect_churn(s: Snapshot) -> Finding | None:
     again, edits breaking the code again, installs that do not reach the interpreter that
     runs). An error that was there before the agent's first change to the code is not one its
     changes caused: it churns only when installs or builds that worked keep leaving it. An
-    edit the editor refused changed nothing (its retries are the loop detector's)."""
+    edit the editor refused changed nothing (its retries are the loop detector's), and a call
+    the breaker blocked did not run: no error came back."""
     outcomes = _watched(s)
     last = outcomes[-1] if outcomes else None
-    if last is None or last.ok or last.error_signature is None or edit_refused(last.error_line):
+    if last is None or last.ok or last.blocked or last.error_signature is None or edit_refused(last.error_line):
         return None  # only failures named by their own line churn; failing tests reported by a working run and refused edits do not
-    same = [i for i, o in enumerate(outcomes) if not o.ok and o.error_signature == last.error_signature]
+    same = [i for i, o in enumerate(outcomes) if not o.ok and not o.blocked and o.error_signature == last.error_signature]
     if last.baseline:
         # there before the agent changed any code: its edits did not cause it, but installs and
         # builds that worked and left it as it was are fixes missing their cause
@@ -186,16 +187,17 @@ def detect_rerun(s: Snapshot) -> Finding | None:
     """The same run giving the same output again, N times, with other work in between: the
     changes made in between have no effect on it (or, with only looks in between, a failing
     run is being repeated). Looks do not reset the count; a changed output does. A run that
-    works needs twice as many: its output is often meant to stay the same."""
+    works needs twice as many: its output is often meant to stay the same. A call the breaker
+    blocked was not run."""
     outcomes = _watched(s)
     last = outcomes[-1] if outcomes else None
-    if last is None or last.kind != "run" or last.command is None:
+    if last is None or last.blocked or last.kind != "run" or last.command is None:
         return None  # only a command that runs something can show whether changes took effect
-    runs = [i for i, o in enumerate(outcomes) if o.signature == last.signature]
+    runs = [i for i, o in enumerate(outcomes) if o.signature == last.signature and not o.blocked]
     failing = not last.ok or last.error_type is not None
     reruns, apart, edited = 0, False, False
     for previous, current in zip(runs, runs[1:]):
-        between = outcomes[previous + 1:current]
+        between = [o for o in outcomes[previous + 1:current] if not o.blocked]  # a blocked call was no work in between
         if outcomes[previous].output_hash != outcomes[current].output_hash or (not failing and any(o.novel for o in between)):
             # the output changed, or (for a run that works) something new showed in between,
             # such as the file it writes: the work in between did something
