@@ -346,3 +346,34 @@ def test_a_blocked_call_did_not_run_so_no_error_came_back_and_nothing_was_rerun(
     session.standin.agent.context.paused = False  # the user resumes
     session.run(*[sh("cd fastjson/", missing)] * 2)
     assert [(t, a) for t, a, _ in session.steering()] == [(4, "loop")]
+
+
+def test_a_refused_edit_and_a_program_not_installed_get_advice_that_fits_them(make_session):
+    """Not "fix the quoting" for an edit whose range left old lines behind, not "check the
+    path" for a JDK that is not there."""
+    refused = ("Your proposed edit has introduced new syntax error(s).\nERRORS:\n- E999 SyntaxError: invalid syntax\n"
+               "Your changes have NOT been applied. Please fix your edit command and try again.\n")
+    session = make_session(doctrine={"breaker": {"enabled": False}})
+    session.run(*[sh("edit 10:11\n    return total\nend_of_edit", refused)] * 3)
+    session.run(*[sh("javac Repro.java", "/bin/bash: line 62245: javac: command not found\n")] * 3)
+    [(_, _, edit), (_, _, javac)] = session.steering()
+    assert "the editor changed nothing" in edit and "quoting" not in edit
+    assert "the program is not installed here" in javac and "check the path" not in javac
+
+
+def test_a_program_that_is_not_installed_does_not_churn_across_edits(make_session):
+    """Edits do not bring a missing compiler: `javac` failing between unrelated edits and
+    other work is not "your changes are not reaching its cause"."""
+    missing = "/bin/bash: line 7: javac: command not found\n"
+    session = make_session()
+    session.run(sh("sed -i 's/x/y/' src/Main.java", ""))  # after the agent's first change: not the baseline
+    for n in range(3):
+        session.run(sh(f"javac -cp . Repro{n}.java", missing), sh(f"sed -i 's/a{n}/b{n}/' src/Main.java", ""),
+                    sh(f"grep -n b{n} src/Main.java", f"{n}: b{n}"))
+    assert "churn" not in [a for _, a in session.anomalies()]
+
+
+def test_climbing_up_with_cd_is_no_loop(make_session):
+    session = make_session()
+    session.run(sh("cd src/main/java", ""), *[sh("cd ..", "")] * 4)
+    assert session.anomalies() == []

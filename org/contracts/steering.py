@@ -44,9 +44,10 @@ PLACEHOLDERS: dict[str, frozenset[str]] = {
     "blocked": frozenset({"action", "times", "outcome", "advice"}),
 }
 ADVICE = "advice."
-#: error types that have advice (``advice.<type>``), quoted as $advice; "none": no error type
+#: error types that have advice (``advice.<type>``), quoted as $advice; "none": no error type;
+#: "refused_edit" and "missing_program": an edit the editor refused, a program not installed
 ADVICE_TYPES: tuple[str, ...] = ("timeout", "not_found", "permission", "syntax", "network", "resource", "dependency",
-                                 "execution", "test", "none")
+                                 "execution", "test", "refused_edit", "missing_program", "none")
 
 
 def base_key(key: str) -> str:

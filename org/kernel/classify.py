@@ -134,6 +134,35 @@ def edit_refused(error_line: str | None) -> bool:
     return (error_line or "").startswith(EDIT_REFUSED)
 
 
+# A program the shell could not find by its bare name (`javac: command not found`): it is not
+# installed here, which no edit of the project changes.
+_MISSING_PROGRAM = re.compile(r"(?:^|: )(?:line \d+: )?[^\s:/]+: command not found$|^zsh: command not found: [^\s/]+$")
+
+
+def missing_program(error_line: str | None) -> bool:
+    """The error line says a program named without a path is not installed."""
+    return _MISSING_PROGRAM.search(error_line or "") is not None
+
+
+def advice_kind(error_type: str | None, error_line: str | None) -> str:
+    """Which advice fits a failure: its error type's, except for an edit the editor refused
+    (no path or quoting to fix: the edit does not match the file) and a program that is not
+    installed (no path or command name to correct)."""
+    if edit_refused(error_line):
+        return "refused_edit"
+    if error_type == "not_found" and missing_program(error_line):
+        return "missing_program"
+    return error_type or "none"
+
+
+#: `cd ..`, `cd src`: a move relative to where the shell is, so the same command goes elsewhere each time.
+_RELATIVE_CD = re.compile(r"^cd\s+(?![/~])\S+\s*$")
+
+
+def moves_relative(command: str | None) -> bool:
+    return _RELATIVE_CD.match((command or "").strip()) is not None
+
+
 # An exit status some terminals print with the output (mini-swe-agent's tag, OpenHands' line):
 # when the output states it, it decides whether the command worked.
 # Claude Code's Bash opens a failing output with it, and says nothing when the command exited 0.

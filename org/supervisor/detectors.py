@@ -14,7 +14,7 @@ import math
 from typing import Callable
 
 from org.contracts import Finding
-from org.kernel.classify import edit_refused
+from org.kernel.classify import edit_refused, missing_program, moves_relative
 from org.kernel.log import warn_once
 from org.kernel.outcomes import ToolOutcome, fix_attempt, installed, worked_command
 from org.supervisor.learnings import same_job
@@ -81,8 +81,8 @@ def detect_repeat(s: Snapshot) -> Finding | None:
     outcomes = _watched(s)
     n = s.doctrine.loop.repeat_threshold
     last = outcomes[-1] if outcomes else None
-    if last is None:
-        return None
+    if last is None or (last.ok and moves_relative(last.command)):
+        return None  # `cd ..` that worked, again: each one goes somewhere else
     # a failing edit is one episode whichever way it is seen repeated (the very same call, or
     # retried with only its whitespace changed): said once, and not again after a resume
     edit_key = shape_key(last) if last.kind == "edit" and not last.ok else None
@@ -148,9 +148,11 @@ def detect_churn(s: Snapshot) -> Finding | None:
     else:
         # it came back after a fix was tried (an edit, an install or build, also in the failing
         # call itself), or with nothing that worked in between (blocked on it); occurrences
-        # apart with only looks, reruns or a detour that worked between them are one
+        # apart with only looks, reruns or a detour that worked between them are one. A program
+        # that is not installed is tried to be fixed by installs only: no edit brings it.
+        tried = installed if missing_program(last.error_line) else fix_attempt
         times = 1 + sum(1 for a, b in zip(same, same[1:])
-                        if any(fix_attempt(o) for o in outcomes[a + 1:b + 1]) or not any(o.ok for o in outcomes[a + 1:b]))
+                        if any(tried(o) for o in outcomes[a + 1:b + 1]) or not any(o.ok for o in outcomes[a + 1:b]))
     calls = {outcomes[i].signature for i in same}
     if times < s.doctrine.loop.churn_threshold and not last.baseline:
         return _detour(s, outcomes, same, len(calls))

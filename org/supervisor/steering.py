@@ -12,6 +12,7 @@ import yaml
 
 from org.contracts import Finding
 from org.contracts.steering import ADVICE, PLACEHOLDERS, REPEATED, SENTENCE_END, TAG, base_key, check_template, count_sentences  # noqa: F401 (re-exported)
+from org.kernel.classify import advice_kind
 from org.kernel.files import read_capped
 from org.kernel.log import warn_once
 
@@ -141,5 +142,7 @@ class SteeringBook:
             key += REPEATED
         template = self._templates.get(key) or self._templates[base_key(finding.template)]
         values = template_values(finding)
-        values["advice"] = self.advice(finding.evidence.get("error_type") or "none")
+        # the failure's line is quoted as $outcome (loop, blocked) or $error (churn)
+        line = finding.evidence.get("outcome") or finding.evidence.get("error")
+        values["advice"] = self.advice(advice_kind(finding.evidence.get("error_type"), line if isinstance(line, str) else None))
         return string.Template(template).safe_substitute(values)
