@@ -377,3 +377,32 @@ def test_climbing_up_with_cd_is_no_loop(make_session):
     session = make_session()
     session.run(sh("cd src/main/java", ""), *[sh("cd ..", "")] * 4)
     assert session.anomalies() == []
+
+
+def test_the_same_edit_applied_again_and_again_is_a_loop_though_the_file_grows(make_session):
+    """SWE-agent's `edit 4:4` replacing a line by two, sent again after each look: each time it
+    goes in and the file grows a line, so no two results are the same; said once."""
+    session = make_session()
+    for lines in range(40, 46):
+        session.run(sh("edit 4:4\n    def __init__(self, raw):\n        self.query = None\nend_of_edit",
+                       f"[File: /repo/query.py ({lines} lines total)]\n4:    def __init__(self, raw):\n5:        self.query = None\n"),
+                    sh("open query.py", f"[File: /repo/query.py ({lines} lines total)]\n1: class Query:\n"))
+    [(turn, anomaly, text)] = session.steering()
+    assert (turn, anomaly) == (5, "loop") and text.startswith("[SUPERVISOR] Loop: you applied the same edit `edit 4:4")
+
+
+def test_the_same_edit_again_after_other_edits_is_no_loop(make_session):
+    """A reproduction restored after each experiment: other edits came between."""
+    session = make_session()
+    for n in range(4):
+        session.run(sh("git stash pop", "On branch main\n"), sh(f"sed -i 's/v{n}/v{n + 1}/' app.py", ""),
+                    sh("python app.py", f"v{n + 1}"), sh("git stash", "Saved working directory\n"))
+    assert "loop" not in [a for _, a in session.anomalies()]
+
+
+def test_a_tools_own_error_mark_is_a_failure_and_a_refused_edit():
+    missing = classify_output("<tool_use_error>File does not exist.</tool_use_error>")
+    assert missing.failed and missing.error_type == "not_found" and missing.error_line == "File does not exist."
+    refused = classify_output("<tool_use_error>String to replace not found in file.\nString:     def f(self):</tool_use_error>")
+    assert refused.failed and refused.error_line == "edit not applied: String to replace not found in file."
+    assert not classify_output("File does not exist\n").failed  # a program's own words, without the mark

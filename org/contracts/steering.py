@@ -28,6 +28,7 @@ REPEATED = ".repeated"
 PLACEHOLDERS: dict[str, frozenset[str]] = {
     "stall": frozenset({"turns", "limit", "doing"}),
     "loop_repeat": frozenset({"tool", "action", "times", "outcome", "advice"}),
+    "loop_reapplied": frozenset({"action", "times"}),
     "loop_oscillation": frozenset({"tool_a", "tool_b", "cycles"}),
     "churn": frozenset({"error", "times", "calls", "advice"}),
     "churn_detour": frozenset({"action", "error", "times", "working"}),

@@ -121,9 +121,16 @@ _DIAGNOSTICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     )
 )
 # An editor refusing an edit: SWE-agent's linted `edit` ("Your changes have NOT been applied"),
-# str_replace editors ("No replacement was performed"). The edit did not happen: a failure,
+# str_replace editors ("No replacement was performed"), Claude Code's Edit (its old text not
+# found, found more than once, or the same as the new). The edit did not happen: a failure,
 # named by the linter's first finding when it gives one.
-_EDIT_REJECTED = re.compile(r"^.*(?:Your changes have NOT been applied|No replacement was performed|did not appear verbatim).*$", _M)
+_EDIT_REJECTED = re.compile(r"^.*(?:Your changes have NOT been applied|No replacement was performed|did not appear verbatim"
+                            r"|String to replace not found|matches of the string to replace, but replace_all is false"
+                            r"|No changes to make: old_string and new_string).*$", _M)
+# A tool's own error mark around its message (Claude Code's tools: "<tool_use_error>File does
+# not exist.</tool_use_error>"): the call failed, whatever the message says.
+_TOOL_ERROR_TAGS = re.compile(r"</?tool_use_error>")
+_TOOL_ERROR = re.compile(r"\A\s*<tool_use_error>\s*(?P<message>[^\n]*?)\s*(?:</tool_use_error>|$)", _M)
 _EDIT_FINDING = re.compile(r"^- ([A-Z]\d{3,4} .*)$", _M)
 #: How a refused edit's line starts: the edit changed nothing, so its error is no file's error (no churn).
 EDIT_REFUSED = "edit not applied: "
@@ -300,8 +307,13 @@ def classify_output(text: str | None, known: Any = None) -> Verdict:
     rejected = _EDIT_REJECTED.search(sample)
     if rejected is not None:
         finding = _EDIT_FINDING.search(sample)
-        line = EDIT_REFUSED + (finding.group(1) if finding else rejected.group(0).strip())
+        line = EDIT_REFUSED + (finding.group(1) if finding else _TOOL_ERROR_TAGS.sub("", rejected.group(0)).strip())
         return _named("syntax" if re.search(r"\bE999\b|SyntaxError|IndentationError", line) else "execution", line)
+    marked = _TOOL_ERROR.match(sample)
+    if marked is not None:
+        message = marked.group("message") or "tool error"
+        missing = re.search(r"\bdoes not exist\b", message) is not None  # "File does not exist.", "Path does not exist: x"
+        return _named("not_found" if missing else next((kind for kind, pattern in _DIAGNOSTICS if pattern.search(message)), "execution"), message)
     tests = _test_verdict(sample)
     if tests is not None:
         return tests

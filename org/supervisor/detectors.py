@@ -75,7 +75,9 @@ def _loop(s: Snapshot, last: ToolOutcome, times: int, pattern: str, episode: str
 
 def detect_repeat(s: Snapshot) -> Finding | None:
     """The same call with the same result N times in a row; or an edit that failed N times
-    the same way, retried with only its whitespace changed, whatever was done in between."""
+    the same way, retried with only its whitespace changed, whatever was done in between; or
+    the very same edit applied N times with no other edit in between (each time it went in
+    again: a line range replaced by more lines grows the file, a `sed` finds nothing more)."""
     if s.native_repeat_warning:
         return None  # Agent-Zero already warned about this repetition this turn
     outcomes = _watched(s)
@@ -97,6 +99,13 @@ def detect_repeat(s: Snapshot) -> Finding | None:
                 times += 1
         if times >= n:
             return _loop(s, last, times, "retry", edit_key)
+    if last.kind == "edit" and last.ok:
+        edits = [o for o in outcomes if o.kind == "edit"]
+        times = next((i for i, o in enumerate(reversed(edits)) if o.signature != last.signature or not o.ok), len(edits))
+        if times >= n:
+            return Finding(anomaly="loop", template="loop_reapplied", turn=s.turn, evidence={
+                "pattern": "reapplied", "action": _what(last), "times": times,
+                "episode": f"reapplied:{last.signature}", "subject": last.signature})
     return None
 
 
