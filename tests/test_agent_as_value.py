@@ -129,3 +129,30 @@ def test_the_dispatcher_sets_role_and_pace_and_reports_on_values_alone(tmp_path)
     assert sorted(p.name for p in (tmp_path / "reports").glob("*_latest.json")) == ["codegen_latest.json"]
     store_off = OrganizationStore(tmp_path / "nowhere")
     assert dispatch(lambda: first, port, store_off) is None and port.marks[ROLE_ATTR] is None  # no organization: every mark cleared
+
+
+def test_the_llm_supervisors_trace_a_task_from_values_and_the_chats_state():
+    """The task digest and the prompt sections' inputs come from ``TaskReadings`` and the top
+    agent's state dict: a subordinate's call goes into its superior's trace by number, the
+    steering counted is the chat's since the task began."""
+    from dataclasses import replace
+
+    from org.llm_supervisors import digests
+    from org.llm_supervisors.task_readings import TaskReadings
+
+    data: dict = {}
+    top = TaskReadings(number=0, task_data=data, pace_level="primary", steering=2, workdir="/a0/usr/projects/shop",
+                       user_message="add a payment module", iteration=0)
+    digests.begin(top)
+    digests.note_tool(replace(top, thoughts=("The module comes first",)), "code_execution_tool",
+                      {"runtime": "terminal", "code": "cat > app/pay.py"}, "", True, None, False)
+    digests.note_tool(replace(top, number=1), "code_execution_tool", {"runtime": "terminal", "code": "pytest tests/test_pay.py"},
+                      "3 passed in 0.1s", True, None, False)
+    digests.note_turn(replace(top, iteration=4, pace_level="alternate"))
+    digests.note_tool(top, "response", {"text": "done"}, "done", True, None, True)
+    digest = digests.finish(replace(top, steering=5), 1)
+    assert [(t.agent, t.tool) for t in digest.tools] == [(0, "code_execution_tool"), (1, "code_execution_tool"), (0, "response")]
+    assert digest.files_touched == ["/a0/usr/projects/shop/app/pay.py", "/a0/usr/projects/shop/tests/test_pay.py"]
+    assert (digest.turns, digest.pace_levels, digest.steering, digest.outcome) == (5, ["primary", "alternate"], 3, "completed")
+    assert digest.reasoning == ["The module comes first"] and data == {}  # the trace left the chat's state with the digest
+    assert digests.begin(replace(top, task_data=None)) is None  # an agent that keeps no state: nothing traced, nothing raised

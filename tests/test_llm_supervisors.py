@@ -690,22 +690,23 @@ def test_milestones_every_n_tasks_and_the_order_of_reasons():
 
 def test_a_digest_names_the_files_and_keeps_no_secrets(org_home):
     from org.llm_supervisors import digests
+    from org.llm_supervisors.task_readings import read_task
     from org.standin.agent import LoopData, StandInAgent
 
     agent = StandInAgent()
-    digests.begin(agent, LoopData(user_message={"user_message": "deploy with token ghp_" + "a" * 30}))
-    trace = digests.current(agent)
+    digests.begin(read_task(agent, LoopData(user_message={"user_message": "deploy with token ghp_" + "a" * 30})))
+    trace = digests.current(read_task(agent))
     trace.note_tool("text_editor", {"op": "write", "path": "/app/src/main.py"}, "written", None, None, False)
     trace.note_tool("code_execution_tool", {"code": "python tests/test_main.py && cat conf/app.yaml"}, "Traceback (most recent call last):\nError", None, None, False)
     trace.note_tool("browser_agent", {"message": "log in", "password": "hunter33", "api_key": "gsk_live_0123456789abcdef"}, "ok", None, None, False)
     trace.note_tool("response", {"text": "done; password = hunter22 was wrong"}, "done", None, None, True)
-    digest = digests.finish(agent, 7)
+    digest = digests.finish(read_task(agent), 7)
     workdir = "/a0/usr/workdir"  # no project: Agent-Zero's workdir_path default
     assert digest.files_touched == ["/app/src/main.py", f"{workdir}/tests/test_main.py", f"{workdir}/conf/app.yaml"]
     assert [(t.tool, t.ok) for t in digest.tools] == [("text_editor", True), ("code_execution_tool", False), ("browser_agent", True),
                                                       ("response", True)]
     assert digest.tools[2].args == "message=log in, password=[REDACTED], api_key=[REDACTED]"
-    assert digest.outcome == "completed" and digest.task == 7 and digests.current(agent) is None
+    assert digest.outcome == "completed" and digest.task == 7 and digests.current(read_task(agent)) is None
     assert "ghp_" not in digest.user_message and "hunter22" not in digest.final_response
     assert "[REDACTED]" in digest.user_message and "[REDACTED]" in digest.final_response
 

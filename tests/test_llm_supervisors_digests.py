@@ -10,6 +10,7 @@ from test_llm_supervisors import code_style, request_text, respond, turns, write
 from org.a0 import hooks
 from org.llm_supervisors import digests
 from org.llm_supervisors.runner import runner_for
+from org.llm_supervisors.task_readings import read_task
 from org.llm_supervisors.supervisors import digest_text
 from org.replay import prepare_organization
 from org.standin.agent import LoopData, Response, StandInAgent
@@ -34,7 +35,7 @@ def test_a_subordinates_calls_outputs_and_thoughts_are_in_the_digest(org_home):
     prepare_organization(org_home, None)
     top = StandInAgent()
     top.context.data["project"] = "shop"
-    digests.begin(top, LoopData(user_message="add a payment module"))
+    digests.begin(read_task(top, LoopData(user_message="add a payment module")))
     _call(top, "call_subordinate", {"message": "write app/pay.py", "reset": "true"}, "payment module written",
           ["The payment module is a separate concern", "I delegate it to a coder"])
     sub = top.subordinate()
@@ -42,7 +43,7 @@ def test_a_subordinates_calls_outputs_and_thoughts_are_in_the_digest(org_home):
     _call(sub, "code_execution_tool", {"runtime": "terminal", "code": "python -m pytest tests/test_pay.py"}, "3 passed in 0.12s")
     _call(sub, "response", {"text": "app/pay.py written, 3 tests pass"}, "app/pay.py written, 3 tests pass")
     _call(top, "response", {"text": "done"}, "done")
-    digest = digests.finish(top, 1)
+    digest = digests.finish(read_task(top), 1)
 
     project = "/a0/usr/projects/shop"
     assert digest.workdir == project
@@ -59,12 +60,12 @@ def test_a_subordinates_calls_outputs_and_thoughts_are_in_the_digest(org_home):
 
 def test_reasoning_and_outputs_are_bounded_and_redacted(org_home):
     agent = StandInAgent()
-    digests.begin(agent, LoopData(user_message="x"))
+    digests.begin(read_task(agent, LoopData(user_message="x")))
     secret = "sk_" + "live_" + "51HqT9kLmNoPqRsTuVwXyZaBcDeFgHiJ"
     for n in range(40):
         _call(agent, "code_execution_tool", {"code": f"echo {n}"}, f"STRIPE_KEY={secret} " + "x" * 2000,
               [f"thought {n}: the key is {secret} " + "y" * 1000])
-    digest = digests.finish(agent, 1)
+    digest = digests.finish(read_task(agent), 1)
     assert len(digest.reasoning) == digests.MAX_THOUGHTS and all(len(r) <= digests.THOUGHT_CHARS for r in digest.reasoning)
     assert all(len(t.output) <= digests.OUTPUT_CHARS for t in digest.tools)
     assert secret not in digest.model_dump_json()

@@ -13,7 +13,7 @@ from typing import Any
 
 from org.kernel import dispatcher
 from org.kernel.agent_scope import chat_project, top_agent
-from org.kernel.agent_zero import AgentPort, agent_number
+from org.kernel.agent_zero import AgentPort, agent_number, read_attr
 from org.kernel.log import logger, warn_once
 from org.kernel.store import OrganizationStore
 from org.kernel.turn_readings import diagnosed_verdict, organization_active, read_turn
@@ -113,7 +113,9 @@ async def message_loop_end(agent: Any, loop_data: Any = None, **_: Any) -> None:
 
 
 # --------------------------------------------------------------------------- LLM-backed supervisors
-# Imported on first use, so a problem in them can never take the kernel's hooks down.
+# Imported on first use, so a problem in them can never take the kernel's hooks down. Below
+# these hooks they see the agent as values (org.llm_supervisors.task_readings) and act through
+# an AgentPort, as the supervisor's core does.
 
 _TASK_TRACE_KEY = "_org_task_trace"  # org.llm_supervisors.digests.TRACE_KEY
 
@@ -126,6 +128,10 @@ def _llm_runner(agent: Any) -> Any:
     return runner_module.runner_for(project=chat_project(agent))
 
 
+def _read_task(agent: Any, loop_data: Any = None) -> Any:
+    return importlib.import_module("org.llm_supervisors.task_readings").read_task(agent, loop_data)
+
+
 async def monologue_start(agent: Any, loop_data: Any = None, **_: Any) -> None:
     """``monologue_start``: wait (at most ``wait_seconds``, shown in the UI) for supervisor runs, apply their results."""
     try:
@@ -134,9 +140,10 @@ async def monologue_start(agent: Any, loop_data: Any = None, **_: Any) -> None:
         runner = _llm_runner(agent)
         if runner is None:
             return
+        port = AgentPort(agent)
         if runner.in_flight() and runner.active_config() is not None:
-            await asyncio.to_thread(runner.wait_for_runs, agent)  # the event loop stays free while we wait
-        runner.task_start(agent, loop_data)
+            await asyncio.to_thread(runner.wait_for_runs, port)  # the event loop stays free while we wait
+        runner.task_start(_read_task(agent, loop_data), port)  # read after the wait: results may have changed the chat
     except Exception as exc:
         _failed("org LLM supervisors (task start)", exc)
 
@@ -146,7 +153,7 @@ def monologue_end(agent: Any, loop_data: Any = None, **_: Any) -> None:
     try:
         runner = _llm_runner(agent)
         if runner is not None:
-            runner.task_end(agent, loop_data)
+            runner.task_end(_read_task(agent, loop_data), AgentPort(agent), read_attr(loop_data, "params_persistent"))
     except Exception as exc:
         _failed("org LLM supervisors (task end)", exc)
 
@@ -156,7 +163,8 @@ def message_loop_prompts_after(agent: Any, loop_data: Any = None, **_: Any) -> N
     try:
         runner = _llm_runner(agent)
         if runner is not None:
-            runner.prompt_sections(agent, loop_data)
+            runner.prompt_sections(_read_task(agent, loop_data), read_attr(loop_data, "params_persistent"),
+                                   read_attr(loop_data, "extras_temporary"))
     except Exception as exc:
         _failed("org LLM supervisors (prompt sections)", exc)
 
@@ -170,7 +178,7 @@ def _note_tool_for_supervisors(agent: Any, response: Any, tool_name: Any) -> Non
             return
         tool = tool_name if isinstance(tool_name, str) and tool_name else "unknown"
         runner_module = importlib.import_module("org.llm_supervisors.runner")
-        runner_module.note_tool(agent, tool, _tool_args(agent), _response_text(response), diagnosed_verdict(agent, tool),
+        runner_module.note_tool(_read_task(agent), tool, _tool_args(agent), _response_text(response), diagnosed_verdict(agent, tool),
                                 bool(getattr(response, "break_loop", False)))
     except Exception as exc:
         _failed("org LLM supervisors (tool record)", exc)

@@ -160,9 +160,9 @@ class AgentPort:
         """Information (not a warning) in the agent's history; raises when history refuses it."""
         await add_information(self._agent, key, text)
 
-    def log(self, *, type: str, heading: str, content: str = "", kvps: dict | None = None) -> None:
-        """One item in the Agent-Zero UI log; never raises."""
-        ui_log(self._agent, type=type, heading=heading, content=content, kvps=kvps)
+    def log(self, *, type: str, heading: str, content: str = "", kvps: dict | None = None) -> Any:
+        """One item in the Agent-Zero UI log (returned, for :func:`ui_update`; None when there is none); never raises."""
+        return ui_log(self._agent, type=type, heading=heading, content=content, kvps=kvps)
 
     def pause(self) -> bool:
         """Pause the chat as the pause button does; False when it cannot be."""

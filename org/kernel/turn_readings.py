@@ -4,8 +4,8 @@ The hooks (``org/a0/hooks.py``) call :func:`read_turn` at their boundary and han
 dispatcher and the supervisor the :class:`TurnReadings` it returns, with an
 :class:`~org.kernel.agent_zero.AgentPort` for everything they do to the agent (a history
 message, a UI log line, a pause, a blocked tool, the dispatcher's marks) and the chat's saved
-state. Below the hooks, neither reads the live agent (the LLM-backed supervisors, a layer of
-their own, still do).
+state. Below the hooks, neither reads the live agent (nor do the LLM-backed supervisors:
+``org/llm_supervisors/task_readings.py``).
 """
 
 from __future__ import annotations

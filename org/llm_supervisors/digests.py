@@ -12,7 +12,6 @@ is appended to ``<organizations>/supervisors/digests.jsonl``, which keeps the la
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from dataclasses import dataclass, field
@@ -21,18 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from org.contracts.supervisor_outputs import TaskDigest, ToolCall
-from org.kernel.agent_scope import agent_workdir, last_thoughts, resolve_in, top_agent
-from org.kernel.agent_zero import agent_number, read_attr
+from org.kernel.agent_scope import resolve_in
 from org.kernel.classify import classify_output
-from org.kernel.dispatcher import PACE_ATTR
 from org.kernel.redact import redact
-from org.kernel.values import count_or, is_int
 
 from .records import JsonLinesLog
+from .task_readings import TaskReadings
 
 TRACE_KEY = "_org_task_trace"
-#: The radio check's saved state (org.supervisor.microcosm.STATE_KEY); its injection count.
-RADIO_CHECK_KEY = "org_supervisor"
 DIGEST_LIMIT = 50
 MAX_TOOLS = 40
 MAX_FILES = 30
@@ -95,17 +90,6 @@ def files_in(args: Any) -> list[str]:
     return found
 
 
-def message_text(message: Any) -> str:
-    """The text of Agent-Zero's user message, whichever shape it has."""
-    content = read_attr(message, "content") if message is not None and not isinstance(message, (str, dict)) else message
-    if isinstance(content, dict):
-        for key in ("user_message", "message", "text", "content"):
-            if isinstance(content.get(key), str):
-                return content[key]
-        return json.dumps(content, default=str)  # cut by clean(), after redaction
-    return "" if content is None else str(content)
-
-
 @dataclass
 class TaskTrace:
     """One task in progress."""
@@ -166,61 +150,47 @@ class TaskTrace:
             self.final_response = str(text if text is not None else output)
 
 
-def begin(agent: Any, loop_data: Any) -> TaskTrace:
-    trace = TaskTrace(user_message=message_text(read_attr(loop_data, "user_message")), steering_at_start=steering_count(agent),
-                      workdir=str(agent_workdir(agent)))
-    trace.note_pace(read_attr(agent, PACE_ATTR))
-    agent.data[TRACE_KEY] = trace
+def begin(readings: TaskReadings) -> TaskTrace | None:
+    """Start the task's trace in the top agent's state (None when the agent keeps none)."""
+    if readings.task_data is None:
+        return None
+    trace = TaskTrace(user_message=readings.user_message, steering_at_start=readings.steering, workdir=readings.workdir)
+    trace.note_pace(readings.pace_level)
+    readings.task_data[TRACE_KEY] = trace
     return trace
 
 
-def current(agent: Any) -> TaskTrace | None:
-    """The running task's trace: on the top agent, also when ``agent`` is one of its subordinates."""
-    try:
-        trace = agent.data.get(TRACE_KEY)
-        if trace is None and agent_number(agent) != 0:
-            trace = top_agent(agent).data.get(TRACE_KEY)
-    except Exception:
-        return None
+def current(readings: TaskReadings) -> TaskTrace | None:
+    """The running task's trace: on the top agent, also when the readings are of one of its subordinates."""
+    trace = readings.task_data.get(TRACE_KEY) if readings.task_data is not None else None
     return trace if isinstance(trace, TaskTrace) else None
 
 
-def note_tool(agent: Any, tool: str, args: Any, output: str, ok: bool | None, error_type: str | None, ends_task: bool) -> None:
+def note_tool(readings: TaskReadings, tool: str, args: Any, output: str, ok: bool | None, error_type: str | None, ends_task: bool) -> None:
     """One tool call of the agent or of a subordinate into the running task (only while a task is traced)."""
-    trace = current(agent)
+    trace = current(readings)
     if trace is None:
         return
-    number = agent_number(agent)
-    trace.note_thoughts(last_thoughts(agent))
-    trace.note_tool(tool, args, output, ok, error_type, ends_task and number == 0, agent=number)
+    trace.note_thoughts(list(readings.thoughts))
+    trace.note_tool(tool, args, output, ok, error_type, ends_task and readings.number == 0, agent=readings.number)
 
 
-def steering_count(agent: Any) -> int:
-    try:
-        state = agent.data.get(RADIO_CHECK_KEY)
-        injections = state.get("injections", 0) if isinstance(state, dict) else getattr(state, "injections", 0)
-    except Exception:
-        return 0
-    return count_or(injections)
-
-
-def note_turn(agent: Any, loop_data: Any) -> None:
-    trace = current(agent)
+def note_turn(readings: TaskReadings) -> None:
+    trace = current(readings)
     if trace is None:
         return
-    iteration = read_attr(loop_data, "iteration")
-    if is_int(iteration):
-        trace.turns = max(trace.turns, iteration + 1)
-    trace.note_pace(read_attr(agent, PACE_ATTR))
+    if readings.iteration is not None:
+        trace.turns = max(trace.turns, readings.iteration + 1)
+    trace.note_pace(readings.pace_level)
 
 
-def finish(agent: Any, task: int) -> TaskDigest | None:
-    """The task's digest (redacted); removes the trace from the agent. None when no task was traced."""
-    trace = current(agent)
-    if trace is None:
+def finish(readings: TaskReadings, task: int) -> TaskDigest | None:
+    """The task's digest (redacted); removes the trace from the agent's state. None when no task was traced."""
+    trace = current(readings)
+    if trace is None or readings.task_data is None:
         return None
-    agent.data.pop(TRACE_KEY, None)
-    trace.note_pace(read_attr(agent, PACE_ATTR))
+    readings.task_data.pop(TRACE_KEY, None)
+    trace.note_pace(readings.pace_level)
     emergency = "emergency" in trace.pace_levels
     aborted = emergency or not trace.responded
     reason = ""
@@ -240,7 +210,7 @@ def finish(agent: Any, task: int) -> TaskDigest | None:
         turns=trace.turns,
         outcome="aborted" if aborted else "completed",
         abort_reason=reason,
-        steering=max(0, steering_count(agent) - trace.steering_at_start),
+        steering=max(0, readings.steering - trace.steering_at_start),
         reasoning=list(trace.reasoning),
         workdir=clean(trace.workdir, 500),
         files_unresolved=[clean(name, 300) for name in trace.unresolved],

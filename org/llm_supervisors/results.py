@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from org.contracts.supervisor_outputs import SupervisorRun
 from org.contracts.supervisors import SupervisorsConfig
 from org.kernel import events
-from org.kernel.agent_zero import ui_log
+from org.kernel.agent_zero import AgentPort
 from org.kernel.files import atomic_write_text
 from org.kernel.log import logger, warn_once
 from org.kernel.redact import redact_model
@@ -110,9 +109,10 @@ def apply_changes(outcome: Outcome, config: SupervisorsConfig, files: Files) -> 
     )
 
 
-def apply_outcome(outcome: Outcome, config: SupervisorsConfig | None, agent: Any, *, files: Files, state: StateFile,
+def apply_outcome(outcome: Outcome, config: SupervisorsConfig | None, port: AgentPort | None, *, files: Files, state: StateFile,
                   log: RunLog) -> SupervisorRun:
-    """Apply one outcome (when valid and the config still allows it), record it, log one line."""
+    """Apply one outcome (when valid and the config still allows it), record it, log one line
+    (also in the agent's UI through ``port``, when an agent's task start applies it)."""
     request, status, reason = outcome.request, outcome.status, outcome.reason
     applied: Applied | None = None
     if status == "ok" and (config is None or request.supervisor not in config.enabled_supervisors()):
@@ -146,18 +146,18 @@ def apply_outcome(outcome: Outcome, config: SupervisorsConfig | None, agent: Any
         repairs=min(1, outcome.repairs), answer_notes=[n[:300] for n in outcome.notes][:30],
     )
     run = redact_model(run)  # reasons quote the model's answer and errors; the record, the log and the UI get it redacted
-    if applied is not None and agent is not None:
+    if applied is not None and port is not None:
         for path, title, rule, domains in applied.lessons:  # published to other units (the learning relay), redacted there
-            note_lesson(agent.data, path, title, rule, domains)
+            note_lesson(port.data, path, title, rule, domains)
     AnswerLog(files.answers).keep(run.run_id, run.supervisor, run.started, outcome.answers)
     events.record(files.home, ("supervisor_run", {
         "supervisor": run.supervisor, "outcome": run.outcome, "tokens": run.prompt_tokens + run.completion_tokens,
         "cost_usd": run.cost_usd, "project": files.project}))
-    _report(run, agent, log)
+    _report(run, port, log)
     return run
 
 
-def _report(run: SupervisorRun, agent: Any, log: RunLog) -> None:
+def _report(run: SupervisorRun, port: AgentPort | None, log: RunLog) -> None:
     try:
         log.append(run)
     except OSError as exc:
@@ -171,8 +171,8 @@ def _report(run: SupervisorRun, agent: Any, log: RunLog) -> None:
         logger.warning("%s skipped: %s", LABELS[run.supervisor], run.reason)
     else:
         logger.warning("%s", line)
-    if agent is not None and run.outcome != "skipped":
+    if port is not None and run.outcome != "skipped":
         details = ([run.summary] + [f"wrote {d}" for d in run.documents] + [f"directive {d}" for d in run.directives]
                    + [f"held for a person (a0org knowledge review) {q}" for q in run.quarantined])
-        ui_log(agent, type="info" if run.outcome == "applied" and not run.quarantined else "warning", heading=line,
-               content="\n".join(d for d in details if d))
+        port.log(type="info" if run.outcome == "applied" and not run.quarantined else "warning", heading=line,
+                 content="\n".join(d for d in details if d))

@@ -30,7 +30,7 @@ from typing import Any, Literal
 from org.contracts.supervisor_outputs import SupervisorRun, SupervisorsState, TaskDigest
 from org.contracts.supervisors import SupervisorsConfig
 from org.kernel import events
-from org.kernel.agent_zero import agent_number
+from org.kernel.agent_zero import AgentPort
 from org.kernel.log import warn_once
 from org.kernel.paths import organizations_dir
 from org.kernel.redact import remember_secret
@@ -41,6 +41,7 @@ from . import agent_prompt, digests
 from .records import RunLog
 from .results import apply_outcome
 from .runs import Files, Outcome, Request, execute, queue_for, store_for
+from .task_readings import TaskReadings
 from .supervisors import MAX_TASKS, MIN_TASKS
 from .triggers import StateFile, TriggerSettings, counter_of, due, note_task, started
 from .waiting import wait_ended, waiting_line
@@ -89,24 +90,24 @@ class SupervisorRunner:
     def in_flight(self) -> list[Flight]:
         return self.worker.in_flight()
 
-    def wait_for_runs(self, agent: Any = None) -> float:
+    def wait_for_runs(self, port: AgentPort | None = None) -> float:
         """Block until the runs going now are done, at most ``wait_seconds`` and never past their budgets.
 
-        With ``agent``, a line in Agent-Zero's UI says what the task waits for, and is
-        updated when the wait ends. Returns the seconds waited.
+        With the agent's ``port``, a line in Agent-Zero's UI says what the task waits for, and
+        is updated when the wait ends. Returns the seconds waited.
         """
         config = self.config()
         limit = config.wait_seconds if config is not None else None
         began = time.monotonic()
         going = self.worker.running()
         if going:
-            item = waiting_line(agent, going, limit)
+            item = waiting_line(port, going, limit)
             self.worker.wait(limit)
             wait_ended(item, self.worker.running(), time.monotonic() - began)
         self.last_wait_seconds = time.monotonic() - began
         return self.last_wait_seconds
 
-    def collect(self, agent: Any = None) -> list[SupervisorRun]:
+    def collect(self, port: AgentPort | None = None) -> list[SupervisorRun]:
         """Apply every run that has finished; give up on runs far past their deadline."""
         now = time.monotonic()
         finished, abandoned = self.worker.take_ended(now)
@@ -116,38 +117,39 @@ class SupervisorRunner:
         runs = []
         for flight in finished:
             outcome = flight.outcome or Outcome(flight.request, "failed", "the run's thread ended without a result")
-            runs.append(self.apply(outcome, config, agent))
+            runs.append(self.apply(outcome, config, port))
         for flight in abandoned:
             reason = f"no answer {ABANDON_AFTER_SECONDS:.0f} s after its {flight.request.budget:.0f} s time budget; given up"
-            runs.append(self.apply(Outcome(flight.request, "failed", reason, seconds=now - flight.request.clock), config, agent))
+            runs.append(self.apply(Outcome(flight.request, "failed", reason, seconds=now - flight.request.clock), config, port))
         return runs
 
-    def task_start(self, agent: Any, loop_data: Any) -> list[SupervisorRun]:
+    def task_start(self, readings: TaskReadings, port: AgentPort | None) -> list[SupervisorRun]:
         """``monologue_start`` (after :meth:`wait_for_runs`): apply results, start the task's digest.
 
         Results that came in after the supervisors were switched off are recorded as skipped.
         """
-        if agent_number(agent) != 0:
+        if readings.number != 0:
             return []
-        runs = self.collect(agent)
+        runs = self.collect(port)
         if self.active_config() is not None:
-            digests.begin(agent, loop_data)
+            digests.begin(readings)
         return runs
 
-    def task_end(self, agent: Any, loop_data: Any) -> list[Request]:
-        """``monologue_end``: record the task, count it, start the supervisors that are due."""
-        if agent_number(agent) != 0:
+    def task_end(self, readings: TaskReadings, port: AgentPort | None, persistent: Any = None) -> list[Request]:
+        """``monologue_end``: record the task, count it, start the supervisors that are due
+        (``persistent``: the task's ``params_persistent``, which holds the prompt sections it showed)."""
+        if readings.number != 0:
             return []
         config = self.active_config()
-        trace = digests.current(agent)
+        trace = digests.current(readings)
         if config is None or trace is None:
             return []
-        self.collect(agent)
+        self.collect(port)
         settings = TriggerSettings.from_config(config)
         busy = {flight.request.supervisor for flight in self.in_flight()}
 
         def count_and_pick(state: SupervisorsState):
-            digest = digests.finish(agent, state.tasks_completed + state.tasks_aborted + 1)
+            digest = digests.finish(readings, state.tasks_completed + state.tasks_aborted + 1)
             assert digest is not None
             signals = note_task(state, settings, digest)
             ready = {name: reasons for name, reasons in due(state, settings).items() if name not in busy}
@@ -158,7 +160,7 @@ class SupervisorRunner:
 
         _, (digest, signals, requests) = self.state.update(count_and_pick)
         self.digest_log.append(digest)
-        self._note_task_in_store(config, digest, trace.final_response, signals, agent_prompt.shown_documents(loop_data))
+        self._note_task_in_store(config, digest, trace.final_response, signals, agent_prompt.shown_documents(persistent))
         for request in requests:
             self.worker.launch(request, config)
         return requests
@@ -223,21 +225,21 @@ class SupervisorRunner:
 
     # -- results
 
-    def apply(self, outcome: Outcome, config: SupervisorsConfig | None, agent: Any) -> SupervisorRun:
+    def apply(self, outcome: Outcome, config: SupervisorsConfig | None, port: AgentPort | None) -> SupervisorRun:
         """Apply one outcome (when valid and the config still allows it), record it, log one line."""
-        return apply_outcome(outcome, config, agent, files=self.files, state=self.state, log=self.log)
+        return apply_outcome(outcome, config, port, files=self.files, state=self.state, log=self.log)
 
     # -- the prompt
 
-    def prompt_sections(self, agent: Any, loop_data: Any) -> None:
-        """``message_loop_prompts_after``: put PROJECT KNOWLEDGE and ACTIVE DIRECTIVES into the prompt's extras."""
+    def prompt_sections(self, readings: TaskReadings, persistent: Any, extras: Any) -> None:
+        """``message_loop_prompts_after``: put PROJECT KNOWLEDGE and ACTIVE DIRECTIVES into the
+        prompt's ``extras`` (the task's ``extras_temporary``; ``persistent``: its ``params_persistent``)."""
         config = self.active_config()
         if config is None:
             return
-        top = agent_number(agent) == 0
-        if top:
-            digests.note_turn(agent, loop_data)
-        agent_prompt.add_sections(agent, loop_data, config, self.files, top)
+        if readings.number == 0:
+            digests.note_turn(readings)
+        agent_prompt.add_sections(readings, persistent, extras, config, self.files)
 
 
 def _remember_keys(config: SupervisorsConfig | None) -> None:
@@ -274,7 +276,8 @@ def runner_for(home: Path | None = None, project: str | None = None) -> Supervis
         return runner
 
 
-def note_tool(agent: Any, tool_name: Any, args: Any, output: str, verdict: tuple[bool, str | None] | None, ends_task: bool) -> None:
+def note_tool(readings: TaskReadings, tool_name: Any, args: Any, output: str, verdict: tuple[bool, str | None] | None,
+              ends_task: bool) -> None:
     """``tool_execute_after``: one tool call into the running task's digest (only while a task is traced)."""
     ok, error_type = verdict if verdict is not None else (None, None)
-    digests.note_tool(agent, tool_name if isinstance(tool_name, str) and tool_name else "unknown", args, output, ok, error_type, ends_task)
+    digests.note_tool(readings, tool_name if isinstance(tool_name, str) and tool_name else "unknown", args, output, ok, error_type, ends_task)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from org.kernel.agent_zero import ui_log, ui_update
+from org.kernel.agent_zero import AgentPort, ui_update
 
 from .records import LABELS
 from .worker import Flight
@@ -21,12 +21,12 @@ def _names(flights: Iterable[Flight]) -> str:
     return ", ".join(labels[:1] + [label[0].lower() + label[1:] for label in labels[1:]])
 
 
-def waiting_line(agent: Any, going: list[Flight], limit: float | None) -> Any:
+def waiting_line(port: AgentPort | None, going: list[Flight], limit: float | None) -> Any:
     """Show what the task waits for; the UI item (None without an agent or a UI)."""
-    if agent is None:
+    if port is None:
         return None
     most = f" (at most {limit:g} s)" if limit is not None else ""
-    return ui_log(agent, type="info", heading=f"Waiting for supervisor results: {_names(going)}{most}",
+    return port.log(type="info", heading=f"Waiting for supervisor results: {_names(going)}{most}",
                   content="The supervisors review the previous task on their own model; their results shape this one.")
 
 
