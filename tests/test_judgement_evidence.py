@@ -406,3 +406,17 @@ def test_a_tools_own_error_mark_is_a_failure_and_a_refused_edit():
     refused = classify_output("<tool_use_error>String to replace not found in file.\nString:     def f(self):</tool_use_error>")
     assert refused.failed and refused.error_line == "edit not applied: String to replace not found in file."
     assert not classify_output("File does not exist\n").failed  # a program's own words, without the mark
+
+
+def test_pace_steering_says_what_brought_the_level(make_session):
+    """Not a bare "Unrecoverable: stop": the failures in a row and the latest one's line."""
+    session = make_session(doctrine={"breaker": {"enabled": False}, "escalation": {"pause": False, "pause_after_emergency": False}})
+    session.run(*[sh(f"python check_{n}.py", traceback(f"TypeError: bad operand {n}")) for n in range(8)])
+    pace = [text for _, anomaly, text in session.steering() if anomaly == "pace"]
+    assert pace[0].startswith("[SUPERVISOR] PACE contingent: ")
+    assert "has failed (the last 5 calls failed; the latest: TypeError: bad operand 4); switch" in pace[0]
+
+    session = make_session(doctrine={"breaker": {"enabled": False}, "escalation": {"pause": False, "pause_after_emergency": False}})
+    session.run(*[sh("python app.py", traceback("TypeError: bad operand"))] * 8)
+    [emergency] = [text for _, anomaly, text in session.steering() if anomaly == "pace"]
+    assert "Stop now (the last 8 calls failed; the latest: TypeError: bad operand), preserve" in emergency

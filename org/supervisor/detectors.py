@@ -289,13 +289,25 @@ def detect_pace(s: Snapshot) -> Finding | None:
     # one episode per level for as long as the task does not move
     since = s.turn - s.turns_since_progress if s.turns_since_progress is not None else None
     episode = f"pace:{s.pace_level}:{'' if since is None else since}"
-    evidence = {"level": s.pace_level, "description": description, "episode": episode}
+    evidence = {"level": s.pace_level, "description": description, **_pace_cause(s), "episode": episode}
     if since is not None:
         evidence["since"] = since
     if s.pace_level == "emergency":
         return Finding(anomaly="pace", severity="emergency", template="pace_emergency", turn=s.turn, evidence=evidence,
                        cooldown_exempt=True)
     return Finding(anomaly="pace", severity="critical", template="pace_contingent", turn=s.turn, evidence=evidence)
+
+
+def _pace_cause(s: Snapshot) -> dict:
+    """What brought the level, for PACE steering to say: the calls failed in a row and the
+    latest one's line, and the turns without progress."""
+    failed = 0
+    for o in reversed(s.outcomes):
+        if o.ok:
+            break
+        failed += 1
+    latest = s.outcomes[-1].error_line or s.outcomes[-1].error_type or "" if failed else ""
+    return {"failed": failed, "latest": latest, "stuck": s.turns_since_progress or 0}
 
 
 #: Priority order: the order the steering of one check reaches the agent in.

@@ -49,6 +49,17 @@ def _doing(evidence: dict[str, Any]) -> str:
     return ""
 
 
+def _why(evidence: dict[str, Any]) -> str:
+    """What brought a PACE level, in brackets: the failures in a row, else the turns without progress."""
+    failed, stuck = evidence.get("failed"), evidence.get("stuck")
+    if isinstance(failed, int) and failed >= 2:
+        latest = f"; the latest: {_clean(evidence['latest'])}" if evidence.get("latest") else ""
+        return f" (the last {failed} calls failed{latest})"
+    if isinstance(stuck, int) and stuck > 0:
+        return f" ({stuck} turns without progress)"
+    return ""
+
+
 def template_values(finding: Finding) -> dict[str, str]:
     evidence = finding.evidence
     values = {k: _clean(v) for k, v in evidence.items() if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
@@ -57,6 +68,7 @@ def template_values(finding: Finding) -> dict[str, str]:
     if "description" in evidence:
         values["description"] = _clean(evidence["description"] or "no description in the role's PACE plan", 160)
     values["doing"] = _doing(evidence)
+    values["why"] = _why(evidence)
     return values
 
 
