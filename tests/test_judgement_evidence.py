@@ -406,6 +406,9 @@ def test_a_tools_own_error_mark_is_a_failure_and_a_refused_edit():
     refused = classify_output("<tool_use_error>String to replace not found in file.\nString:     def f(self):</tool_use_error>")
     assert refused.failed and refused.error_line == "edit not applied: String to replace not found in file."
     assert not classify_output("File does not exist\n").failed  # a program's own words, without the mark
+    viewed = classify_output("ERROR:\nInvalid `path` parameter: /workspace/app.py. The path /workspace/app.py does not exist. "
+                             "Please provide a valid path.")  # OpenHands' editor
+    assert viewed.failed and viewed.error_type == "not_found" and viewed.error_line.startswith("Invalid `path` parameter")
 
 
 def test_pace_steering_says_what_brought_the_level(make_session):

@@ -127,10 +127,11 @@ _DIAGNOSTICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 _EDIT_REJECTED = re.compile(r"^.*(?:Your changes have NOT been applied|No replacement was performed|did not appear verbatim"
                             r"|String to replace not found|matches of the string to replace, but replace_all is false"
                             r"|No changes to make: old_string and new_string).*$", _M)
-# A tool's own error mark around its message (Claude Code's tools: "<tool_use_error>File does
-# not exist.</tool_use_error>"): the call failed, whatever the message says.
+# A tool's own error mark before its message (Claude Code's tools: "<tool_use_error>File does
+# not exist.</tool_use_error>"; OpenHands' editor: "ERROR:" on a line of its own, then "Invalid
+# `path` parameter: … does not exist."): the call failed, whatever the message says.
 _TOOL_ERROR_TAGS = re.compile(r"</?tool_use_error>")
-_TOOL_ERROR = re.compile(r"\A\s*<tool_use_error>\s*(?P<message>[^\n]*?)\s*(?:</tool_use_error>|$)", _M)
+_TOOL_ERROR = re.compile(r"\A\s*(?:<tool_use_error>|ERROR:[ \t]*\n)\s*(?P<message>[^\n]*?)\s*(?:</tool_use_error>|$)", _M)
 _EDIT_FINDING = re.compile(r"^- ([A-Z]\d{3,4} .*)$", _M)
 #: How a refused edit's line starts: the edit changed nothing, so its error is no file's error (no churn).
 EDIT_REFUSED = "edit not applied: "
