@@ -423,3 +423,15 @@ def test_pace_steering_says_what_brought_the_level(make_session):
     session.run(*[sh("python app.py", traceback("TypeError: bad operand"))] * 8)
     [emergency] = [text for _, anomaly, text in session.steering() if anomaly == "pace"]
     assert "Stop now (the last 8 calls failed; the latest: TypeError: bad operand), preserve" in emergency
+
+
+def test_a_terminals_carriage_returns_and_openhands_interpreter_tag_hide_no_failure():
+    """OpenHands returns the terminal's lines with carriage returns and appends the interpreter to
+    the last one: the failing line is still named, without the tag."""
+    tag = "[Python Interpreter: /opt/miniconda3/envs/testbed/bin/python]\nroot@openhands-workspace:/workspace # \n"
+    missing = classify_output(f"cat notes.txt\r\ncat: notes.txt: No such file or directory\r\n{tag}[Command finished with exit code 1]")
+    assert (missing.error_type, missing.error_line) == ("not_found", "cat: notes.txt: No such file or directory")
+    raised = classify_output('python app.py\r\nTraceback (most recent call last):\r\n  File "/workspace/app.py", line 3, in <module>\r\n'
+                             f"    main()\r\nTypeError: unsupported operand{tag}[Command finished with exit code 1]")
+    assert raised.error_line == "TypeError: unsupported operand"
+    assert not classify_output(f"ls\r\nAUTHORS  setup.py{tag}[Command finished with exit code 0]").failed

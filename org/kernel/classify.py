@@ -232,8 +232,14 @@ def line_keys(text: str) -> list[int]:
     return [hash(" ".join(line.split())) & _KEY_BITS for line in _RUN_VOLATILE.sub("#", sample).splitlines() if line.strip()]
 
 
+# What a terminal adds to the lines it returns: a TTY's carriage returns, and OpenHands' tag of the
+# interpreter appended to the last line ("TypeError: …[Python Interpreter: /opt/…/bin/python]").
+_TERMINAL_MARKS = re.compile(r"\r+(?=\n)|\[Python Interpreter: [^\]\n]*\]")
+
+
 def _sample(text: str) -> str:
-    return text if len(text) <= 2 * SCAN_CHARS else text[:SCAN_CHARS] + "\n" + text[-SCAN_CHARS:]
+    sample = text if len(text) <= 2 * SCAN_CHARS else text[:SCAN_CHARS] + "\n" + text[-SCAN_CHARS:]
+    return _TERMINAL_MARKS.sub("", sample)
 
 
 def _line(text: str) -> str:
@@ -348,7 +354,7 @@ def classify_output(text: str | None, known: Any = None) -> Verdict:
 def telling_line(text: str | None, known: Any = None) -> str | None:
     """For a failure nothing names: its first line the task's successful outputs did not
     also print, to quote in steering (never an identity)."""
-    for line in (text or "")[:SCAN_CHARS].splitlines():
+    for line in _TERMINAL_MARKS.sub("", (text or "")[:SCAN_CHARS]).splitlines():
         if line.strip() and not (known and line_key(line) in known):
             return _line(line)
     return None
