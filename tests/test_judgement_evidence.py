@@ -435,3 +435,12 @@ def test_a_terminals_carriage_returns_and_openhands_interpreter_tag_hide_no_fail
                              f"    main()\r\nTypeError: unsupported operand{tag}[Command finished with exit code 1]")
     assert raised.error_line == "TypeError: unsupported operand"
     assert not classify_output(f"ls\r\nAUTHORS  setup.py{tag}[Command finished with exit code 0]").failed
+
+
+def test_an_ipython_traceback_is_a_failure():
+    """IPython's header names the exception before "Traceback", and Jupyter lines follow the error."""
+    output = ("-" * 75 + "\nTypeError                                 Traceback (most recent call last)\nCell In[1], line 3\n"
+              "      1 import app\n----> 3 app.run(1)\n\nTypeError: unsupported operand type(s) for +: 'int' and 'str'\n"
+              "[Jupyter current working directory: /workspace]\n[Jupyter Python interpreter: /opt/miniconda3/bin/python]")
+    verdict = classify_output(output)
+    assert verdict.failed and verdict.error_line == "TypeError: unsupported operand type(s) for +: 'int' and 'str'"

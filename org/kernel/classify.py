@@ -59,7 +59,8 @@ _EXCEPTION_LINE = re.compile(
     r"^(?:[A-Za-z_]\w*\.)*(?P<name>[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|NotFound|Timeout)\w*)(?::[ \t]*(?P<msg>.*))?[ \t]*$", _M)
 # At the start of a line: an indented traceback is quoted inside another message (Python's
 # "Error processing line 1 of …distutils-precedence.pth" warning printed at every start).
-_TRACEBACK = re.compile(r"^Traceback \(most recent call last\):", _M)
+# (IPython's and Jupyter's header names the exception first: "TypeError    Traceback (most recent call last)")
+_TRACEBACK = re.compile(r"^(?:Traceback \(most recent call last\):|[A-Za-z_][\w.]*[ \t]+Traceback \(most recent call last\)[ \t]*$)", _M)
 # A traceback's frame: the innermost one says where the error was raised (the file and function).
 _LIBRARY_FILE = re.compile(r"[/\\](?:site|dist)-packages[/\\]|[/\\]lib[/\\]python\d[\d.]*[/\\]|^<frozen ")
 _FRAME = re.compile(r'^[ \t]*File "(?P<file>[^"\n]+)", line \d+(?:, in (?P<function>\S+))?', _M)
