@@ -96,6 +96,9 @@ SyntaxError: '(' was never closed
     pytest.param("curl: (7) Failed to connect to localhost port 8000: Connection refused\n", True, "network", id="connection refused"),
     pytest.param("[SYSTEM: Returning control to agent after 180 seconds of execution. Process might be still running.]", True,
                  "timeout", id="Agent-Zero terminal timeout"),
+    pytest.param("Starting development server\n[The command has no new output after 30 seconds. You may wait longer to see additional "
+                 "output by sending empty command '', send other commands to interact with the current process, or send keys "
+                 "to interrupt/kill the command.]", True, "timeout", id="OpenHands terminal without new output"),
     pytest.param("Successfully installed flask-3.0.2 werkzeug-3.0.1\n", False, None, id="pip install"),
     pytest.param("def handle_error(error):\n    raise ValueError('bad input')\n", False, None, id="source code mentioning errors"),
     pytest.param("Testing...\nAll edge cases passed!\n", False, None, id="script output"),
