@@ -124,6 +124,12 @@ def test_what_churn_and_reruns_look_back_at_is_carried_and_nothing_else():
     failing[25] = ToolOutcome(25, "code_execution_tool", True, None, "c25", "e2", "", kind="edit")
     assert [o.turn for o in needed_outcomes(tuple(failing), d)] == [0, 1, 10, 11, 13, 20, 21, 25, 30, 31, 36, 37, 38, 39, 40]
 
+    # an edit applied again: its applications, whatever came between, back to the other edit before them
+    applied = [ToolOutcome(i, "code_execution_tool", True, None, {4: "edit-B", 12: "edit-A", 20: "edit-A", 28: "edit-A"}.get(i, f"l{i}"),
+                           f"h{i}", "", kind="edit" if i in (4, 12, 20, 28) else "inspect") for i in range(40)]
+    applied.append(ToolOutcome(40, "code_execution_tool", True, None, "edit-A", "h40", "", kind="edit"))
+    assert [o.turn for o in needed_outcomes(tuple(applied), d)] == [4, 12, 20, 28, 36, 37, 38, 39, 40]
+
     # reruns: each run of the latest call, and for each stretch between two runs its first
     # edit (or first outcome) and its first novel outcome
     work = []

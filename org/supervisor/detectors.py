@@ -306,7 +306,7 @@ def _pace_cause(s: Snapshot) -> dict:
         if o.ok:
             break
         failed += 1
-    latest = s.outcomes[-1].error_line or s.outcomes[-1].error_type or "" if failed else ""
+    latest = (s.outcomes[-1].error_line or s.outcomes[-1].error_type or "") if failed else ""
     return {"failed": failed, "latest": latest, "stuck": s.turns_since_progress or 0}
 
 

@@ -38,8 +38,9 @@ def needed_outcomes(outcomes: tuple[ToolOutcome, ...], doctrine: Doctrine) -> tu
 
     Kept whole: the latest outcomes the repeat, oscillation and cascade detectors look at.
     From earlier in the task (the ledger keeps at most 64): the failures with the latest
-    error (churn), the edits of the latest failed edit's shape (an edit retried) and the
-    runs of the latest call (reruns). What lies between two such runs or failures matters
+    error (churn), the edits of the latest failed edit's shape (an edit retried), the latest
+    edit's run of applications and the edit before it (an edit applied again) and the runs of
+    the latest call (reruns). What lies between two such runs or failures matters
     only as "something was done, whether it changed files, tried a fix, worked, showed
     something new": each stretch of it is carried as at most five of its outcomes.
     """
@@ -63,6 +64,11 @@ def needed_outcomes(outcomes: tuple[ToolOutcome, ...], doctrine: Doctrine) -> tu
     if last.kind == "edit" and not last.ok:  # the same edit retried, whatever came between
         shape = last.shape or last.signature
         keep.update(i for i in watched if i < start and outcomes[i].kind == "edit" and (outcomes[i].shape or outcomes[i].signature) == shape)
+    if last.kind == "edit" and last.ok:  # the same edit applied again, up to the other edit before it
+        for i in reversed([i for i in watched if i < start and outcomes[i].kind == "edit"]):
+            keep.add(i)
+            if outcomes[i].signature != last.signature or not outcomes[i].ok:
+                break
     if last.kind == "run" and last.command is not None:
         runs = [i for i in watched if i < start and outcomes[i].signature == last.signature]
         keep.update(runs)
