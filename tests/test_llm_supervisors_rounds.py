@@ -4,6 +4,8 @@ is established only by tasks that were shown it."""
 
 from __future__ import annotations
 
+import threading
+
 import yaml
 from test_llm_supervisors import (  # noqa: F401 (fixtures)
     _active_organization,
@@ -40,8 +42,10 @@ def test_every_supervisor_due_at_a_task_end_has_its_result_there_at_the_next_sta
     session = StandInSession()
     session.run_task("deploy", turns(failing(1)))  # no response: aborted
     assert llm_server.wait_for_requests(3), "the supervisors did not ask side by side"
-    llm_server.release()
+    release = threading.Timer(1.0, llm_server.release)  # the answers come while the next task's start waits for them
+    release.start()
     second = session.run_task("check", turns(respond()))
+    release.join()
     assert sorted(r.supervisor for r in runs(home)) == ["code_style", "design", "internaliser"]
     knowledge, directives = second[0].extras["org_knowledge"], second[0].extras["org_directives"]
     assert "Error handling" in knowledge and "the build needs make 4.3" in knowledge
