@@ -117,12 +117,15 @@ def test_what_churn_and_reruns_look_back_at_is_carried_and_nothing_else():
 
     # churn: every failure with the latest error, however early in the task, and for each
     # stretch between two of them what says whether a fix was tried or something worked
+    # (and the failures in a row up to now, with the call that worked before them: PACE steering counts them)
     failing = [ToolOutcome(i, "code_execution_tool", False, "execution", f"c{i}", "e", "", error_signature="E" if i % 10 == 0 else None)
                for i in range(41)]
-    assert [o.turn for o in needed_outcomes(tuple(failing), d)] == [0, 1, 10, 11, 20, 21, 30, 31, 36, 37, 38, 39, 40]
+    assert [o.turn for o in needed_outcomes(tuple(failing), d)] == list(range(41))  # all failed in a row
+    failing[33] = ToolOutcome(33, "code_execution_tool", True, None, "c33", "ok", "", kind="run")
+    assert [o.turn for o in needed_outcomes(tuple(failing), d)] == [0, 1, 10, 11, 20, 21, 30, 31, 33, 34, 35, 36, 37, 38, 39, 40]
     failing[13] = ToolOutcome(13, "code_execution_tool", True, None, "c13", "ok", "", kind="run")
     failing[25] = ToolOutcome(25, "code_execution_tool", True, None, "c25", "e2", "", kind="edit")
-    assert [o.turn for o in needed_outcomes(tuple(failing), d)] == [0, 1, 10, 11, 13, 20, 21, 25, 30, 31, 36, 37, 38, 39, 40]
+    assert [o.turn for o in needed_outcomes(tuple(failing), d)] == [0, 1, 10, 11, 13, 20, 21, 25, 30, 31, 33, 34, 35, 36, 37, 38, 39, 40]
 
     # an edit applied again: its applications, whatever came between, back to the other edit before them
     applied = [ToolOutcome(i, "code_execution_tool", True, None, {4: "edit-B", 12: "edit-A", 20: "edit-A", 28: "edit-A"}.get(i, f"l{i}"),

@@ -39,8 +39,9 @@ def needed_outcomes(outcomes: tuple[ToolOutcome, ...], doctrine: Doctrine) -> tu
     Kept whole: the latest outcomes the repeat, oscillation and cascade detectors look at.
     From earlier in the task (the ledger keeps at most 64): the failures with the latest
     error (churn), the edits of the latest failed edit's shape (an edit retried), the latest
-    edit's run of applications and the edit before it (an edit applied again) and the runs of
-    the latest call (reruns). What lies between two such runs or failures matters
+    edit's run of applications and the edit before it (an edit applied again), the runs of
+    the latest call (reruns) and the failures in a row up to now with the call that worked
+    before them (PACE steering counts them). What lies between two such runs or failures matters
     only as "something was done, whether it changed files, tried a fix, worked, showed
     something new": each stretch of it is carried as at most five of its outcomes.
     """
@@ -56,6 +57,11 @@ def needed_outcomes(outcomes: tuple[ToolOutcome, ...], doctrine: Doctrine) -> tu
         return outcomes[start:]
     last = outcomes[watched[-1]]
     keep = set()
+    if not any(o.ok for o in outcomes[start:]):  # the failures in a row reach back before the tail
+        streak = start
+        while streak > 0 and not outcomes[streak - 1].ok:
+            streak -= 1
+        keep.update(range(max(0, streak - 1), start))  # and the call that worked before them, which ends the streak
     if not last.ok and last.error_signature is not None:
         failures = [i for i in watched if i < start and not outcomes[i].ok and outcomes[i].error_signature == last.error_signature]
         keep.update(failures)
