@@ -694,7 +694,7 @@ def test_a_digest_names_the_files_and_keeps_no_secrets(org_home):
     from org.standin.agent import LoopData, StandInAgent
 
     agent = StandInAgent()
-    digests.begin(read_task(agent, LoopData(user_message={"user_message": "deploy with token ghp_" + "a" * 30})))
+    digests.begin(read_task(agent, LoopData(user_message={"user_message": "deploy with token ghp_" + "a" * 30}), start=True))
     trace = digests.current(read_task(agent))
     trace.note_tool("text_editor", {"op": "write", "path": "/app/src/main.py"}, "written", None, None, False)
     trace.note_tool("code_execution_tool", {"code": "python tests/test_main.py && cat conf/app.yaml"}, "Traceback (most recent call last):\nError", None, None, False)

@@ -35,7 +35,7 @@ def test_a_subordinates_calls_outputs_and_thoughts_are_in_the_digest(org_home):
     prepare_organization(org_home, None)
     top = StandInAgent()
     top.context.data["project"] = "shop"
-    digests.begin(read_task(top, LoopData(user_message="add a payment module")))
+    digests.begin(read_task(top, LoopData(user_message="add a payment module"), start=True))
     _call(top, "call_subordinate", {"message": "write app/pay.py", "reset": "true"}, "payment module written",
           ["The payment module is a separate concern", "I delegate it to a coder"])
     sub = top.subordinate()
@@ -60,7 +60,7 @@ def test_a_subordinates_calls_outputs_and_thoughts_are_in_the_digest(org_home):
 
 def test_reasoning_and_outputs_are_bounded_and_redacted(org_home):
     agent = StandInAgent()
-    digests.begin(read_task(agent, LoopData(user_message="x")))
+    digests.begin(read_task(agent, LoopData(user_message="x"), start=True))
     secret = "sk_" + "live_" + "51HqT9kLmNoPqRsTuVwXyZaBcDeFgHiJ"
     for n in range(40):
         _call(agent, "code_execution_tool", {"code": f"echo {n}"}, f"STRIPE_KEY={secret} " + "x" * 2000,

@@ -128,8 +128,8 @@ def _llm_runner(agent: Any) -> Any:
     return runner_module.runner_for(project=chat_project(agent))
 
 
-def _read_task(agent: Any, loop_data: Any = None) -> Any:
-    return importlib.import_module("org.llm_supervisors.task_readings").read_task(agent, loop_data)
+def _read_task(agent: Any, loop_data: Any = None, **parts: bool) -> Any:
+    return importlib.import_module("org.llm_supervisors.task_readings").read_task(agent, loop_data, **parts)
 
 
 async def monologue_start(agent: Any, loop_data: Any = None, **_: Any) -> None:
@@ -143,7 +143,7 @@ async def monologue_start(agent: Any, loop_data: Any = None, **_: Any) -> None:
         port = AgentPort(agent)
         if runner.in_flight() and runner.active_config() is not None:
             await asyncio.to_thread(runner.wait_for_runs, port)  # the event loop stays free while we wait
-        runner.task_start(_read_task(agent, loop_data), port)  # read after the wait: results may have changed the chat
+        runner.task_start(_read_task(agent, loop_data, start=True), port)  # read after the wait: results may have changed the chat
     except Exception as exc:
         _failed("org LLM supervisors (task start)", exc)
 
@@ -163,7 +163,7 @@ def message_loop_prompts_after(agent: Any, loop_data: Any = None, **_: Any) -> N
     try:
         runner = _llm_runner(agent)
         if runner is not None:
-            runner.prompt_sections(_read_task(agent, loop_data), read_attr(loop_data, "params_persistent"),
+            runner.prompt_sections(_read_task(agent, loop_data, layers=True), read_attr(loop_data, "params_persistent"),
                                    read_attr(loop_data, "extras_temporary"))
     except Exception as exc:
         _failed("org LLM supervisors (prompt sections)", exc)
@@ -178,7 +178,7 @@ def _note_tool_for_supervisors(agent: Any, response: Any, tool_name: Any) -> Non
             return
         tool = tool_name if isinstance(tool_name, str) and tool_name else "unknown"
         runner_module = importlib.import_module("org.llm_supervisors.runner")
-        runner_module.note_tool(_read_task(agent), tool, _tool_args(agent), _response_text(response), diagnosed_verdict(agent, tool),
+        runner_module.note_tool(_read_task(agent, thoughts=True), tool, _tool_args(agent), _response_text(response), diagnosed_verdict(agent, tool),
                                 bool(getattr(response, "break_loop", False)))
     except Exception as exc:
         _failed("org LLM supervisors (tool record)", exc)

@@ -41,8 +41,8 @@ from . import agent_prompt, digests
 from .records import RunLog
 from .results import apply_outcome
 from .runs import Files, Outcome, Request, execute, queue_for, store_for
-from .task_readings import TaskReadings
 from .supervisors import MAX_TASKS, MIN_TASKS
+from .task_readings import TaskReadings
 from .triggers import StateFile, TriggerSettings, counter_of, due, note_task, started
 from .waiting import wait_ended, waiting_line
 from .worker import ABANDON_AFTER_SECONDS, Flight, Worker

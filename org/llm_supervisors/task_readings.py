@@ -40,23 +40,26 @@ class TaskReadings:
     plan: str | None = None  # the HTN layer's plan and current step, when it runs
 
 
-def read_task(agent: Any, loop_data: Any = None) -> TaskReadings:
-    """Read what the supervisors' task trace and prompt sections need of ``agent`` now."""
+def read_task(agent: Any, loop_data: Any = None, *, start: bool = False, thoughts: bool = False, layers: bool = False) -> TaskReadings:
+    """Read what the supervisors' task trace needs of ``agent`` now; ``start`` also what a task's
+    start records (the user's message, the working folder), ``thoughts`` the thoughts of its
+    last answer (with a tool call), ``layers`` the BST domain and HTN plan (the prompt sections
+    select knowledge by them): each only where it is used, not at every call."""
     number = agent_number(agent)
     top = agent if number == 0 else top_agent(agent)
     data = read_attr(top, "data")
     data = data if isinstance(data, dict) else None
     iteration = read_attr(loop_data, "iteration")
-    htn, bst = read_htn(agent), read_bst(agent)
+    htn, bst = (read_htn(agent), read_bst(agent)) if layers else (None, None)
     plan = " ".join(p for p in (htn.plan_name, htn.current_step) if p) if htn else ""
     return TaskReadings(
         number=number,
         task_data=data,
         pace_level=read_attr(agent, PACE_ATTR),
         steering=steering_count(data),
-        workdir=str(agent_workdir(agent)),
-        thoughts=tuple(last_thoughts(agent)),
-        user_message=message_text(read_attr(loop_data, "user_message")),
+        workdir=str(agent_workdir(agent)) if start else "",
+        thoughts=tuple(last_thoughts(agent)) if thoughts else (),
+        user_message=message_text(read_attr(loop_data, "user_message")) if start else "",
         iteration=iteration if isinstance(iteration, int) and not isinstance(iteration, bool) else None,
         bst_domain=bst.domain if bst else None,
         plan=plan or None,
