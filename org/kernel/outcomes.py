@@ -279,6 +279,16 @@ def fix_attempt(outcome: Any) -> bool:
     return installed(outcome)
 
 
+def failures_in_a_row(outcomes: Any) -> int:
+    """How many of the latest outcomes failed, back to the last one that worked."""
+    count = 0
+    for outcome in reversed(outcomes):
+        if outcome.ok:
+            break
+        count += 1
+    return count
+
+
 def worked_command(outcome: Any) -> bool:
     """A command that worked without changing files: what a way around a failure looks like."""
     return outcome.ok and outcome.kind != "edit" and bool(outcome.command)

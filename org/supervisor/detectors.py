@@ -16,7 +16,7 @@ from typing import Callable
 from org.contracts import Finding
 from org.kernel.classify import edit_refused, missing_program, moves_relative
 from org.kernel.log import warn_once
-from org.kernel.outcomes import ToolOutcome, fix_attempt, installed, worked_command
+from org.kernel.outcomes import ToolOutcome, failures_in_a_row, fix_attempt, installed, worked_command
 from org.supervisor.learnings import same_job
 
 from .snapshot import Snapshot
@@ -301,11 +301,7 @@ def detect_pace(s: Snapshot) -> Finding | None:
 def _pace_cause(s: Snapshot) -> dict:
     """What brought the level, for PACE steering to say: the calls failed in a row and the
     latest one's line, and the turns without progress."""
-    failed = 0
-    for o in reversed(s.outcomes):
-        if o.ok:
-            break
-        failed += 1
+    failed = failures_in_a_row(s.outcomes)
     latest = (s.outcomes[-1].error_line or s.outcomes[-1].error_type or "") if failed else ""
     return {"failed": failed, "latest": latest, "stuck": s.turns_since_progress or 0}
 

@@ -12,7 +12,7 @@ import json
 
 from org.contracts.role import Doctrine, PacePlan
 from org.contracts.salute import OutcomeSignal, SaluteSignals
-from org.kernel.outcomes import LEDGER_LIMIT, ToolOutcome, fix_attempt, installed, worked_command
+from org.kernel.outcomes import LEDGER_LIMIT, ToolOutcome, failures_in_a_row, fix_attempt, installed, worked_command
 from org.supervisor.learnings import learnings_from
 from org.supervisor.snapshot import Snapshot
 
@@ -57,10 +57,8 @@ def needed_outcomes(outcomes: tuple[ToolOutcome, ...], doctrine: Doctrine) -> tu
         return outcomes[start:]
     last = outcomes[watched[-1]]
     keep = set()
-    if not any(o.ok for o in outcomes[start:]):  # the failures in a row reach back before the tail
-        streak = start
-        while streak > 0 and not outcomes[streak - 1].ok:
-            streak -= 1
+    streak = len(outcomes) - failures_in_a_row(outcomes)
+    if streak < start:  # the failures in a row reach back before the tail
         keep.update(range(max(0, streak - 1), start))  # and the call that worked before them, which ends the streak
     if not last.ok and last.error_signature is not None:
         failures = [i for i in watched if i < start and not outcomes[i].ok and outcomes[i].error_signature == last.error_signature]
