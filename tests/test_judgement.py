@@ -133,3 +133,23 @@ def test_no_stall_where_outcomes_cannot_be_seen(make_session):
         del session.standin.points[point]
     session.run(*[sh(f"cat src/module_{n}.py", f"contents {n}") for n in range(8)])
     assert session.anomalies() == []
+
+
+def test_a_stall_names_the_calls_its_turns_went_on(make_session):
+    """Two views of the same file alternating (gson-1391): each works, none shows anything new,
+    no loop or oscillation fits, and the stall quotes the two calls and how often each ran."""
+    session = make_session(doctrine={"max_turns_without_progress": 6})
+    session.run(sh("cat Types.java", "class Types {}"), sh("cat src/Types.java", "class Types { int x; }"))
+    session.run(*[sh("cat Types.java", "class Types {}"), sh("cat src/Types.java", "class Types { int x; }"),
+                  sh("ls src", "Types.java")] * 4)
+    [(turn, anomaly, text)] = session.steering()
+    assert (turn, anomaly) == (12, "stall")  # the last new thing was the first `ls src`, at turn 5
+    assert "Stall: 7 turns without progress (you ran `cat Types.java` 3 times and `cat src/Types.java` twice)." in text
+
+
+def test_a_stall_whose_calls_were_all_different_names_none(make_session):
+    session = make_session(doctrine={"max_turns_without_progress": 4, "loop": {"rerun_threshold": 50}})
+    session.run(sh("python -m pytest -q", "FAILED tests/t.py::test_a - assert 1 == 2"))
+    session.run(*[sh(f"sed -i 's/{n}/{n + 1}/' a.py") for n in range(6)])
+    [(_, anomaly, text)] = session.steering()
+    assert anomaly == "stall" and "you ran" not in text and text.startswith("[SUPERVISOR] Stall: 5 turns without progress.")

@@ -26,7 +26,7 @@ REPEATED = ".repeated"
 
 #: placeholders each template may use
 PLACEHOLDERS: dict[str, frozenset[str]] = {
-    "stall": frozenset({"turns", "limit", "doing"}),
+    "stall": frozenset({"turns", "limit", "doing", "repeated"}),
     "loop_repeat": frozenset({"tool", "action", "times", "outcome", "advice"}),
     "loop_reapplied": frozenset({"action", "times"}),
     "loop_oscillation": frozenset({"tool_a", "tool_b", "cycles"}),

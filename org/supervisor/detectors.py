@@ -11,6 +11,7 @@ order steering reaches the agent in is the radio check's.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from typing import Callable
 
 from org.contracts import Finding
@@ -234,7 +235,16 @@ def detect_stall(s: Snapshot) -> Finding | None:
     since = s.turn - s.turns_since_progress
     return Finding(anomaly="stall", template="stall", turn=s.turn, evidence={
         "turns": s.turns_since_progress, "limit": limit, "step": s.current_step, "plan": s.plan_name,
-        "domain": s.bst_domain, "source": s.progress_source, "since": since, "episode": f"stall:{since}"})
+        "domain": s.bst_domain, "source": s.progress_source, "since": since, "episode": f"stall:{since}",
+        "repeated": repeated_calls(_watched(s), since)})
+
+
+def repeated_calls(outcomes: list[ToolOutcome], since: int, most: int = 2) -> tuple[tuple[str, int], ...]:
+    """The calls made more than once after turn ``since``, the most frequent first (``most`` of
+    them), each as steering names it with its count: what a stall's turns went on."""
+    counts = Counter(o.signature for o in outcomes if o.turn > since)
+    named = {o.signature: _what(o) for o in outcomes if o.turn > since}
+    return tuple((named[signature], times) for signature, times in counts.most_common(most) if times > 1)
 
 
 def detect_context(s: Snapshot) -> Finding | None:

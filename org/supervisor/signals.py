@@ -33,7 +33,7 @@ def doctrine_version(doctrine: Doctrine, pace_plan: PacePlan | None) -> str:
     return digest
 
 
-def needed_outcomes(outcomes: tuple[ToolOutcome, ...], doctrine: Doctrine) -> tuple[ToolOutcome, ...]:
+def needed_outcomes(outcomes: tuple[ToolOutcome, ...], doctrine: Doctrine, stalled_since: int | None = None) -> tuple[ToolOutcome, ...]:
     """The outcomes the detectors read, for this doctrine, so that a report carries no more.
 
     Kept whole: the latest outcomes the repeat, oscillation and cascade detectors look at.
@@ -41,9 +41,11 @@ def needed_outcomes(outcomes: tuple[ToolOutcome, ...], doctrine: Doctrine) -> tu
     error (churn), the edits of the latest failed edit's shape (an edit retried), the latest
     edit's run of applications and the edit before it (an edit applied again), the runs of
     the latest call (reruns) and the failures in a row up to now with the call that worked
-    before them (PACE steering counts them). What lies between two such runs or failures matters
-    only as "something was done, whether it changed files, tried a fix, worked, showed
-    something new": each stretch of it is carried as at most five of its outcomes.
+    before them (PACE steering counts them), and in a stall (``stalled_since``: the turn
+    progress stopped) every outcome since, whose repeated calls its steering names. What lies
+    between two such runs or failures matters only as "something was done, whether it changed
+    files, tried a fix, worked, showed something new": each stretch of it is carried as at
+    most five of its outcomes.
     """
     outcomes = outcomes[-LEDGER_LIMIT:]
     loop = doctrine.loop
@@ -56,7 +58,7 @@ def needed_outcomes(outcomes: tuple[ToolOutcome, ...], doctrine: Doctrine) -> tu
     if start == 0 or not watched:
         return outcomes[start:]
     last = outcomes[watched[-1]]
-    keep = set()
+    keep = set() if stalled_since is None else {i for i in range(start) if outcomes[i].turn > stalled_since}
     streak = len(outcomes) - failures_in_a_row(outcomes)
     if streak < start:  # the failures in a row reach back before the tail
         keep.update(range(max(0, streak - 1), start))  # and the call that worked before them, which ends the streak
@@ -105,7 +107,8 @@ def _one_per_stretch(outcomes: tuple[ToolOutcome, ...], between: list[int], kept
 
 
 def signals_from_snapshot(s: Snapshot) -> SaluteSignals:
-    outcomes = needed_outcomes(s.outcomes, s.doctrine)
+    stalled = s.turns_since_progress is not None and s.turns_since_progress > s.doctrine.max_turns_without_progress
+    outcomes = needed_outcomes(s.outcomes, s.doctrine, s.turn - s.turns_since_progress if stalled else None)
     return SaluteSignals(
         turn=s.turn,
         role_id=s.role_id,

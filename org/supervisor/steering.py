@@ -15,6 +15,7 @@ from org.contracts.steering import ADVICE, PLACEHOLDERS, REPEATED, SENTENCE_END,
 from org.kernel.classify import advice_kind
 from org.kernel.files import read_capped
 from org.kernel.log import warn_once
+from org.supervisor.escalation import times_in_words
 
 MAX_OVERRIDES_BYTES = 256_000
 
@@ -60,6 +61,12 @@ def _why(evidence: dict[str, Any]) -> str:
     return ""
 
 
+def _repeated(evidence: dict[str, Any]) -> str:
+    """The calls a stall's turns went on, in brackets: "(you ran `open a.py` 7 times and `ls` twice)"."""
+    calls = [f"{_clean(what, 60)} {times_in_words(times)}" for what, times in evidence.get("repeated") or ()]
+    return f" (you ran {' and '.join(calls)})" if calls else ""
+
+
 def template_values(finding: Finding) -> dict[str, str]:
     evidence = finding.evidence
     values = {k: _clean(v) for k, v in evidence.items() if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
@@ -69,6 +76,7 @@ def template_values(finding: Finding) -> dict[str, str]:
         values["description"] = _clean(evidence["description"] or "no description in the role's PACE plan", 160)
     values["doing"] = _doing(evidence)
     values["why"] = _why(evidence)
+    values["repeated"] = _repeated(evidence)
     return values
 
 
