@@ -153,3 +153,19 @@ def test_a_command_is_quoted_on_one_line_and_short():
     assert short_command({"code": "cd /repo &&\n   python   -m pytest"}) == "cd /repo && python -m pytest"
     assert len(short_command({"code": "x" * 500})) == 80
     assert short_command({"path": "/x"}) is None
+
+
+def test_a_file_tool_s_call_runs_no_command_and_is_named_by_the_tool_and_its_file():
+    """An editor's ``command`` (OpenHands', SWE-agent's ``str_replace_editor``) says what it does
+    to the file: it is not a command run, and its edits change the code under work."""
+    from org.kernel.classify import command_of, leaves_code
+    replace = {"command": "str_replace", "path": "/workspace/ponyc/packages/cli/command_parser.pony", "old_str": "a", "new_str": "b"}
+    assert command_of(replace) is None and command_of({"command": "ls -la", "path": "/x"}) == "ls -la"
+    assert not leaves_code(replace) and leaves_code({"command": "create", "path": "/w/repro.py", "file_text": "x"})
+    assert short_command({"command": "view", "path": "/repo/a.py"}, "str_replace_editor") == "str_replace_editor view /repo/a.py"
+    assert short_command(replace, "str_replace_editor") == "str_replace_editor str_replace /workspace/ponyc/packages/cli/command_parser.pony"
+    long = dict(replace, path="/workspace/ponylang__ponyc__0.1/packages/cli/command_parser.pony")
+    assert short_command(long, "str_replace_editor") == "str_replace_editor str_replace …/cli/command_parser.pony"
+    assert short_command({"file_path": "/repo/a.py", "old_string": "a", "new_string": "b"}, "Edit") == "Edit /repo/a.py"
+    assert short_command({"pattern": "def foo", "path": "/repo"}, "Grep") == "Grep def foo /repo"
+    assert short_command({"code": "ls"}, "code_execution_tool") == "ls"

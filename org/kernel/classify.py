@@ -378,6 +378,7 @@ def error_signature(error_line: str | None) -> str | None:
 INSPECT_TOOLS = frozenset({"search_engine", "document_query", "knowledge_tool", "memory_load", "browser_agent", "vision_load"})
 _EDIT_COMMANDS = frozenset({"create", "str_replace", "insert", "write", "patch", "edit", "undo_edit", "append", "replace", "delete"})
 _INSPECT_COMMANDS = frozenset({"view", "read", "open", "show", "list", "search", "find"})
+_EDITOR_COMMANDS = _EDIT_COMMANDS | _INSPECT_COMMANDS
 _SHELL_INSPECT = re.compile(
     r"^(?:cat|less|more|head|tail|ls|ll|tree|pwd|wc|file|stat|du|df|which|whereis|type|echo|printf|env|printenv|id|whoami|"
     r"grep|egrep|fgrep|rg|ag|ack|find|locate|fd|diff|cmp|nl|sort|uniq|cut|awk|jq|"
@@ -389,11 +390,15 @@ _SHELL_EDIT = re.compile(
 
 
 def command_of(args: Any) -> str | None:
-    """The command or code a call runs, when its arguments hold one."""
+    """The command or code a call runs, when its arguments hold one. An editor's ``command``
+    (``view``, ``str_replace`` with a ``path``: OpenHands', SWE-agent's and Anthropic's
+    ``str_replace_editor``) says what it does to the file; it runs nothing."""
     if isinstance(args, dict):
         for key in ("code", "command", "cmd", "script"):
             value = args.get(key)
             if isinstance(value, str):
+                if key == "command" and value in _EDITOR_COMMANDS and _has_text(args, _PATH_KEYS):
+                    return None
                 return value
     return None
 
@@ -494,9 +499,26 @@ def says_only(args: Any) -> bool:
 COMMAND_CHARS = 80
 
 
-def short_command(args: Any) -> str | None:
-    """The command a call ran, on one line and cut short, for steering to name it."""
+def _tail(path: str) -> str:
+    """A long path by its last two parts: ``…/cli/command_parser.pony``."""
+    parts = path.rstrip("/").split("/")
+    return "…/" + "/".join(parts[-2:]) if len(parts) > 3 else path
+
+
+#: The arguments naming what a file tool works on, quoted after its name when it runs no command.
+_NAMING_KEYS = ("command", "pattern", "query") + _PATH_KEYS
+
+
+def short_command(args: Any, tool: str | None = None) -> str | None:
+    """The command a call ran, on one line and cut short, for steering to name it. A file
+    tool's call, which runs none, is named by the tool and what it works on
+    (``str_replace_editor view /repo/a.py``, ``Read /repo/a.py``)."""
     command = command_of(args)
+    if (not command or not command.strip()) and tool and isinstance(args, dict) and _has_text(args, _PATH_KEYS + ("pattern", "query")):
+        named = [(k, " ".join(args[k].split())) for k in _NAMING_KEYS if isinstance(args.get(k), str) and args[k].strip()]
+        if len(" ".join([tool, *(v for _, v in named)])) > COMMAND_CHARS:  # the file's name says more than the folders above it
+            named = [(k, _tail(v) if k in _PATH_KEYS else v) for k, v in named]
+        command = " ".join([tool, *(v for _, v in named)])
     if not command or not command.strip():
         return None
     line = " ".join(command.split())

@@ -115,7 +115,7 @@ class ToolOutcome:
     kind: str = "run"  # inspect, edit or run (classify.action_kind)
     error_line: str | None = None  # the line naming the error, also for failing tests
     error_signature: str | None = None  # the error's identity (classify.error_signature)
-    command: str | None = None  # the command the call ran, shortened, for steering to name
+    command: str | None = None  # the command the call ran (a file tool: its name and path), shortened, for steering to name
     shape: str = ""  # the call with whitespace ignored (shape_signature)
     baseline: bool = False  # its error was there before the agent's first edit of the task
     blocked: bool = False  # the breaker did not run it: it stands for the failure it would have repeated
@@ -353,7 +353,7 @@ def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: boo
         update_failure_record(data, tool, ok, error_type, output or "")
     if ok and output:
         ledger.learn_lines(output)
-    return ledger.record(tool, ok, error_type, signature, out_hash, output or "", kind, error_line, short_command(args),
+    return ledger.record(tool, ok, error_type, signature, out_hash, output or "", kind, error_line, short_command(args, tool),
                          identity=verdict.identity, shape=shape_signature(tool, args) if kind == "edit" else signature,
                          said=says_only(args), leaves_code=kind == "edit" and leaves_code(args))
 
@@ -368,7 +368,7 @@ def record_blocked(data: dict, tool: str, args: Any, blocked: Any) -> ToolOutcom
     ledger.last_tool_turn = ledger.turn
     outcome = ToolOutcome(ledger.turn, tool, False, blocked.error_type or "execution", canonical_signature(tool, args),
                           blocked.output_hash, "blocked by the supervisor", False, kind,
-                          blocked.error_line, blocked.error_signature, short_command(args),
+                          blocked.error_line, blocked.error_signature, short_command(args, tool),
                           shape_signature(tool, args) if kind == "edit" else canonical_signature(tool, args), blocked=True)
     ledger.outcomes.append(outcome)
     return outcome
