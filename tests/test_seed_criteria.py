@@ -90,7 +90,7 @@ def test_oscillation_between_two_failing_tools_is_a_loop(make_session, era):
     assert session.steering() == []
     session.run(fail("document_query", output="FileNotFoundError: nope"))
     assert session.anomalies() == [(4, "loop")]
-    assert "alternating between search_engine and document_query" in session.steering()[0][2]
+    assert "alternating between `search_engine /x` and `document_query /x`" in session.steering()[0][2]
 
 
 # Test 5: context exhaustion
