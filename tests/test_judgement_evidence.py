@@ -444,3 +444,36 @@ def test_an_ipython_traceback_is_a_failure():
               "[Jupyter current working directory: /workspace]\n[Jupyter Python interpreter: /opt/miniconda3/bin/python]")
     verdict = classify_output(output)
     assert verdict.failed and verdict.error_line == "TypeError: unsupported operand type(s) for +: 'int' and 'str'"
+
+
+def editor(command: str, output: str, **args) -> dict:
+    return {"tool": "str_replace_editor", "args": {"command": command, "path": "/workspace/ponyc/src/expr/match.c", **args},
+            "output": output}
+
+
+NOT_UNIQUE = ("ERROR:\nNo replacement was performed. Multiple occurrences of old_str `return pattern_type;` in lines "
+              "[317, 449]. Please ensure it is unique.")
+
+
+def test_an_old_text_the_editor_refuses_is_the_same_failing_edit_whatever_the_new_text(make_session):
+    """OpenHands' str_replace with the same old text, found twice, tried with other new text each
+    time, views and other edits between: the refusal is about the old text alone."""
+    session = make_session()
+    session.run(editor("view", "Here's the result of running `cat -n` on match.c:\n   317\t      return pattern_type;"))
+    for n in range(3):
+        session.run(editor("str_replace", NOT_UNIQUE, old_str="return pattern_type;", new_str=f"if (iso) x = {n};\nreturn pattern_type;"),
+                    editor("view", f"Here's the result of running `cat -n` on match.c:\n   31{n}\t  switch(ast_id(pattern))"))
+    [(turn, anomaly, text)] = session.steering()
+    assert (turn, anomaly) == (6, "loop")
+    assert "`str_replace_editor str_replace /workspace/ponyc/src/expr/match.c` 3 times" in text
+    assert "(edit not applied: Multiple occurrences of old_str `return pattern_type;` in lines [317, 449])" in text
+
+
+def test_new_texts_a_linter_refuses_are_different_attempts(make_session):
+    """A refusal about what the edit would make (a linter's finding) depends on the new text: other new
+    text for the same old text is another attempt, not the same edit again."""
+    session = make_session()
+    for n in range(4):
+        session.run(editor("str_replace", REFUSED, old_str="return pattern_type;", new_str=f"  return {n}"),
+                    editor("view", f"Here's the result of running `cat -n` on match.c:\n   31{n}\t  x"))
+    assert "loop" not in [a for _, a in session.anomalies()]

@@ -135,13 +135,23 @@ _EDIT_REJECTED = re.compile(r"^.*(?:Your changes have NOT been applied|No replac
 _TOOL_ERROR_TAGS = re.compile(r"</?tool_use_error>")
 _TOOL_ERROR = re.compile(r"\A\s*(?:<tool_use_error>|ERROR:[ \t]*\n)\s*(?P<message>[^\n]*?)\s*(?:</tool_use_error>|$)", _M)
 _EDIT_FINDING = re.compile(r"^- ([A-Z]\d{3,4} .*)$", _M)
+_NO_REPLACEMENT = re.compile(r"^No replacement was performed[.,]\s+(?=\S)")
 #: How a refused edit's line starts: the edit changed nothing, so its error is no file's error (no churn).
 EDIT_REFUSED = "edit not applied: "
+# The refusals about the text to replace alone (not found, or found more than once): whatever
+# the new text, the same old text is refused the same way again.
+_OLD_TEXT_REFUSED = re.compile(r"did not appear verbatim|Multiple occurrences of old_str|String to replace not found"
+                               r"|matches of the string to replace, but replace_all is false")
 
 
 def edit_refused(error_line: str | None) -> bool:
     """The error line says an editor refused the edit: nothing changed."""
     return (error_line or "").startswith(EDIT_REFUSED)
+
+
+def old_text_refused(error_line: str | None) -> bool:
+    """The editor refused the edit for its text to replace (not there, or there more than once)."""
+    return edit_refused(error_line) and _OLD_TEXT_REFUSED.search(error_line) is not None
 
 
 # A program the shell could not find by its bare name (`javac: command not found`): it is not
@@ -316,7 +326,9 @@ def classify_output(text: str | None, known: Any = None) -> Verdict:
     rejected = _EDIT_REJECTED.search(sample)
     if rejected is not None:
         finding = _EDIT_FINDING.search(sample)
-        line = EDIT_REFUSED + (finding.group(1) if finding else _TOOL_ERROR_TAGS.sub("", rejected.group(0)).strip())
+        # a str_replace editor's "No replacement was performed, " (or ". ") is followed by the reason
+        reason = _NO_REPLACEMENT.sub("", _TOOL_ERROR_TAGS.sub("", rejected.group(0)).strip())
+        line = EDIT_REFUSED + (finding.group(1) if finding else reason)
         return _named("syntax" if re.search(r"\bE999\b|SyntaxError|IndentationError", line) else "execution", line)
     marked = _TOOL_ERROR.match(sample)
     if marked is not None:
@@ -411,7 +423,8 @@ _INSPECT_NAMES = re.compile(r"(?:^|[_.:-])(?:read|view|grep|glob|ls|list|search|
 #: Argument names of file tools: the file, the text to replace, a whole new content.
 _PATH_KEYS = ("file_path", "path", "filename", "target_file", "file")
 _OLD_TEXT_KEYS = ("old_string", "old_str")
-_CHANGE_KEYS = _OLD_TEXT_KEYS + ("new_string", "new_str", "edits", "diff", "patch")
+NEW_TEXT_KEYS = ("new_string", "new_str")
+_CHANGE_KEYS = _OLD_TEXT_KEYS + NEW_TEXT_KEYS + ("edits", "diff", "patch")
 _CONTENT_KEYS = ("content", "file_text", "contents")
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .classify import (
+    NEW_TEXT_KEYS,
     OK,
     action_kind,
     classify_output,
@@ -31,6 +32,7 @@ from .classify import (
     error_signature,
     leaves_code,
     line_keys,
+    old_text_refused,
     opening_exit_code,
     run_text,
     says_only,
@@ -88,6 +90,14 @@ def shape_signature(tool: str, args: Any) -> str:
     return _signature(tool, args, True)
 
 
+def edit_shape(tool: str, args: Any, error_line: str | None) -> str:
+    """An edit's shape; for one refused for its text to replace (not found, or not unique),
+    without its new text: whatever it would put there, that old text is refused again."""
+    if old_text_refused(error_line) and isinstance(args, dict):
+        args = {k: v for k, v in args.items() if k not in NEW_TEXT_KEYS}
+    return shape_signature(tool, args)
+
+
 def output_hash(text: str | None, error_type: str | None = None) -> str:
     """The output's identity: whitespace, times, durations, addresses, temporary paths and
     process ids do not make two outputs differ; a failure's error type does."""
@@ -116,7 +126,7 @@ class ToolOutcome:
     error_line: str | None = None  # the line naming the error, also for failing tests
     error_signature: str | None = None  # the error's identity (classify.error_signature)
     command: str | None = None  # the command the call ran (a file tool: its name and path), shortened, for steering to name
-    shape: str = ""  # the call with whitespace ignored (shape_signature)
+    shape: str = ""  # the call with whitespace ignored (edit_shape)
     baseline: bool = False  # its error was there before the agent's first edit of the task
     blocked: bool = False  # the breaker did not run it: it stands for the failure it would have repeated
 
@@ -354,7 +364,7 @@ def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: boo
     if ok and output:
         ledger.learn_lines(output)
     return ledger.record(tool, ok, error_type, signature, out_hash, output or "", kind, error_line, short_command(args, tool),
-                         identity=verdict.identity, shape=shape_signature(tool, args) if kind == "edit" else signature,
+                         identity=verdict.identity, shape=edit_shape(tool, args, error_line) if kind == "edit" else signature,
                          said=says_only(args), leaves_code=kind == "edit" and leaves_code(args))
 
 
@@ -369,7 +379,7 @@ def record_blocked(data: dict, tool: str, args: Any, blocked: Any) -> ToolOutcom
     outcome = ToolOutcome(ledger.turn, tool, False, blocked.error_type or "execution", canonical_signature(tool, args),
                           blocked.output_hash, "blocked by the supervisor", False, kind,
                           blocked.error_line, blocked.error_signature, short_command(args, tool),
-                          shape_signature(tool, args) if kind == "edit" else canonical_signature(tool, args), blocked=True)
+                          edit_shape(tool, args, blocked.error_line) if kind == "edit" else canonical_signature(tool, args), blocked=True)
     ledger.outcomes.append(outcome)
     return outcome
 
