@@ -477,3 +477,21 @@ def test_new_texts_a_linter_refuses_are_different_attempts(make_session):
         session.run(editor("str_replace", REFUSED, old_str="return pattern_type;", new_str=f"  return {n}"),
                     editor("view", f"Here's the result of running `cat -n` on match.c:\n   31{n}\t  x"))
     assert "loop" not in [a for _, a in session.anomalies()]
+
+
+def test_a_search_that_found_nothing_answered_whatever_the_terminal_says_of_its_status():
+    """`grep` exits 1 when nothing matches: OpenHands', mini-swe-agent's and Claude Code's
+    terminals print that status, Agent-Zero's prints nothing; either way no failure. Another
+    command exiting 1 in silence did fail (`ls` in a folder deleted under it)."""
+    from org.kernel.classify import found_nothing
+    for status in ("\n[The command completed with exit code 1.]", "<returncode>1</returncode>\n<output>\n</output>", "Exit code 1"):
+        assert found_nothing("cd /repo && grep -rn 'slugify' src", status) and found_nothing("which javac", status)
+        assert not found_nothing("ls -la ./work", status) and not found_nothing("grep -rn x src", status + "\nboom")
+    assert not found_nothing("grep -rn x missing", "grep: missing: No such file or directory\n[The command completed with exit code 2.]")
+
+
+def test_greps_that_find_nothing_with_a_stated_status_are_no_failure_streak(make_session):
+    session = make_session()
+    nothing = "\n[The command completed with exit code 1.]"
+    session.run(*[{"tool": "execute_bash", "args": {"command": f"grep -rn 'name_{n}' src"}, "output": nothing} for n in range(8)])
+    assert session.anomalies() == []

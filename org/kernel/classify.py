@@ -216,6 +216,23 @@ _RUN_VOLATILE = re.compile(
     r"|(?<=sh: line )\d+(?=: )")  # a shell's running line counter ("/bin/bash: line 47857: javac: command not found")
 
 
+# Searches that exit 1 when nothing matched: the status answers the question, it is no failure.
+_SEARCH = re.compile(r"^(?:e|f)?grep\b|^(?:rg|ag|ack|pgrep|which)\b|^git grep\b")
+
+
+def found_nothing(command: str | None, text: str | None) -> bool:
+    """A search that found nothing: the call's last command is a search (``grep``, ``rg``,
+    ``which``) and its output is an exit status of 1 and nothing else, as an empty output is
+    where no status is printed. (Another command exiting 1 in silence failed: `ls` in a
+    folder deleted under it.)"""
+    last = re.split(r"\s*(?:&&|\|\||;|\|)\s*", (command or "").strip())[-1]
+    if not _SEARCH.match(last):
+        return False
+    bare = _EXIT_STATUS.sub("", _TERMINAL_MARKS.sub("", text or "")).replace("<output>", "").replace("</output>", "")
+    status = _EXIT_STATUS.search(text or "")
+    return not bare.strip() and status is not None and next(code for code in status.groups() if code is not None) == "1"
+
+
 def opening_exit_code(text: str | None) -> int | None:
     """The exit status an output opens with (``Exit code 1``: Claude Code's Bash marks its
     failures so, and says nothing when the command exited 0); None when it does not."""

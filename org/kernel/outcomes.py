@@ -28,8 +28,10 @@ from .classify import (
     OK,
     action_kind,
     classify_output,
+    command_of,
     edit_refused,
     error_signature,
+    found_nothing,
     leaves_code,
     line_keys,
     old_text_refused,
@@ -347,6 +349,9 @@ def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: boo
         ledger.failures_state_exit.add(tool)
     elif code is None and verdict.failed and verdict.error_type != "timeout" and tool in ledger.failures_state_exit:
         verdict = OK  # this tool marks its failures, and did not: what it printed is what it was asked to print
+    kind = action_kind(tool, args)
+    if verdict.failed and found_nothing(command_of(args), output):
+        verdict = OK  # a look that found nothing answered its question
     if ok is None:
         ok = not verdict.failed
         error_type = error_type or verdict.error_type
@@ -358,7 +363,6 @@ def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: boo
         error_type = verdict.error_type  # "test": failing tests reported by a run that worked
     error_line = verdict.error_line if verdict.error_line or ok else telling_line(output, ledger.known_lines)
     signature, out_hash = canonical_signature(tool, args), output_hash(output, None if ok else error_type)
-    kind = action_kind(tool, args)
     if not streak_neutral(ok, kind, error_type, error_line):
         update_failure_record(data, tool, ok, error_type, output or "")
     if ok and output:
