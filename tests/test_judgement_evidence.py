@@ -356,9 +356,11 @@ def test_a_refused_edit_and_a_program_not_installed_get_advice_that_fits_them(ma
     session = make_session(doctrine={"breaker": {"enabled": False}})
     session.run(*[sh("edit 10:11\n    return total\nend_of_edit", refused)] * 3)
     session.run(*[sh("javac Repro.java", "/bin/bash: line 62245: javac: command not found\n")] * 3)
-    [(_, _, edit), (_, _, javac)] = session.steering()
+    session.run(*[sh("curl -sO https://example.org/x", "/bin/sh: 1: curl: not found\n")] * 3)  # dash's wording
+    edit, javac, curl = [text for _, anomaly, text in session.steering() if anomaly == "loop"]
     assert "the editor changed nothing" in edit and "quoting" not in edit
     assert "the program is not installed here" in javac and "check the path" not in javac
+    assert "the program is not installed here" in curl
 
 
 def test_a_program_that_is_not_installed_does_not_churn_across_edits(make_session):

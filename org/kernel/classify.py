@@ -104,6 +104,7 @@ _DIAGNOSTICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("not_found", r"^.*: (?:line \d+: )?[^\n:]*: command not found$|^zsh: (?:command not found|no such file or directory): .*$"
                       r"|^(?:\S+: )?(?:cannot (?:access|open|stat) |can't open file )?.*: (?:\[Errno 2\] )?No such file or directory$"
                       r"|^(?:\S+: )+(?:No such file or directory)$"
+                      r"|^.*: \d+: (?:[^\s:/]+: not found|cd: can't cd to .*)$"  # dash (/bin/sh): "/bin/sh: 1: javac: not found"
                       r"|^fatal: (?:not a git repository|pathspec .* did not match|ambiguous argument).*$"),
         ("permission", r"^.*: Permission denied$|^(?:\S+: )?Operation not permitted$|^.*\bEACCES\b.*$"),
         ("syntax", r"(?-i:^(?:SyntaxError|IndentationError|TabError): .*$)"
@@ -119,6 +120,7 @@ _DIAGNOSTICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("execution", r"^[^\s:]+:\d+(?::\d+)?: (?:fatal )?error: .*$"  # gcc, clang, javac, mypy-style compilers
                       r"|(?-i:^(?:error|Error)(?:\[E\d+\])?: .*$)|^error TS\d+: .*$|^[^\s(]+\(\d+,\d+\): error .*$"
                       r"|^fatal: .*$|^npm ERR! .*$|(?-i:^ERROR: (?!pip's dependency resolver).*$)"
+                      r"|^g?make(?:\[\d+\])?: \*\*\* .*$"  # a recipe that failed; a compiler's line above it names why
                       r"|^.*(?:returned non-zero exit status [1-9]\d*|exited with (?:exit )?(?:code|status) [1-9]\d*).*$"),
     )
 )
@@ -156,7 +158,8 @@ def old_text_refused(error_line: str | None) -> bool:
 
 # A program the shell could not find by its bare name (`javac: command not found`): it is not
 # installed here, which no edit of the project changes.
-_MISSING_PROGRAM = re.compile(r"(?:^|: )(?:line \d+: )?[^\s:/]+: command not found$|^zsh: command not found: [^\s/]+$")
+_MISSING_PROGRAM = re.compile(r"(?:^|: )(?:line \d+: )?[^\s:/]+: command not found$|^zsh: command not found: [^\s/]+$"
+                              r"|^\S+: \d+: [^\s:/]+: not found$")
 
 
 def missing_program(error_line: str | None) -> bool:
