@@ -93,6 +93,8 @@ SyntaxError: '(' was never closed
     pytest.param("/bin/sh: 1: curl: not found\n", True, "not_found", id="dash: command not found"),
     pytest.param("/bin/sh: 1: cd: can't cd to /w/build\nmake: *** [Makefile:192: build] Error 2\n", True, "not_found", id="dash: cd"),
     pytest.param("cc -c a.c\nmake[1]: *** [Makefile:4: a.o] Error 1\n", True, "execution", id="make recipe failed"),
+    pytest.param("[INFO] Building core\n[ERROR] src/main/java/a/JSON.java:[1284] (regexp) RegexpMultiline: Line contains carriage return\n"
+                 "[INFO] BUILD FAILURE\n[ERROR] \n[ERROR] For more information about the errors, read:\n", True, "execution", id="maven"),
     pytest.param("cat: /srv/app/config.yml: No such file or directory\n", True, "not_found", id="missing file"),
     pytest.param("bash: -c: line 2: syntax error: unexpected end of file\n", True, "syntax", id="shell syntax"),
     pytest.param("fatal: not a git repository (or any of the parent directories): .git\n", True, "not_found", id="git outside a repo"),

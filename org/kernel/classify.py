@@ -121,6 +121,8 @@ _DIAGNOSTICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                       r"|(?-i:^(?:error|Error)(?:\[E\d+\])?: .*$)|^error TS\d+: .*$|^[^\s(]+\(\d+,\d+\): error .*$"
                       r"|^fatal: .*$|^npm ERR! .*$|(?-i:^ERROR: (?!pip's dependency resolver).*$)"
                       r"|^g?make(?:\[\d+\])?: \*\*\* .*$"  # a recipe that failed; a compiler's line above it names why
+                      # Maven: its first error line with content, not its closing advice
+                      r"|(?-i:^\[ERROR\] (?!\s*$|-> \[Help|For more information|Re-run Maven|To see the full|After correcting|\s+mvn ).*$)"
                       r"|^.*(?:returned non-zero exit status [1-9]\d*|exited with (?:exit )?(?:code|status) [1-9]\d*).*$"),
     )
 )
