@@ -151,6 +151,16 @@ def test_farewell_echoes_are_not_progress(make_session):
     assert "stall" in [a for _, a in session.anomalies()]
 
 
+def test_thinking_aloud_is_not_progress(make_session):
+    """OpenHands' `think` and the MCP server's `sequentialthinking` record the agent's own words."""
+    for tool in ("think", "sequential-thinking.sequentialthinking"):
+        session = make_session(doctrine={"max_turns_without_progress": 6})
+        session.run(sh("python app.py", TYPE_ERROR),
+                    *[{"tool": tool, "args": {"thought": f"Maybe the bug is in part {n}."}, "output": "Your thought has been logged."}
+                      for n in range(8)])
+        assert "stall" in [a for _, a in session.anomalies()], tool
+
+
 def test_debug_prints_that_never_appear(make_session):
     session = make_session()
     session.run(sh("python run_case.py", "result: []"))

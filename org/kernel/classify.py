@@ -521,8 +521,16 @@ def leaves_code(args: Any) -> bool:
 _SHELL_SAY = re.compile(r"^(?:echo|printf)\b[^|<>;&$`]*$|^(?:pwd|whoami|id|date|true|:)\s*$")
 
 
-def says_only(args: Any) -> bool:
-    """The call only prints text the agent wrote itself (``echo "Done"``): it looks at nothing."""
+# A tool for thinking aloud or keeping a to-do list (OpenHands' and Anthropic's `think`, the MCP server
+# `sequential-thinking.sequentialthinking`, Claude Code's `TodoWrite`): it records the agent's own words.
+_THINK_TOOL = re.compile(r"(?:^|[._-])(?:think|thinking|sequential_?thinking|todo_?write)$", re.IGNORECASE)
+
+
+def says_only(args: Any, tool: str = "") -> bool:
+    """The call only prints text the agent wrote itself (``echo "Done"``, a thinking tool): it
+    looks at nothing."""
+    if _THINK_TOOL.search(tool):
+        return True
     command = command_of(args)
     if command is None:
         return False

@@ -369,7 +369,7 @@ def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: boo
         ledger.learn_lines(output)
     return ledger.record(tool, ok, error_type, signature, out_hash, output or "", kind, error_line, short_command(args, tool),
                          identity=verdict.identity, shape=edit_shape(tool, args, error_line) if kind == "edit" else signature,
-                         said=says_only(args), leaves_code=kind == "edit" and leaves_code(args))
+                         said=says_only(args, tool), leaves_code=kind == "edit" and leaves_code(args))
 
 
 def record_blocked(data: dict, tool: str, args: Any, blocked: Any) -> ToolOutcome:
