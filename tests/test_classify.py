@@ -91,6 +91,8 @@ SyntaxError: '(' was never closed
     pytest.param("Reading package lists... Done\nE: Unable to locate package libfoo-dev\n", True, "dependency", id="apt"),
     pytest.param("/bin/bash: line 1: javac: command not found\n", True, "not_found", id="command not found"),
     pytest.param("/bin/sh: 1: curl: not found\n", True, "not_found", id="dash: command not found"),
+    pytest.param("Command timed out. Sent SIGINT to the process: Serving on :8000\nPlease run in background if you want to continue.\n"
+                 "[Command finished with exit code 130]", True, "timeout", id="openhands timeout"),
     pytest.param("/bin/sh: 1: cd: can't cd to /w/build\nmake: *** [Makefile:192: build] Error 2\n", True, "not_found", id="dash: cd"),
     pytest.param("cc -c a.c\nmake[1]: *** [Makefile:4: a.o] Error 1\n", True, "execution", id="make recipe failed"),
     pytest.param("[INFO] Building core\n[ERROR] src/main/java/a/JSON.java:[1284] (regexp) RegexpMultiline: Line contains carriage return\n"

@@ -429,7 +429,8 @@ def test_pace_steering_says_what_brought_the_level(make_session):
 
 def test_a_terminals_carriage_returns_and_openhands_interpreter_tag_hide_no_failure():
     """OpenHands returns the terminal's lines with carriage returns and appends the interpreter to
-    the last one: the failing line is still named, without the tag."""
+    the last one (its IPython cell, the working folder and the interpreter): the failing line is
+    still named, without the tag."""
     tag = "[Python Interpreter: /opt/miniconda3/envs/testbed/bin/python]\nroot@openhands-workspace:/workspace # \n"
     missing = classify_output(f"cat notes.txt\r\ncat: notes.txt: No such file or directory\r\n{tag}[Command finished with exit code 1]")
     assert (missing.error_type, missing.error_line) == ("not_found", "cat: notes.txt: No such file or directory")
@@ -437,6 +438,9 @@ def test_a_terminals_carriage_returns_and_openhands_interpreter_tag_hide_no_fail
                              f"    main()\r\nTypeError: unsupported operand{tag}[Command finished with exit code 1]")
     assert raised.error_line == "TypeError: unsupported operand"
     assert not classify_output(f"ls\r\nAUTHORS  setup.py{tag}[Command finished with exit code 0]").failed
+    jupyter = "[Jupyter current working directory: /workspace/django]\n[Jupyter Python interpreter: /openhands/poetry/bin/python]"
+    ipython = classify_output(f"---------------------------------------------------------------------------\nKeyError: 'user'{jupyter}")
+    assert ipython.error_line == "KeyError: 'user'"
 
 
 def test_an_ipython_traceback_is_a_failure():

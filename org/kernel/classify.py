@@ -100,6 +100,7 @@ _DIAGNOSTICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     for name, pattern in (
         ("timeout", r"^(?:\[SYSTEM: )?Returning control to agent after \d+ seconds (?:of execution|with no output)"
                     r"|^\[The command has no new output after \d+ seconds\b"  # OpenHands' terminal, like Agent-Zero's
+                    r"|^Command(?:: \".*?\")? timed out\. Sen(?:t|ding) SIGINT to the process"  # OpenHands' older terminal
                     r"|^.*\b(?:timed out after|Timeout(?:Expired)?: |operation timed out|Connection timed out)\b.*$"),
         ("not_found", r"^.*: (?:line \d+: )?[^\n:]*: command not found$|^zsh: (?:command not found|no such file or directory): .*$"
                       r"|^(?:\S+: )?(?:cannot (?:access|open|stat) |can't open file )?.*: (?:\[Errno 2\] )?No such file or directory$"
@@ -266,9 +267,10 @@ def line_keys(text: str) -> list[int]:
     return [hash(" ".join(line.split())) & _KEY_BITS for line in _RUN_VOLATILE.sub("#", sample).splitlines() if line.strip()]
 
 
-# What a terminal adds to the lines it returns: a TTY's carriage returns, and OpenHands' tag of the
-# interpreter appended to the last line ("TypeError: …[Python Interpreter: /opt/…/bin/python]").
-_TERMINAL_MARKS = re.compile(r"\r+(?=\n)|\[Python Interpreter: [^\]\n]*\]")
+# What a terminal adds to the lines it returns: a TTY's carriage returns, and OpenHands' tags of the
+# interpreter (and an IPython cell's working folder) appended to the last line
+# ("TypeError: …[Python Interpreter: /opt/…/bin/python]", "[Jupyter current working directory: …]").
+_TERMINAL_MARKS = re.compile(r"\r+(?=\n)|\[(?:Jupyter )?(?:Python [Ii]nterpreter|[Cc]urrent working directory): [^\]\n]*\]")
 
 
 def _sample(text: str) -> str:
