@@ -153,3 +153,12 @@ def test_a_stall_whose_calls_were_all_different_names_none(make_session):
     session.run(*[sh(f"sed -i 's/{n}/{n + 1}/' a.py") for n in range(6)])
     [(_, anomaly, text)] = session.steering()
     assert anomaly == "stall" and "you ran" not in text and text.startswith("[SUPERVISOR] Stall: 5 turns without progress.")
+
+
+def test_a_long_call_a_stall_names_is_shortened_inside_its_quotes():
+    from org.contracts import Finding
+    from org.supervisor.steering import template_values
+    finding = Finding(anomaly="stall", template="stall", turn=20,
+                      evidence={"turns": 13, "repeated": (("`open " + "src/" * 30 + "Types.java`", 3), ("`ls`", 2))})
+    text = template_values(finding)["repeated"]
+    assert text.startswith(" (you ran `open src/src/") and text.endswith("…` 3 times and `ls` twice)") and text.count("`") == 4

@@ -63,8 +63,15 @@ def _why(evidence: dict[str, Any]) -> str:
 
 def _repeated(evidence: dict[str, Any]) -> str:
     """The calls a stall's turns went on, in brackets: "(you ran `open a.py` 7 times and `ls` twice)"."""
-    calls = [f"{_clean(what, 60)} {times_in_words(times)}" for what, times in evidence.get("repeated") or ()]
+    calls = [f"{_quoted(str(what), 60)} {times_in_words(times)}" for what, times in evidence.get("repeated") or ()]
     return f" (you ran {' and '.join(calls)})" if calls else ""
+
+
+def _quoted(what: str, limit: int) -> str:
+    """A call as steering names it, shortened inside its backticks."""
+    if len(what) > 2 and what[0] == what[-1] == "`":
+        return f"`{_clean(what[1:-1], limit - 2)}`"
+    return _clean(what, limit)
 
 
 def template_values(finding: Finding) -> dict[str, str]:
