@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from itertools import takewhile
 from typing import Callable
 
 from org.contracts import Finding
@@ -242,9 +243,12 @@ def detect_stall(s: Snapshot) -> Finding | None:
 def repeated_calls(outcomes: list[ToolOutcome], since: int, most: int = 2) -> tuple[tuple[str, int], ...]:
     """The calls made more than once after turn ``since``, the most frequent first (``most`` of
     them), each as steering names it with its count: what a stall's turns went on."""
-    counts = Counter(o.signature for o in outcomes if o.turn > since)
-    named = {o.signature: _what(o) for o in outcomes if o.turn > since}
-    return tuple((named[signature], times) for signature, times in counts.most_common(most) if times > 1)
+    window = list(takewhile(lambda o: o.turn > since, reversed(outcomes)))[::-1]  # oldest first
+    counts = Counter(o.signature for o in window)
+    if not counts or max(counts.values()) < 2:
+        return ()
+    named = {o.signature: o for o in window}
+    return tuple((_what(named[signature]), times) for signature, times in counts.most_common(most) if times > 1)
 
 
 def detect_context(s: Snapshot) -> Finding | None:
