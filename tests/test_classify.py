@@ -151,6 +151,10 @@ def test_two_errors_of_one_class_are_not_confused():
     ("str_replace_editor", {"command": "view", "path": "src/app.py"}, "inspect"),
     ("str_replace_editor", {"command": "str_replace", "path": "src/app.py", "old_str": "a", "new_str": "b"}, "edit"),
     ("search_engine", {"query": "pytest timeout"}, "inspect"),
+    # SWE-agent 1.x sends its editor as a command line
+    ("code_execution_tool", {"code": "str_replace_editor view /testbed/a.py --view_range 1 20"}, "inspect"),
+    ("code_execution_tool", {"code": "str_replace_editor str_replace /testbed/a.py --old_str 'x > 1' --new_str 'x >= 1'"}, "edit"),
+    ("code_execution_tool", {"code": "str_replace_editor create /testbed/reproduce.py --file_text 'print(1)'"}, "edit"),
 ])
 def test_action_kinds(tool, args, kind):
     assert action_kind(tool, args) == kind

@@ -256,6 +256,8 @@ def test_a_heredoc_fed_to_a_program_is_a_run_and_one_into_a_file_an_edit_that_cr
     assert action_kind("Bash", {"command": "python3 << EOF\nif len(x) > 1: print(x)\nEOF"}) == "run"
     assert action_kind("Bash", {"command": "cat > repro.py << EOF\nprint(1)\nEOF"}) == "edit"
     assert leaves_code({"command": "cat > repro.py << EOF\nprint(1)\nEOF"}) and leaves_code({"file_path": "t.py", "content": "x"})
+    assert leaves_code({"command": "str_replace_editor create /testbed/repro.py --file_text 'print(1)'"})
+    assert not leaves_code({"command": "str_replace_editor str_replace /testbed/a.py --old_str a --new_str b"})
     assert not leaves_code({"command": "sed -i 's/a/b/' app.py"}) and not leaves_code({"file_path": "a.py", "old_string": "a", "new_string": "b"})
     setup = ["rm -rf testbed", "cd testbed && git checkout 1a2b3c", "git fetch origin && git checkout main",
              "pip install -e . > /tmp/install.log 2>&1", "mkdir -p out && touch out/a"]

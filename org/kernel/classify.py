@@ -418,11 +418,11 @@ _EDITOR_COMMANDS = _EDIT_COMMANDS | _INSPECT_COMMANDS
 _SHELL_INSPECT = re.compile(
     r"^(?:cat|less|more|head|tail|ls|ll|tree|pwd|wc|file|stat|du|df|which|whereis|type|echo|printf|env|printenv|id|whoami|"
     r"grep|egrep|fgrep|rg|ag|ack|find|locate|fd|diff|cmp|nl|sort|uniq|cut|awk|jq|"
-    r"open|goto|scroll_up|scroll_down|search_dir|search_file|find_file|"
+    r"open|goto|scroll_up|scroll_down|search_dir|search_file|find_file|str_replace_editor view|"
     r"git (?:status|diff|log|show|branch|blame|grep|ls-files|remote)|sed -n|python3? -c ['\"]?import \w+; ?print)\b")
 _SHELL_EDIT = re.compile(
     r"(?:^|[;&|]\s*)(?:sed -i|perl -p?i|patch\b|git (?:apply|checkout|restore|stash|reset)|mv |cp |rm |mkdir |touch |chmod |tee |"
-    r"create |edit \d+:\d+|truncate )|(?<![<>&\d])>{1,2}(?!&)\s*[\w./~-]|<<-?\s*['\"]?\w+['\"]?\s*>|cat\s*>")
+    r"create |edit \d+:\d+|truncate |str_replace_editor (?:create|str_replace|insert|undo_edit) )|(?<![<>&\d])>{1,2}(?!&)\s*[\w./~-]|<<-?\s*['\"]?\w+['\"]?\s*>|cat\s*>")
 
 
 def command_of(args: Any) -> str | None:
@@ -494,7 +494,7 @@ def action_kind(tool: str, args: Any) -> ActionKind:
     return "run"
 
 
-_SHELL_CREATE = re.compile(r"^(?:cat\s*>\s*[\w./~-]+|cat\s*<<-?\s*['\"]?\w+['\"]?\s*>\s*[\w./~-]+|create \S+\s*$)")
+_SHELL_CREATE = re.compile(r"^(?:cat\s*>\s*[\w./~-]+|cat\s*<<-?\s*['\"]?\w+['\"]?\s*>\s*[\w./~-]+|create \S+\s*$|str_replace_editor create )")
 # Work on the workspace, not on the code in it: fetching, checking out, moving, removing,
 # making folders, and output kept in a log or a temporary file.
 _SHELL_WORKSPACE = re.compile(r"^(?:rm|mv|cp|mkdir|touch|chmod|chown|ln|git (?:checkout|stash|reset|restore|clone|fetch|pull|switch|clean|init))\b")
