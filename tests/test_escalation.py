@@ -107,6 +107,7 @@ def test_working_on_after_pace_emergency_without_progress_pauses(make_session):
     assert not session.results[-1].paused
     session.run(retry(5, pace="emergency"))  # and twice: the proof
     assert session.results[-1].paused and "went unanswered twice" in session.results[-1].pause_text
+    assert "steering about the PACE level (the latest failure: " in session.results[-1].pause_text
 
 
 def test_answering_after_pace_emergency_is_not_ignoring_it(make_session):

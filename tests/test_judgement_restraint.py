@@ -87,6 +87,8 @@ def test_the_same_action_with_the_same_result_after_steering_is_the_proof(make_s
     session = make_session(doctrine={"breaker": {"enabled": False}})
     session.run(*[sh("python app.py", TYPE_ERROR)] * 5)
     assert actions(session) == [(3, "steer:loop"), (5, "pause")]
+    # the pause says what the steering was about: the call and its error
+    assert "Paused: steering about `python app.py` (TypeError: " in session.results[-1].pause_text
     assert "went unanswered twice" in session.results[-1].pause_text
 
 

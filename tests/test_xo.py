@@ -214,7 +214,7 @@ def test_a_report_that_proves_the_steering_ignored_is_paused_as_the_unit_would(v
         report(volume, "unit-1", "loop_ignored", turn, clock)
         kinds += [(turn, m.kind) for m in xo.sweep().sent]
     assert kinds == [(1, "steer"), (3, "pause")]  # the same failing call twice more after the steering
-    assert messages(volume, "unit-1")[-1]["text"].startswith("[SUPERVISOR] Paused: steering about loop went unanswered twice")
+    assert messages(volume, "unit-1")[-1]["text"].startswith("[SUPERVISOR] Paused: steering about code_execution_tool (the same error) went unanswered twice")
 
 
 def test_a_unit_that_paused_itself_is_known_paused_and_sent_nothing_until_resumed(volume, layout, xo, clock, log):
@@ -252,7 +252,7 @@ def test_nudges_escalate_to_a_pause_and_the_count_resets_on_recovery(volume, lay
         ("steer", "critical", 3), ("steer", "critical", 4), ("pause", "critical", 5),
     ]
     pause = messages(volume, "unit-1")[-1]
-    assert pause["text"].startswith("[SUPERVISOR] Paused: steering about stall went unanswered 5 times")
+    assert pause["text"].startswith("[SUPERVISOR] Paused: steering about the stall went unanswered 5 times")
     assert unit_state(layout, "unit-1").paused_turn == 6
 
     # paused: the same turn again, or time passing silently, sends nothing more

@@ -41,7 +41,7 @@ PLACEHOLDERS: dict[str, frozenset[str]] = {
     "pace_contingent": frozenset({"level", "description", "why"}),
     "pace_emergency": frozenset({"level", "description", "why"}),
     "heartbeat_stale": frozenset({"silence"}),
-    "pause": frozenset({"nudges", "anomaly"}),
+    "pause": frozenset({"nudges", "anomaly", "about"}),
     "blocked": frozenset({"action", "times", "outcome", "advice"}),
 }
 ADVICE = "advice."

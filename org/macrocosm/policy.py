@@ -25,7 +25,7 @@ from org.contracts.common import AnomalyType, NudgeSeverity
 from org.contracts.salute import SaluteReport, SaluteSignals
 from org.contracts.steering_message import MAX_TEXT_CHARS
 from org.kernel.log import logger
-from org.supervisor.escalation import nudge_severity, pause_due, times_in_words
+from org.supervisor.escalation import nudge_severity, pause_due, pause_finding
 from org.supervisor.radio_check import SupervisorState, radio_check
 from org.supervisor.signals import snapshot_from_signals
 
@@ -294,8 +294,7 @@ def judge_silence(state: UnitState, now: float, render: Render, last_waiting: Ca
 def _pause_now(state: UnitState, verdict: Verdict, age: float, render: Render) -> Verdict:
     """The doctrine says a busy unit must not run unwatched: a very stale one is paused at once."""
     turn = state.last_turn or 0
-    pause = Finding(anomaly="heartbeat", template="pause", turn=turn,
-                    evidence={"nudges": times_in_words(state.nudges), "anomaly": "heartbeat"})
+    pause = pause_finding(Finding(anomaly="heartbeat", template="heartbeat_stale", turn=turn), state.nudges)
     state.paused_turn = turn
     logger.warning("unit paused: unit=%s silent for %.0f s, and its doctrine pauses a very stale busy unit", state.unit, age)
     verdict.steering = Steering("pause", "heartbeat", "critical", render(pause, False), state.nudges, turn)
@@ -306,8 +305,7 @@ def _pause_now(state: UnitState, verdict: Verdict, age: float, render: Render) -
 def _pause_on_proof(state: UnitState, finding: Finding, ignored: int, turn: int, render: Render) -> Steering:
     """The report proves the steering is ignored (``radio_check.ignored``, as the unit's own
     supervisor decides it): the pause, without waiting for the rest of the ladder."""
-    pause = Finding(anomaly=finding.anomaly, template="pause", turn=finding.turn,
-                    evidence={"nudges": times_in_words(max(ignored, 1)), "anomaly": finding.anomaly})
+    pause = pause_finding(finding, max(ignored, 1))
     state.paused_turn = turn
     return Steering("pause", finding.anomaly, "critical", render(pause, False), state.nudges, turn)
 
@@ -319,8 +317,7 @@ def _next_step(state: UnitState, due: list[Finding], repeated: dict[str, bool], 
     finding = due[0]
     before = state.nudges
     if pause_due(before, state.escalation):
-        pause = Finding(anomaly=finding.anomaly, template="pause", turn=finding.turn,
-                        evidence={"nudges": times_in_words(before), "anomaly": finding.anomaly})
+        pause = pause_finding(finding, before)
         state.paused_turn = turn
         return Steering("pause", finding.anomaly, "critical", render(pause, False), before, turn)
     state.nudges = before + 1

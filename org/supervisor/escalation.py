@@ -10,6 +10,7 @@ reports, also pauses once ``pause_after_nudges`` steering went unanswered in an 
 
 from __future__ import annotations
 
+from org.contracts import Finding
 from org.contracts.common import NudgeSeverity
 from org.contracts.role import EscalationDoctrine
 
@@ -29,3 +30,11 @@ def pause_due(nudges: int, doctrine: EscalationDoctrine) -> bool:
 def times_in_words(n: int) -> str:
     """"once", "twice", "5 times": how the pause steering counts unanswered nudges."""
     return {1: "once", 2: "twice"}.get(n, f"{n} times")
+
+
+def pause_finding(finding: Finding, nudges: int) -> Finding:
+    """The pause after ``nudges`` unanswered steering about ``finding``: its wording names what
+    that steering was about, the call and its result when it named one (``$about``)."""
+    evidence = {"nudges": times_in_words(nudges), "anomaly": finding.anomaly}
+    evidence.update((k, finding.evidence[k]) for k in ("action", "outcome", "latest") if finding.evidence.get(k))
+    return Finding(anomaly=finding.anomaly, template="pause", turn=finding.turn, evidence=evidence)

@@ -30,7 +30,7 @@ from org.kernel.paths import OrganizationLayout
 from org.kernel.turn_readings import TurnReadings
 
 from .breaker import action_of, failing_run
-from .escalation import pause_due, times_in_words
+from .escalation import pause_due, pause_finding
 from .events import note, note_progress, write_turn
 from .radio_check import RadioCheckResult, SupervisorState, is_check_turn, radio_check
 from .snapshot import Snapshot
@@ -269,14 +269,15 @@ class MicrocosmSupervisor:
         nudges = state.episode.get("loop", 0)
         if last is None or last.signature not in state.breakers.open or not pause_due(nudges, snapshot.doctrine.escalation):
             return
-        finding = Finding(anomaly="loop", template="loop_repeat", turn=state.turn)
+        breaker = state.breakers.open[last.signature]
+        finding = Finding(anomaly="loop", template="loop_repeat", turn=state.turn,
+                          evidence={"action": breaker.action, "outcome": breaker.error_line or "the same error"})
         await self._pause(readings, port, finding, nudges, state, self._layout_provider())
 
     async def _pause(self, readings: TurnReadings, port: AgentPort, finding: Finding, nudges: int, state: SupervisorState,
                      layout: OrganizationLayout) -> None:
         """Pause the chat as Agent-Zero's pause button does, saying why, once."""
-        text = self.steering(layout, readings.project).render(Finding(anomaly=finding.anomaly, template="pause", turn=finding.turn,
-                                                              evidence={"nudges": times_in_words(nudges), "anomaly": finding.anomaly}))
+        text = self.steering(layout, readings.project).render(pause_finding(finding, nudges))
         try:
             await port.warn(text)
         except Exception as exc:

@@ -74,6 +74,23 @@ def _quoted(what: str, limit: int) -> str:
     return _clean(what, limit)
 
 
+#: what steering was about, for a pause to say, when it named no call
+_ABOUT = {"loop": "the loop", "pace": "the PACE level", "stall": "the stall", "churn": "the error that keeps coming back",
+          "rerun": "the reruns", "context": "the full context", "cascade": "the failing tools",
+          "heartbeat": "the missing status report"}
+
+
+def _about(evidence: dict[str, Any]) -> str:
+    """What unanswered steering was about: "`cd src/` (cd: src/: No such file or directory)",
+    or the anomaly ("the PACE level (the latest failure: …)")."""
+    action, outcome, latest = evidence.get("action"), evidence.get("outcome"), evidence.get("latest")
+    if isinstance(action, str) and action:
+        return _quoted(action, 70) + (f" ({_clean(outcome, 90)})" if isinstance(outcome, str) and outcome else "")
+    anomaly = str(evidence.get("anomaly") or "")
+    about = _ABOUT.get(anomaly, anomaly)
+    return about + (f" (the latest failure: {_clean(latest, 90)})" if isinstance(latest, str) and latest else "")
+
+
 def template_values(finding: Finding) -> dict[str, str]:
     evidence = finding.evidence
     values = {k: _clean(v) for k, v in evidence.items() if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
@@ -84,6 +101,7 @@ def template_values(finding: Finding) -> dict[str, str]:
     values["doing"] = _doing(evidence)
     values["why"] = _why(evidence)
     values["repeated"] = _repeated(evidence)
+    values["about"] = _about(evidence)
     return values
 
 
