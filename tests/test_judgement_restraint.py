@@ -153,6 +153,14 @@ def test_farewell_echoes_are_not_progress(make_session):
     assert "stall" in [a for _, a in session.anomalies()]
 
 
+def test_waiting_is_not_progress(make_session):
+    """Sleeping between polls of a run that shows nothing new moves nothing."""
+    session = make_session(doctrine={"max_turns_without_progress": 6})
+    session.run(sh("python tests/runtests.py &", "started"))
+    session.run(*[sh(f"sleep {30 * (n + 1)} && echo 'Done waiting'", "Done waiting") for n in range(8)])
+    assert "stall" in [a for _, a in session.anomalies()]
+
+
 def test_thinking_aloud_is_not_progress(make_session):
     """OpenHands' `think` and the MCP server's `sequentialthinking` record the agent's own words."""
     for tool in ("think", "sequential-thinking.sequentialthinking"):

@@ -519,8 +519,9 @@ def leaves_code(args: Any) -> bool:
                                or not _SHELL_EDIT.search(p) for p in parts)
 
 
-# Saying something rather than looking at anything: a farewell or status `echo` is no progress.
-_SHELL_SAY = re.compile(r"^(?:echo|printf)\b[^|<>;&$`]*$|^(?:pwd|whoami|id|date|true|:)\s*$")
+# Saying something rather than looking at anything: a farewell or status `echo` is no progress,
+# and nor is waiting (`sleep 30 && echo done`).
+_SHELL_SAY = re.compile(r"^(?:echo|printf)\b[^|<>;&$`]*$|^(?:pwd|whoami|id|date|true|:)\s*$|^sleep \d+(?:\.\d+)?[smhd]?\s*$")
 
 
 # A tool for thinking aloud or keeping a to-do list (OpenHands' and Anthropic's `think`, the MCP server
@@ -529,8 +530,8 @@ _THINK_TOOL = re.compile(r"(?:^|[._-])(?:think|thinking|sequential_?thinking|tod
 
 
 def says_only(args: Any, tool: str = "") -> bool:
-    """The call only prints text the agent wrote itself (``echo "Done"``, a thinking tool): it
-    looks at nothing."""
+    """The call only prints text the agent wrote itself (``echo "Done"``, a thinking tool) or
+    waits (``sleep 30``): it looks at nothing."""
     if _THINK_TOOL.search(tool):
         return True
     command = command_of(args)
