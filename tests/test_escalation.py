@@ -130,3 +130,17 @@ def test_replay_reports_blocks_and_the_pause_on_their_turns(tmp_path):
     lines = replay(trace)
     assert [(line["turn"], line["action"]) for line in lines][:3] == [(3, "steer"), (4, "block"), (5, "block")]
     assert any(line["action"] == "pause" for line in lines)
+
+
+def test_a_pause_names_what_the_unanswered_steering_was_about():
+    from org.contracts import Finding
+    from org.supervisor.escalation import pause_finding
+    from org.supervisor.steering import SteeringBook
+
+    book = SteeringBook()
+    loop = Finding(anomaly="loop", template="loop_repeat", turn=9, evidence={"action": "`cd src/`", "outcome": "cd: src/: No such file or directory"})
+    assert "Paused: steering about `cd src/` (cd: src/: No such file or directory) went unanswered twice." in book.render(pause_finding(loop, 2))
+    turns = Finding(anomaly="loop", template="loop_oscillation", turn=9, evidence={"tool_a": "`open a.py`", "tool_b": "`open b.py`", "cycles": 2})
+    assert "Paused: steering about `open a.py` and `open b.py` taken in turns went unanswered twice." in book.render(pause_finding(turns, 2))
+    stall = Finding(anomaly="stall", template="stall", turn=9, evidence={"turns": 13})
+    assert "Paused: steering about the stall went unanswered 5 times." in book.render(pause_finding(stall, 5))

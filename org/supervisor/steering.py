@@ -81,11 +81,14 @@ _ABOUT = {"loop": "the loop", "pace": "the PACE level", "stall": "the stall", "c
 
 
 def _about(evidence: dict[str, Any]) -> str:
-    """What unanswered steering was about: "`cd src/` (cd: src/: No such file or directory)",
-    or the anomaly ("the PACE level (the latest failure: …)")."""
+    """What unanswered steering was about: "`cd src/` (cd: src/: No such file or directory)", two
+    calls taken in turns, or the anomaly ("the PACE level (the latest failure: …)")."""
     action, outcome, latest = evidence.get("action"), evidence.get("outcome"), evidence.get("latest")
     if isinstance(action, str) and action:
         return _quoted(action, 70) + (f" ({_clean(outcome, 90)})" if isinstance(outcome, str) and outcome else "")
+    one, other = evidence.get("tool_a"), evidence.get("tool_b")
+    if isinstance(one, str) and isinstance(other, str) and one and other:
+        return f"{_quoted(one, 50)} and {_quoted(other, 50)} taken in turns"
     anomaly = str(evidence.get("anomaly") or "")
     about = _ABOUT.get(anomaly, anomaly)
     return about + (f" (the latest failure: {_clean(latest, 90)})" if isinstance(latest, str) and latest else "")
