@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from itertools import takewhile
 from typing import Callable
 
 from org.contracts import Finding
@@ -243,7 +242,7 @@ def detect_stall(s: Snapshot) -> Finding | None:
 def repeated_calls(outcomes: list[ToolOutcome], since: int, most: int = 2) -> tuple[tuple[str, int], ...]:
     """The calls made more than once after turn ``since``, the most frequent first (``most`` of
     them), each as steering names it with its count: what a stall's turns went on."""
-    window = list(takewhile(lambda o: o.turn > since, reversed(outcomes)))[::-1]  # oldest first
+    window = [o for o in outcomes if o.turn > since]
     counts = Counter(o.signature for o in window)
     if not counts or max(counts.values()) < 2:
         return ()
