@@ -27,13 +27,14 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from typing import TYPE_CHECKING, Any
 
 from org.kernel.files import FileRefused, read_capped
+
+# cryptography is imported where a key is used, not here: the hooks load this module at every
+# Agent-Zero start, linked to a volume or not, and its import costs more than the rest of them.
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 #: Retired: one HMAC secret shared by every container let any unit sign steering.
 LEGACY_ENV_KEY = "A0ORG_KEY"
@@ -67,12 +68,16 @@ def canonical(payload: dict[str, Any]) -> bytes:
 
 
 def key_id(public: Ed25519PublicKey) -> str:
+    from cryptography.hazmat.primitives import serialization
+
     raw = public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
     return hashlib.sha256(raw).hexdigest()[:16]
 
 
 def public_line(public: Ed25519PublicKey) -> str:
     """One line of ``steering.pub``: ``ed25519 <key id> <base64 public key>``."""
+    from cryptography.hazmat.primitives import serialization
+
     raw = public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
     return f"ed25519 {key_id(public)} {base64.b64encode(raw).decode('ascii')}"
 
@@ -113,6 +118,9 @@ class SigningKey:
 
 
 def private_key_from(data: bytes, what: str) -> Ed25519PrivateKey:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     try:
         key = serialization.load_pem_private_key(data, password=None)
     except (ValueError, TypeError) as exc:
@@ -140,6 +148,8 @@ class Keyring:
 
     def verify(self, payload: dict[str, Any]) -> str | None:
         """Why the payload is not signed by one of these keys, or None when it is."""
+        from cryptography.exceptions import InvalidSignature
+
         kid, given = payload.get("key_id"), payload.get("signature")
         if given is None or kid is None:
             return "unsigned; this unit takes only steering signed by the XO"
@@ -157,6 +167,8 @@ class Keyring:
 
 def parse_keyring(text: str, what: str) -> Keyring:
     """``steering.pub``: ``ed25519 <key id> <base64>`` per line; ``#`` starts a comment."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
     keys: dict[str, Ed25519PublicKey] = {}
     for number, line in enumerate(text.splitlines(), 1):
         line = line.split("#", 1)[0].strip()
