@@ -136,7 +136,7 @@ def test_no_stall_where_outcomes_cannot_be_seen(make_session):
 
 
 def test_a_stall_names_the_calls_its_turns_went_on(make_session):
-    """Two views of the same file alternating (gson-1391): each works, none shows anything new,
+    """Two views of the same file taken in turns for many turns: each works, none shows anything new,
     no loop or oscillation fits, and the stall quotes the two calls and how often each ran."""
     session = make_session(doctrine={"max_turns_without_progress": 6})
     session.run(sh("cat Types.java", "class Types {}"), sh("cat src/Types.java", "class Types { int x; }"))
