@@ -235,8 +235,14 @@ def found_nothing(command: str | None, text: str | None) -> bool:
     if not _SEARCH.match(last):
         return False
     bare = _EXIT_STATUS.sub("", _TERMINAL_MARKS.sub("", text or "")).replace("<output>", "").replace("</output>", "")
+    return not bare.strip() and stated_exit(text) == 1
+
+
+def stated_exit(text: str | None) -> int | None:
+    """The exit status the output states (mini-swe-agent's tag, OpenHands' line, Claude Code's
+    opening line); None when it states none."""
     status = _EXIT_STATUS.search(text or "")
-    return not bare.strip() and status is not None and next(code for code in status.groups() if code is not None) == "1"
+    return None if status is None else int(next(code for code in status.groups() if code is not None))
 
 
 def opening_exit_code(text: str | None) -> int | None:
@@ -362,8 +368,8 @@ def classify_output(text: str | None, known: Any = None) -> Verdict:
     tests = _test_verdict(sample)
     if tests is not None:
         return tests
-    status = _EXIT_STATUS.search(sample)
-    if status is not None and int(next(code for code in status.groups() if code is not None)) == 0:
+    status = stated_exit(sample)
+    if status == 0:
         return OK  # the output says the command exited 0: what it printed is what it was asked to print
     traceback = _traceback_verdict(sample, known)
     if traceback is not None:

@@ -92,9 +92,12 @@ def shape_signature(tool: str, args: Any) -> str:
     return _signature(tool, args, True)
 
 
-def edit_shape(tool: str, args: Any, error_line: str | None) -> str:
-    """An edit's shape; for one refused for its text to replace (not found, or not unique),
-    without its new text: whatever it would put there, that old text is refused again."""
+def call_shape(tool: str, args: Any, kind: str, signature: str, error_line: str | None) -> str:
+    """A call's shape: an edit's arguments with whitespace ignored, and for one refused for its
+    text to replace (not found, or not unique) without its new text, since whatever it would
+    put there, that old text is refused again; any other call's is its signature."""
+    if kind != "edit":
+        return signature
     if old_text_refused(error_line) and isinstance(args, dict):
         args = {k: v for k, v in args.items() if k not in NEW_TEXT_KEYS}
     return shape_signature(tool, args)
@@ -128,7 +131,7 @@ class ToolOutcome:
     error_line: str | None = None  # the line naming the error, also for failing tests
     error_signature: str | None = None  # the error's identity (classify.error_signature)
     command: str | None = None  # the command the call ran (a file tool: its name and path), shortened, for steering to name
-    shape: str = ""  # the call with whitespace ignored (edit_shape)
+    shape: str = ""  # the call with whitespace ignored (call_shape)
     baseline: bool = False  # its error was there before the agent's first edit of the task
     blocked: bool = False  # the breaker did not run it: it stands for the failure it would have repeated
 
@@ -349,9 +352,8 @@ def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: boo
         ledger.failures_state_exit.add(tool)
     elif code is None and verdict.failed and verdict.error_type != "timeout" and tool in ledger.failures_state_exit:
         verdict = OK  # this tool marks its failures, and did not: what it printed is what it was asked to print
-    kind = action_kind(tool, args)
     if verdict.failed and found_nothing(command_of(args), output):
-        verdict = OK  # a look that found nothing answered its question
+        verdict = OK  # a search that found nothing answered its question
     if ok is None:
         ok = not verdict.failed
         error_type = error_type or verdict.error_type
@@ -363,12 +365,13 @@ def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: boo
         error_type = verdict.error_type  # "test": failing tests reported by a run that worked
     error_line = verdict.error_line if verdict.error_line or ok else telling_line(output, ledger.known_lines)
     signature, out_hash = canonical_signature(tool, args), output_hash(output, None if ok else error_type)
+    kind = action_kind(tool, args)
     if not streak_neutral(ok, kind, error_type, error_line):
         update_failure_record(data, tool, ok, error_type, output or "")
     if ok and output:
         ledger.learn_lines(output)
     return ledger.record(tool, ok, error_type, signature, out_hash, output or "", kind, error_line, short_command(args, tool),
-                         identity=verdict.identity, shape=edit_shape(tool, args, error_line) if kind == "edit" else signature,
+                         identity=verdict.identity, shape=call_shape(tool, args, kind, signature, error_line),
                          said=says_only(args, tool), leaves_code=kind == "edit" and leaves_code(args))
 
 
@@ -380,10 +383,11 @@ def record_blocked(data: dict, tool: str, args: Any, blocked: Any) -> ToolOutcom
         update_failure_record(data, tool, False, blocked.error_type or "execution", blocked.error_line or "")
     ledger = ledger_of(data)
     ledger.last_tool_turn = ledger.turn
-    outcome = ToolOutcome(ledger.turn, tool, False, blocked.error_type or "execution", canonical_signature(tool, args),
+    signature = canonical_signature(tool, args)
+    outcome = ToolOutcome(ledger.turn, tool, False, blocked.error_type or "execution", signature,
                           blocked.output_hash, "blocked by the supervisor", False, kind,
                           blocked.error_line, blocked.error_signature, short_command(args, tool),
-                          edit_shape(tool, args, blocked.error_line) if kind == "edit" else canonical_signature(tool, args), blocked=True)
+                          call_shape(tool, args, kind, signature, blocked.error_line), blocked=True)
     ledger.outcomes.append(outcome)
     return outcome
 

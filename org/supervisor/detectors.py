@@ -226,15 +226,19 @@ def detect_rerun(s: Snapshot) -> Finding | None:
         "episode": f"rerun:{last.signature}|{last.output_hash}", "subject": last.signature})
 
 
+def stalled_since(s: Snapshot) -> int | None:
+    """The turn progress stopped, when that is more turns ago than the doctrine allows; else None."""
+    if s.turns_since_progress is None or s.turns_since_progress <= s.doctrine.max_turns_without_progress:
+        return None
+    return s.turn - s.turns_since_progress
+
+
 def detect_stall(s: Snapshot) -> Finding | None:
-    if s.turns_since_progress is None:
+    since = stalled_since(s)
+    if since is None:
         return None
-    limit = s.doctrine.max_turns_without_progress
-    if s.turns_since_progress <= limit:
-        return None
-    since = s.turn - s.turns_since_progress
     return Finding(anomaly="stall", template="stall", turn=s.turn, evidence={
-        "turns": s.turns_since_progress, "limit": limit, "step": s.current_step, "plan": s.plan_name,
+        "turns": s.turns_since_progress, "limit": s.doctrine.max_turns_without_progress, "step": s.current_step, "plan": s.plan_name,
         "domain": s.bst_domain, "source": s.progress_source, "since": since, "episode": f"stall:{since}",
         "repeated": repeated_calls(_watched(s), since)})
 
@@ -244,8 +248,6 @@ def repeated_calls(outcomes: list[ToolOutcome], since: int, most: int = 2) -> tu
     them), each as steering names it with its count: what a stall's turns went on."""
     window = [o for o in outcomes if o.turn > since]
     counts = Counter(o.signature for o in window)
-    if not counts or max(counts.values()) < 2:
-        return ()
     named = {o.signature: o for o in window}
     return tuple((_what(named[signature]), times) for signature, times in counts.most_common(most) if times > 1)
 

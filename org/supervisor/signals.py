@@ -13,6 +13,7 @@ import json
 from org.contracts.role import Doctrine, PacePlan
 from org.contracts.salute import OutcomeSignal, SaluteSignals
 from org.kernel.outcomes import LEDGER_LIMIT, ToolOutcome, failures_in_a_row, fix_attempt, installed, worked_command
+from org.supervisor.detectors import stalled_since
 from org.supervisor.learnings import learnings_from
 from org.supervisor.snapshot import Snapshot
 
@@ -107,8 +108,7 @@ def _one_per_stretch(outcomes: tuple[ToolOutcome, ...], between: list[int], kept
 
 
 def signals_from_snapshot(s: Snapshot) -> SaluteSignals:
-    stalled = s.turns_since_progress is not None and s.turns_since_progress > s.doctrine.max_turns_without_progress
-    outcomes = needed_outcomes(s.outcomes, s.doctrine, s.turn - s.turns_since_progress if stalled else None)
+    outcomes = needed_outcomes(s.outcomes, s.doctrine, stalled_since(s))
     return SaluteSignals(
         turn=s.turn,
         role_id=s.role_id,
