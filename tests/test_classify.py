@@ -108,6 +108,18 @@ SyntaxError: '(' was never closed
                  "to interrupt/kill the command.]", True, "timeout", id="OpenHands terminal without new output"),
     pytest.param("Successfully installed flask-3.0.2 werkzeug-3.0.1\n", False, None, id="pip install"),
     pytest.param("def handle_error(error):\n    raise ValueError('bad input')\n", False, None, id="source code mentioning errors"),
+    pytest.param("[File: /repo/requests/sessions.py (674 lines total)]\n(414 more lines above)\n"
+                 "415:        :type timeout: float or tuple\n416:        :param allow_redirects: (optional)\n", False, None,
+                 id="a file shown in a window: its lines are content"),
+    pytest.param("    142\t    errno.EADDRINUSE: 'That port is already in use.',\n"
+                 "    143\t    errno.EACCES: \"You don't have permission to access that port.\",\n", False, None,
+                 id="cat -n of a file"),
+    pytest.param("    12→        # Connection refused is retried below\n    13→        retry()\n", False, None,
+                 id="a file read with its line numbers"),
+    pytest.param("  retries: 3\n  timeout: 30\n", False, None, id="a setting named timeout"),
+    pytest.param("12:01:33 worker: Connection refused\n", True, "network", id="a log line opening with a clock time"),
+    pytest.param("curl: (28) Operation timed out after 3001 milliseconds with 0 bytes received\n", True, "timeout",
+                 id="curl timeout"),
     pytest.param("Testing...\nAll edge cases passed!\n", False, None, id="script output"),
 ])
 def test_outputs_of_each_kind(output, failed, error_type):

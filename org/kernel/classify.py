@@ -101,7 +101,8 @@ _DIAGNOSTICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("timeout", r"^(?:\[SYSTEM: )?Returning control to agent after \d+ seconds (?:of execution|with no output)"
                     r"|^\[The command has no new output after \d+ seconds\b"  # OpenHands' terminal, like Agent-Zero's
                     r"|^Command(?:: \".*?\")? timed out\. Sen(?:t|ding) SIGINT to the process"  # OpenHands' older terminal
-                    r"|^.*\b(?:timed out after|Timeout(?:Expired)?: |operation timed out|Connection timed out)\b.*$"),
+                    # (an exception's name, as in "ReadTimeout: …", not a parameter's "timeout: 30")
+                    r"|^.*(?:\btimed out after|\b(?-i:Timeout(?:Expired)?: )|\boperation timed out|\bConnection timed out)\b.*$"),
         ("not_found", r"^.*: (?:line \d+: )?[^\n:]*: command not found$|^zsh: (?:command not found|no such file or directory): .*$"
                       r"|^(?:\S+: )?(?:cannot (?:access|open|stat) |can't open file )?.*: (?:\[Errno 2\] )?No such file or directory$"
                       r"|^(?:\S+: )+(?:No such file or directory)$"
@@ -305,9 +306,17 @@ def _named(error_type: str, line: str) -> Verdict:
     return Verdict(True, error_type, _line(line), line)
 
 
+# A line of a file shown with its line numbers: SWE-agent's window ("415:    :type timeout: …"),
+# `cat -n`, `nl` and OpenHands' view ("   415\t…"), Claude Code's Read ("   415→…"). What it
+# says is the file's content, not what happened to the command. (A clock time, "12:01:33 …", is not one.)
+_FILE_LINE = re.compile(r"[ \t]*\d+(?::(?!\d)|\t|→)")
+
+
 def _first(pattern: re.Pattern[str], sample: str, known: Any, start: int = 0) -> re.Match[str] | None:
-    """The first match whose line is not one of the task's ``known`` lines."""
+    """The first match whose line is neither one of the task's ``known`` lines nor a numbered line of a file shown."""
     for match in pattern.finditer(sample, start):
+        if _FILE_LINE.match(sample, sample.rfind("\n", 0, match.start()) + 1):
+            continue
         if not known or line_key(match.group(0)) not in known:
             return match
     return None
