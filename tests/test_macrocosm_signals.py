@@ -24,14 +24,15 @@ from org.supervisor.snapshot import Snapshot
 TOOLS = ["code_execution_tool", "text_editor", "search_engine", "wait", "response"]
 
 outcome = st.builds(
-    lambda turn, tool, ok, error, sig, out, msg, novel, kind, line, command: ToolOutcome(
-        turn, tool, ok, None if ok else error, sig, out, msg, novel, kind, line, f"e{hash(line) % 3}" if line else None, command),
+    lambda turn, tool, ok, error, sig, out, msg, novel, kind, line, command, waits: ToolOutcome(
+        turn, tool, ok, None if ok else error, sig, out, msg, novel, kind, line, f"e{hash(line) % 3}" if line else None, command,
+        waits=waits),
     st.integers(0, 500), st.sampled_from(TOOLS), st.booleans(),
     st.sampled_from(["not_found", "timeout", "execution", "x" * 64]),
     st.sampled_from(["s1", "s2", "s3"]), st.sampled_from(["h1", "h2"]),
     st.sampled_from(["", "cat: /x: No such file", "Traceback …"]), st.booleans(),
     st.sampled_from(["inspect", "edit", "run"]), st.sampled_from([None, "KeyError: 'x'", "cat: /x: No such file or directory"]),
-    st.sampled_from([None, "python app.py", "cat /x"]),
+    st.sampled_from([None, "python app.py", "cat /x"]), st.booleans(),
 )
 
 doctrine = st.builds(

@@ -120,3 +120,22 @@ def test_varied_successful_commands_draw_no_steering(tree, tmp_path, n):  # noqa
     assert [w for w in warnings(result) if "[SUPERVISOR]" in w] == []
     assert not result["paused"]
     assert not any(h.startswith("Supervisor") for h in log_headings(result))
+
+
+def test_a_model_polling_a_long_running_command_is_left_alone(tree, tmp_path):  # noqa: F811
+    """Agent-Zero hands control back while a command runs on ("Returning control to agent after N
+    seconds with no output") and its prompt teaches polling with `runtime: output`: the same poll
+    with the same answer, again and again, is the program at work. (v1.x only: its timeouts are
+    plugin settings, here 2 s; v0.9.8's are fixed at 30 s for a command and 90 s for a poll.)"""
+    if not (Path(os.environ["A0ORG_TEST_A0_ROOT"]) / "plugins" / "_code_execution").is_dir():
+        pytest.skip("the code-execution timeouts are settings from v0.9.9 on (plugins); v0.9.8's poll waits 90 s")
+    install_pack(tree, activate=True)
+    done = tmp_path / "done.txt"
+    polls = [{"thoughts": [f"Still running after check {n}; waiting."], "headline": "Waiting for the install",
+              "tool_name": "code_execution_tool", "tool_args": {"runtime": "output", "session": 0}} for n in range(1, 7)]
+    script = [command("Long install", f"sleep 25; echo finished > {done}"), *polls, FINAL]
+    result = run_chat(tree, script, tmp_path, harness_args=("--code-timeout", "2", "--output-timeout", "2", "--stop-when-paused"))
+    waits = [m["content"] for m in result["history"] if "Returning control to agent after 2 seconds" in m["content"]]
+    assert len(waits) == 7, [m["content"][-200:] for m in result["history"]]  # the command and six polls, each ran
+    assert not [w for w in warnings(result) if "[SUPERVISOR]" in w], warnings(result)
+    assert not result["paused"] and "Supervisor: blocked" not in log_headings(result)

@@ -89,6 +89,7 @@ class OutcomeSignal(Contract):
     shape: str = Field("", max_length=64, description="Hash of the call with all whitespace in its arguments ignored (edits only; else the signature).")
     baseline: bool = Field(False, description="Its error was there before the agent's first edit of the task.")
     blocked: bool = Field(False, description="The breaker did not run the call: it stands for the failure it would have repeated.")
+    waits: bool = Field(False, description="The call polled a process already running (Agent-Zero's `runtime: output`): never a loop.")
 
     @property
     def result(self) -> str:

@@ -534,6 +534,33 @@ def leaves_code(args: Any) -> bool:
                                or not _SHELL_EDIT.search(p) for p in parts)
 
 
+# Waiting on a process that is already running: Agent-Zero's terminal polled with `runtime: output`
+# (its prompt teaches it for long-running programs), OpenHands' empty command (its terminal says
+# "wait longer … by sending empty command ''"), Claude Code's `BashOutput`. The same poll with the
+# same answer is the process still at work, not a call repeated.
+_POLL_TOOL = re.compile(r"(?:^|[._-])bash_?output$", re.IGNORECASE)
+# What the terminal says when it hands back control while the process runs on: no result of the poll.
+_STILL_RUNNING = re.compile(r"\[(?:SYSTEM: Returning control to agent after|The command has no new output after) \d+ seconds\b[^\]]*\]")
+
+
+def waits_on_process(tool: str, args: Any) -> bool:
+    """The call waits for the output of a process already running (a poll)."""
+    if _POLL_TOOL.search(tool):
+        return True
+    if not isinstance(args, dict):
+        return False
+    runtime = args.get("runtime")
+    if isinstance(runtime, str) and runtime.strip().lower() == "output":
+        return True
+    command = args.get("command")
+    return isinstance(command, str) and not command.strip() and not _has_text(args, _PATH_KEYS)
+
+
+def without_running_notice(text: str | None) -> str:
+    """A poll's output without the terminal's note that the process is still running."""
+    return _STILL_RUNNING.sub("", text or "").strip()
+
+
 # Saying something rather than looking at anything: a farewell or status `echo` is no progress,
 # and nor is waiting (`sleep 30 && echo done`).
 _SHELL_SAY = re.compile(r"^(?:echo|printf)\b[^|<>;&$`]*$|^(?:pwd|whoami|id|date|true|:)\s*$|^sleep \d+(?:\.\d+)?[smhd]?\s*$")

@@ -40,6 +40,8 @@ from .classify import (
     says_only,
     short_command,
     telling_line,
+    waits_on_process,
+    without_running_notice,
 )
 from .log import warn_once
 from .values import is_int
@@ -134,6 +136,7 @@ class ToolOutcome:
     shape: str = ""  # the call with whitespace ignored (call_shape)
     baseline: bool = False  # its error was there before the agent's first edit of the task
     blocked: bool = False  # the breaker did not run it: it stands for the failure it would have repeated
+    waits: bool = False  # it polled a process already running (waits_on_process): never a loop
 
     @property
     def result(self) -> str:
@@ -231,19 +234,27 @@ class ToolLedger:
 
     def record(self, tool: str, ok: bool, error_type: str | None, signature: str, out_hash: str, message: str,
                kind: str = "run", error_line: str | None = None, command: str | None = None, *,
-               identity: str | None = None, shape: str = "", said: bool = False, leaves_code: bool = False) -> ToolOutcome:
+               identity: str | None = None, shape: str = "", said: bool = False, leaves_code: bool = False,
+               waits: bool = False) -> ToolOutcome:
         """Record one outcome. ``identity`` is the text naming the error (:attr:`.classify.Verdict.identity`);
         without it the error has no signature. ``leaves_code``: the edit changes none of the code
-        under work (a script of the agent's own, a checkout): the baseline goes on."""
+        under work (a script of the agent's own, a checkout): the baseline goes on. ``waits``: the
+        call polled a process already running; what the process printed anew is progress, and a
+        turn spent waiting on it counts toward no stall (the time is the process's)."""
         self.recorded = True
         self.last_tool_turn = self.turn
         error = error_signature(identity)
-        progress = self._progress(tool, ok, kind, signature, out_hash, error, said)
+        if waits:
+            progress = bool(message.strip()) and self._first(("output", out_hash))
+        else:
+            progress = self._progress(tool, ok, kind, signature, out_hash, error, said)
         if progress:
             self.last_progress_turn = self.turn
+        elif waits:
+            self.last_progress_turn = min(self.turn, self.last_progress_turn + 1)
         baseline = self._baseline(ok, "run" if leaves_code else kind, None if ok else error)
         outcome = ToolOutcome(self.turn, tool, ok, error_type, signature, out_hash, preview(message), progress,
-                              kind, error_line, error, command, shape or signature, baseline)
+                              kind, error_line, error, command, shape or signature, baseline, waits=waits)
         self.outcomes.append(outcome)
         return outcome
 
@@ -318,6 +329,12 @@ def streak_neutral(ok: bool, kind: str, error_type: str | None, error_line: str 
     return not ok and ((kind == "inspect" and error_type == "not_found") or edit_refused(error_line))
 
 
+def never_a_loop(outcome: Any, tools: Any) -> bool:
+    """Never counted as looping nor blocked: a poll of a process already running, or one of the
+    doctrine's exempt tools (``loop.exempt_tools``: pollers, waits)."""
+    return outcome.waits or outcome.tool in tools
+
+
 def update_failure_record(data: dict, tool: str, ok: bool, error_type: str | None, message: str) -> None:
     """Keep ``_tool_failures`` in the shape the seed and other layers read (failures only:
     failing tests reported by a test run that worked are not a failure of the tool)."""
@@ -346,6 +363,9 @@ def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: boo
     (:func:`.classify.classify_output`); a verdict given by another layer wins, and the
     output still names the error."""
     ledger = ledger_of(data)
+    waits = waits_on_process(tool, args)
+    if waits:
+        output = without_running_notice(output)  # "still running" is no result of the poll
     verdict = classify_output(output, ledger.known_lines)
     code = opening_exit_code(output)
     if code:
@@ -372,7 +392,7 @@ def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: boo
         ledger.learn_lines(output)
     return ledger.record(tool, ok, error_type, signature, out_hash, output or "", kind, error_line, short_command(args, tool),
                          identity=verdict.identity, shape=call_shape(tool, args, kind, signature, error_line),
-                         said=says_only(args, tool), leaves_code=kind == "edit" and leaves_code(args))
+                         said=says_only(args, tool), leaves_code=kind == "edit" and leaves_code(args), waits=waits)
 
 
 def record_blocked(data: dict, tool: str, args: Any, blocked: Any) -> ToolOutcome:

@@ -25,7 +25,7 @@ from typing import Any, Sequence
 
 from org.contracts import Finding
 from org.contracts.role import Doctrine
-from org.kernel.outcomes import ToolOutcome
+from org.kernel.outcomes import ToolOutcome, never_a_loop
 from org.kernel.values import count_or
 
 #: at most this many open breakers are kept (the oldest are forgotten)
@@ -67,8 +67,8 @@ class OpenBreaker:
 
 def failing_run(outcomes: Sequence[ToolOutcome], signature: str, exempt: Sequence[str]) -> tuple[ToolOutcome, int] | None:
     """The latest outcome of the call ``signature`` and how many times in a row (ignoring
-    exempt tools) it failed that same way; None when it did not fail or is not there."""
-    watched = [o for o in outcomes if o.tool not in exempt]
+    exempt calls) it failed that same way; None when it did not fail or is not there."""
+    watched = [o for o in outcomes if not never_a_loop(o, exempt)]
     at = next((i for i in range(len(watched) - 1, -1, -1) if watched[i].signature == signature), None)
     if at is None or watched[at].ok:
         return None
@@ -109,7 +109,7 @@ class Breakers:
     def open_for(self, finding: Finding, last: ToolOutcome, doctrine: Doctrine) -> bool:
         """Open the breaker for the call a loop steering was about, when it is the surest pattern."""
         if (not doctrine.breaker.enabled or finding.template != "loop_repeat" or last.ok
-                or finding.evidence.get("times", 0) < doctrine.breaker.failures or last.tool in doctrine.loop.exempt_tools):
+                or finding.evidence.get("times", 0) < doctrine.breaker.failures or never_a_loop(last, doctrine.loop.exempt_tools)):
             return False
         self.open[last.signature] = OpenBreaker(
             opened_turn=last.turn, times=int(finding.evidence.get("times", 0)), error_type=last.error_type,

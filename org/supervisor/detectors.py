@@ -17,7 +17,7 @@ from typing import Callable
 from org.contracts import Finding
 from org.kernel.classify import edit_refused, missing_program, moves_relative
 from org.kernel.log import warn_once
-from org.kernel.outcomes import ToolOutcome, failures_in_a_row, fix_attempt, installed, worked_command
+from org.kernel.outcomes import ToolOutcome, failures_in_a_row, fix_attempt, installed, never_a_loop, worked_command
 from org.supervisor.learnings import same_job
 
 from .snapshot import Snapshot
@@ -30,11 +30,11 @@ _last_watched: tuple[object, object, list[ToolOutcome]] = ((), (), [])
 
 
 def _watched(s: Snapshot) -> list[ToolOutcome]:
-    """The outcomes of tools that are not exempt (pollers, waits), computed once per snapshot."""
+    """The outcomes that are not exempt (polls of a running process, the doctrine's pollers and waits), computed once per snapshot."""
     global _last_watched
     exempt = s.doctrine.loop.exempt_tools
     if _last_watched[0] is not s.outcomes or _last_watched[1] is not exempt:
-        _last_watched = (s.outcomes, exempt, [o for o in s.outcomes if o.tool not in exempt] if exempt else list(s.outcomes))
+        _last_watched = (s.outcomes, exempt, [o for o in s.outcomes if not never_a_loop(o, exempt)])
     return _last_watched[2]
 
 

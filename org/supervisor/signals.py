@@ -12,7 +12,7 @@ import json
 
 from org.contracts.role import Doctrine, PacePlan
 from org.contracts.salute import OutcomeSignal, SaluteSignals
-from org.kernel.outcomes import LEDGER_LIMIT, ToolOutcome, failures_in_a_row, fix_attempt, installed, worked_command
+from org.kernel.outcomes import LEDGER_LIMIT, ToolOutcome, failures_in_a_row, fix_attempt, installed, never_a_loop, worked_command
 from org.supervisor.detectors import stalled_since
 from org.supervisor.learnings import learnings_from
 from org.supervisor.snapshot import Snapshot
@@ -50,8 +50,7 @@ def needed_outcomes(outcomes: tuple[ToolOutcome, ...], doctrine: Doctrine, stall
     """
     outcomes = outcomes[-LEDGER_LIMIT:]
     loop = doctrine.loop
-    exempt = loop.exempt_tools
-    watched = [i for i, o in enumerate(outcomes) if o.tool not in exempt] if exempt else list(range(len(outcomes)))
+    watched = [i for i, o in enumerate(outcomes) if not never_a_loop(o, loop.exempt_tools)]
     tail = max(loop.repeat_threshold, 2 * loop.oscillation_cycles)
     start = max(0, len(outcomes) - doctrine.cascade.window)
     if watched:
@@ -128,7 +127,7 @@ def signals_from_snapshot(s: Snapshot) -> SaluteSignals:
                 turn=o.turn, tool=o.tool[:200], ok=o.ok, error_type=o.error_type[:64] if o.error_type else o.error_type,
                 signature=o.signature, output_hash=o.output_hash, novel=o.novel,
                 kind=o.kind, error_line=_bounded(o.error_line), error_signature=o.error_signature, command=_bounded(o.command),
-                shape=o.shape, baseline=o.baseline, blocked=o.blocked,
+                shape=o.shape, baseline=o.baseline, blocked=o.blocked, waits=o.waits,
             )
             for o in outcomes
         ],

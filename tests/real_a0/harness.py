@@ -250,6 +250,9 @@ def configure(layout: str, root: str, port: int, args) -> dict:
             ce["ssh_enabled"] = False  # local TTY (auto would also pick local when dockerized)
             ce["code_exec_first_output_timeout"] = args.code_timeout
             ce["code_exec_between_output_timeout"] = args.code_timeout
+            if args.output_timeout is not None:  # the `runtime: output` poll of a running process
+                ce["output_first_output_timeout"] = args.output_timeout
+                ce["output_between_output_timeout"] = args.output_timeout
             write(os.path.join(root, "usr", "plugins", "_code_execution", "config.json"), json.dumps(ce, indent=1))
     else:
         user_settings.update({"shell_interface": "local"})
@@ -298,6 +301,8 @@ def main():
     ap.add_argument("--workdir", help="code-execution workdir (default: new temp dir)")
     ap.add_argument("--code-timeout", type=int, default=10,
                     help="v1.x: code_exec first/between-output timeouts (s)")
+    ap.add_argument("--output-timeout", type=int, default=None,
+                    help="v1.x: first/between-output timeouts of the output runtime, which polls a running process (s)")
     ap.add_argument("--dump-requests", help="write every model request (JSON) to this file")
     ap.add_argument("--final", help="reply used once the main script is exhausted (default: response tool)")
     ap.add_argument("--project", help="v1 layout: run the chat in this Agent-Zero project (created if missing)")

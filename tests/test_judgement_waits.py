@@ -1,0 +1,64 @@
+"""Waiting on a program that is still running is the program's time, not a loop of the agent's.
+
+Agent-Zero hands control back while a long command runs ("Returning control to agent after 90
+seconds with no output. Process might be still running.") and its prompt teaches the agent to
+poll with ``runtime: output``; a long install or a training run is polled many times with the
+same answer. Turns in, steering out, as in the other judgement tests.
+"""
+
+from __future__ import annotations
+
+from test_escalation import actions
+from test_judgement import TOOL, sh, traceback
+
+from org.kernel.outcomes import LEDGER_KEY
+
+NOTE = ("[SYSTEM: Returning control to agent after {} seconds {}. Process might be still running. Check previous outputs "
+        "and decide whether to reset and continue or wait for more output is needed.]")
+SILENT = NOTE.format(90, "with no output")
+
+
+def poll(output: str = SILENT) -> dict:
+    return {"tool": TOOL, "args": {"runtime": "output", "session": 0}, "output": output}
+
+
+def long_command(command: str, printed: str) -> dict:
+    return sh(command, f"{printed}\n\n" + NOTE.format(300, "of execution"))
+
+
+def test_polling_a_long_install_is_never_steered_blocked_or_paused(make_session):
+    session = make_session()
+    session.run(long_command("pip install torch", "Collecting torch\n  Downloading torch-2.5.1 (906.4 MB)"),
+                *[poll()] * 20, poll("Successfully installed torch-2.5.1\nroot@a0:~# "), sh("python -c 'import torch'"))
+    assert actions(session) == []
+
+
+def test_a_poll_that_shows_the_program_moving_is_progress(make_session):
+    session = make_session(doctrine={"max_turns_without_progress": 4})
+    session.run(long_command("python train.py", "epoch 1 loss 2.31"),
+                *[poll(f"epoch {n} loss {2.3 - n / 10:.2f}\n\n" + NOTE.format(45, "since last output update")) for n in range(2, 12)])
+    ledger = session.agent.data[LEDGER_KEY]
+    assert [o.novel for o in ledger.outcomes][1:] == [True] * 10
+    assert actions(session) == []
+
+
+def test_a_poll_that_shows_the_program_failing_is_a_failure(make_session):
+    session = make_session()
+    session.run(long_command("python train.py", "loading data"), poll(traceback("ModuleNotFoundError: No module named 'torch'")))
+    latest = session.agent.data[LEDGER_KEY].outcomes[-1]
+    assert (latest.ok, latest.error_type, latest.waits) == (False, "dependency", True)
+
+
+def test_the_same_command_run_again_while_it_keeps_timing_out_is_still_a_loop(make_session):
+    session = make_session()
+    session.run(*[long_command("python server.py", "Serving on :8000")] * 3)
+    assert (3, "steer:loop") in actions(session)
+
+
+def test_openhands_empty_command_and_claude_code_bash_output_are_polls_too(make_session):
+    session = make_session()
+    still = ("[The command has no new output after 30 seconds. You may wait longer to see additional output by sending "
+             "empty command '', send other commands to interact with the current process, or send keys to interrupt/kill the command.]")
+    session.run(*[{"tool": "execute_bash", "args": {"command": "", "is_input": "true"}, "output": still}] * 6,
+                *[{"tool": "BashOutput", "args": {"bash_id": "0b5701"}, "output": "<status>running</status>"}] * 6)
+    assert actions(session) == []
