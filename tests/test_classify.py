@@ -117,6 +117,11 @@ SyntaxError: '(' was never closed
     pytest.param("    12→        # Connection refused is retried below\n    13→        retry()\n", False, None,
                  id="a file read with its line numbers"),
     pytest.param("  retries: 3\n  timeout: 30\n", False, None, id="a setting named timeout"),
+    pytest.param("/a0/usr/workdir/net.py 40 lines\n>>>\n 1 import socket\n 2 # retry when Connection refused\n"
+                 " 3 raise PermissionError('x: Permission denied')\n<<<", False, None, id="Agent-Zero's text_editor shows a file"),
+    pytest.param("error reading /a0/usr/workdir/x.py: file not found", True, "not_found", id="Agent-Zero's text_editor: no such file"),
+    pytest.param("error patching /a0/usr/workdir/x.py: file changed since last read - re-read to get current line numbers", True,
+                 "execution", id="Agent-Zero's text_editor refuses a patch"),
     pytest.param("12:01:33 worker: Connection refused\n", True, "network", id="a log line opening with a clock time"),
     pytest.param("curl: (28) Operation timed out after 3001 milliseconds with 0 bytes received\n", True, "timeout",
                  id="curl timeout"),
@@ -160,6 +165,11 @@ def test_two_errors_of_one_class_are_not_confused():
     ("code_execution_tool", {"runtime": "terminal", "code": "python app.py 2>&1 | tail -5"}, "run"),
     ("text_editor", {"op": "read", "path": "src/app.py"}, "inspect"),
     ("text_editor", {"op": "patch", "path": "src/app.py"}, "edit"),
+    # Agent-Zero v1.x's own text_editor: `text_editor:read`, `:write`, `:patch` reach the hooks as `text_editor`
+    ("text_editor", {"path": "/a0/usr/workdir/app.py", "line_from": 1, "line_to": 50}, "inspect"),
+    ("text_editor", {"path": "/a0/usr/workdir/app.py"}, "inspect"),
+    ("text_editor", {"path": "/a0/usr/workdir/app.py", "content": "print(1)\n"}, "edit"),
+    ("text_editor", {"path": "/a0/usr/workdir/app.py", "edits": [{"from": 2, "to": 2, "content": "x = 2\n"}]}, "edit"),
     ("str_replace_editor", {"command": "view", "path": "src/app.py"}, "inspect"),
     ("str_replace_editor", {"command": "str_replace", "path": "src/app.py", "old_str": "a", "new_str": "b"}, "edit"),
     ("search_engine", {"query": "pytest timeout"}, "inspect"),

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from conftest import fail
 
+from org.kernel.outcomes import LEDGER_KEY
+
 TOOL = "code_execution_tool"
 
 
@@ -162,3 +164,20 @@ def test_a_long_call_a_stall_names_is_shortened_inside_its_quotes():
                       evidence={"turns": 13, "repeated": (("`open " + "src/" * 30 + "Types.java`", 3), ("`ls`", 2))})
     text = template_values(finding)["repeated"]
     assert text.startswith(" (you ran `open src/src/") and text.endswith("…` 3 times and `ls` twice)") and text.count("`") == 4
+
+
+def test_agent_zero_s_text_editor_reading_a_file_between_patches_is_a_look(make_session):
+    """Agent-Zero v1.x's `text_editor:read` and `:patch` reach the hooks as one tool, `text_editor`:
+    a read is a look at the file (its numbered lines between ">>>" and "<<<" are the file's words),
+    so reading the same file after each patch of another is neither a rerun nor a failure."""
+    shown = "/a0/usr/workdir/net.py 3 lines\n>>>\n1 import socket\n2 # retried when: Connection refused\n3 TIMEOUT = 3\n<<<"
+    read = {"tool": "text_editor", "args": {"path": "/a0/usr/workdir/net.py", "line_from": 1, "line_to": 3}, "output": shown}
+
+    def patch(n: int) -> dict:
+        return {"tool": "text_editor", "args": {"path": "/a0/usr/workdir/app.py", "edits": [{"from": n, "to": n, "content": f"x = {n}\n"}]},
+                "output": f"/a0/usr/workdir/app.py patched 1 edits applied 20 lines now\n>>>\n{n} x = {n}\n<<<"}
+
+    session = make_session()
+    session.run(read, patch(1), read, patch(2), read, patch(3), read, patch(4), read)
+    assert session.anomalies() == []
+    assert all(o.ok for o in session.agent.data[LEDGER_KEY].outcomes)

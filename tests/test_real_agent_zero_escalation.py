@@ -139,3 +139,30 @@ def test_a_model_polling_a_long_running_command_is_left_alone(tree, tmp_path):  
     assert len(waits) == 7, [m["content"][-200:] for m in result["history"]]  # the command and six polls, each ran
     assert not [w for w in warnings(result) if "[SUPERVISOR]" in w], warnings(result)
     assert not result["paused"] and "Supervisor: blocked" not in log_headings(result)
+
+
+def test_a_model_reading_a_file_between_patches_with_the_text_editor_is_left_alone(tree, tmp_path):  # noqa: F811
+    """Agent-Zero v1.x's own `text_editor`: `text_editor:read` and `:patch` reach the hooks as
+    `text_editor`; reading the same file after each patch of another is a look, and the words
+    of the file shown (here "Connection refused") are no failure."""
+    if not (Path(os.environ["A0ORG_TEST_A0_ROOT"]) / "plugins" / "_text_editor").is_dir():
+        pytest.skip("Agent-Zero's text_editor came with its plugins (v0.9.9)")
+    install_pack(tree, activate=True)
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "net.py").write_text("import socket\n# retried when: Connection refused\nTIMEOUT = 3\n")
+    (work / "app.py").write_text("".join(f"x{n} = 0\n" for n in range(1, 10)))
+
+    def call(method: str, n: int, **args) -> dict:
+        return {"thoughts": [f"Step {n}: {method}."], "headline": f"{method} {n}", "tool_name": f"text_editor:{method}", "tool_args": args}
+
+    script = [call("read", 0, path=str(work / "app.py"))]
+    for n in range(1, 5):
+        script += [call("read", n, path=str(work / "net.py")),
+                   call("patch", n, path=str(work / "app.py"), edits=[{"from": n, "to": n, "content": f"x{n} = {n}\n"}])]
+    script += [call("read", 5, path=str(work / "net.py")), FINAL]
+    result = run_chat(tree, script, tmp_path, harness_args=("--workdir", str(work)))
+    assert (work / "app.py").read_text().startswith("x1 = 1\nx2 = 2\nx3 = 3\nx4 = 4\n")  # the patches went in
+    shown = [m for m in result["history"] if '"tool_result"' in m["content"] and "Connection refused" in m["content"]]
+    assert len(shown) == 5, [m["content"][-200:] for m in result["history"]]
+    assert not [w for w in warnings(result) if "[SUPERVISOR]" in w], warnings(result)

@@ -107,7 +107,8 @@ _DIAGNOSTICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                       r"|^(?:\S+: )?(?:cannot (?:access|open|stat) |can't open file )?.*: (?:\[Errno 2\] )?No such file or directory$"
                       r"|^(?:\S+: )+(?:No such file or directory)$"
                       r"|^.*: \d+: (?:[^\s:/]+: not found|cd: can't cd to .*)$"  # dash (/bin/sh): "/bin/sh: 1: javac: not found"
-                      r"|^fatal: (?:not a git repository|pathspec .* did not match|ambiguous argument).*$"),
+                      r"|^fatal: (?:not a git repository|pathspec .* did not match|ambiguous argument).*$"
+                      r"|^error reading .*: file not found$"),  # Agent-Zero's text_editor
         ("permission", r"^.*: Permission denied$|^(?:\S+: )?Operation not permitted$|^.*\bEACCES\b.*$"),
         ("syntax", r"(?-i:^(?:SyntaxError|IndentationError|TabError): .*$)"
                    r"|^.*: (?:line \d+: )?syntax error(?: near unexpected token .*|: unexpected end of file.*)?$"
@@ -123,6 +124,7 @@ _DIAGNOSTICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                       r"|(?-i:^(?:error|Error)(?:\[E\d+\])?: .*$)|^error TS\d+: .*$|^[^\s(]+\(\d+,\d+\): error .*$"
                       r"|^fatal: .*$|^npm ERR! .*$|(?-i:^ERROR: (?!pip's dependency resolver).*$)"
                       r"|^g?make(?:\[\d+\])?: \*\*\* .*$"  # a recipe that failed; a compiler's line above it names why
+                      r"|^error (?:reading|writing) \S.*: .*$"  # Agent-Zero's text_editor
                       # Maven: its first error line with content, not its closing advice
                       r"|(?-i:^\[ERROR\] (?!\s*$|-> \[Help|For more information|Re-run Maven|To see the full|After correcting|\s+mvn ).*$)"
                       r"|^.*(?:returned non-zero exit status [1-9]\d*|exited with (?:exit )?(?:code|status) [1-9]\d*).*$"),
@@ -130,11 +132,13 @@ _DIAGNOSTICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 )
 # An editor refusing an edit: SWE-agent's linted `edit` ("Your changes have NOT been applied"),
 # str_replace editors ("No replacement was performed"), Claude Code's Edit (its old text not
-# found, found more than once, or the same as the new). The edit did not happen: a failure,
+# found, found more than once, or the same as the new), Agent-Zero's `text_editor` patch
+# ("error patching a.py: file changed since last read"). The edit did not happen: a failure,
 # named by the linter's first finding when it gives one.
 _EDIT_REJECTED = re.compile(r"^.*(?:Your changes have NOT been applied|No replacement was performed|did not appear verbatim"
                             r"|String to replace not found|matches of the string to replace, but replace_all is false"
-                            r"|No changes to make: old_string and new_string).*$", _M)
+                            r"|No changes to make: old_string and new_string).*$"
+                            r"|^error patching \S.*: .*$", _M)  # Agent-Zero's text_editor: its patch went nowhere
 # A tool's own error mark before its message (Claude Code's tools: "<tool_use_error>File does
 # not exist.</tool_use_error>"; OpenHands' editor: "ERROR:" on a line of its own, then "Invalid
 # `path` parameter: … does not exist."): the call failed, whatever the message says.
@@ -280,9 +284,14 @@ def line_keys(text: str) -> list[int]:
 _TERMINAL_MARKS = re.compile(r"\r+(?=\n)|\[(?:Jupyter )?(?:Python [Ii]nterpreter|[Cc]urrent working directory): [^\]\n]*\]")
 
 
+# A file's content fenced by the tool that shows it (Agent-Zero's `text_editor`: "{path} 40 lines",
+# then the numbered lines between ">>>" and "<<<"): the file's words, not what happened.
+_FENCED_CONTENT = re.compile(r"^>>>[ \t]*\n.*?^<<<[ \t]*$", re.MULTILINE | re.DOTALL)
+
+
 def _sample(text: str) -> str:
     sample = text if len(text) <= 2 * SCAN_CHARS else text[:SCAN_CHARS] + "\n" + text[-SCAN_CHARS:]
-    return _TERMINAL_MARKS.sub("", sample)
+    return _FENCED_CONTENT.sub("", _TERMINAL_MARKS.sub("", sample))
 
 
 def _line(text: str) -> str:
@@ -477,6 +486,11 @@ def _edits_a_file(args: dict) -> bool:
     return _has_text(args, _PATH_KEYS) and (any(k in args for k in _CHANGE_KEYS) or _has_text(args, _CONTENT_KEYS))
 
 
+#: A file editor by name (Agent-Zero's `text_editor`, whose `read`, `write` and `patch` reach the
+#: hooks as one tool): called with a file and no text to write, it reads.
+_EDITOR_NAMES = re.compile(r"(?:^|[_.:-])(?:text_?)?editor$", re.IGNORECASE)
+
+
 def action_kind(tool: str, args: Any) -> ActionKind:
     """Whether a call looks (``inspect``), changes files (``edit``) or runs something (``run``)."""
     if tool in INSPECT_TOOLS:
@@ -496,7 +510,7 @@ def action_kind(tool: str, args: Any) -> ActionKind:
                     return "inspect"
     command = command_of(args)
     if command is None:
-        return "run"
+        return "inspect" if _EDITOR_NAMES.search(tool) and isinstance(args, dict) and _has_text(args, _PATH_KEYS) else "run"
     text = command.strip()
     text = re.sub(r"^(?:cd [^;&|]+(?:&&|;)\s*)+", "", text)  # "cd repo && …": what follows is the action
     first, _, _ = text.partition("\n")
