@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from org.kernel.classify import action_kind, classify_output, error_signature, short_command
+from org.kernel.classify import action_kind, classify_output, classify_report, error_signature, short_command
 
 PYTEST_PASS = """============================= test session starts ==============================
 platform linux -- Python 3.11.7, pytest-8.1.1, pluggy-1.4.0
@@ -202,3 +202,19 @@ def test_a_file_tool_s_call_runs_no_command_and_is_named_by_the_tool_and_its_fil
     assert short_command({"file_path": "/repo/a.py", "old_string": "a", "new_string": "b"}, "Edit") == "Edit /repo/a.py"
     assert short_command({"pattern": "def foo", "path": "/repo"}, "Grep") == "Grep def foo /repo"
     assert short_command({"code": "ls"}, "code_execution_tool") == "ls"
+
+
+@pytest.mark.parametrize("output, failed", [
+    pytest.param("ModuleNotFoundError: No module named 'cv2' - Stack Overflow\nhttps://stackoverflow.com/q/1\nTry pip install opencv-python",
+                 False, id="a search result titled with the error"),
+    pytest.param("Traceback (most recent call last):\n  File \"main.py\", line 1\nModuleNotFoundError: No module named 'cv2'\nAnswer: ...",
+                 False, id="a page quoting a traceback"),
+    pytest.param("I could not finish: the tests fail with\nAssertionError: 3 != 4", False, id="a subordinate's account"),
+    pytest.param("Search Engine search failed: ConnectError('All connection attempts failed')", True, id="the search failed"),
+    pytest.param("Error processing document: 404 Not Found", True, id="the document could not be read"),
+    pytest.param("Remote agent failed to create task.", True, id="the remote agent failed"),
+    pytest.param("ConnectionError: Name or service not known", True, id="the tool's own error"),
+    pytest.param("", False, id="nothing found"),
+])
+def test_a_reporting_tool_fails_only_when_it_says_so_itself(output, failed):
+    assert classify_report(output).failed is failed

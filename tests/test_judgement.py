@@ -181,3 +181,22 @@ def test_agent_zero_s_text_editor_reading_a_file_between_patches_is_a_look(make_
     session.run(read, patch(1), read, patch(2), read, patch(3), read, patch(4), read)
     assert session.anomalies() == []
     assert all(o.ok for o in session.agent.data[LEDGER_KEY].outcomes)
+
+
+def test_researching_an_error_is_no_failure_and_leaves_the_error_its_identity(make_session):
+    """A web search titled with the error, a page and a memory quoting it are what the agent
+    found, not failures of three tools in a row (a cascade); and the error's line, printed by
+    them, is still the run's failure when the run prints it again."""
+    error = "ModuleNotFoundError: No module named 'cv2'"
+    found = f"{error} - Stack Overflow\nhttps://stackoverflow.com/questions/51853018\n{traceback(error)}pip install opencv-python fixes it."
+    session = make_session()
+    session.run(sh("python app.py", traceback(error)),
+                {"tool": "search_engine", "args": {"query": error}, "output": found},
+                {"tool": "document_query", "args": {"document": "https://stackoverflow.com/questions/51853018", "queries": ["fix?"]},
+                 "output": f"Question: {error}\n{traceback(error)}Answer: install opencv-python-headless."},
+                {"tool": "memory_load", "args": {"query": "cv2"}, "output": f"Last time `{error}` was fixed with the headless build."},
+                sh("python app.py", traceback(error)))
+    assert session.anomalies() == []
+    outcomes = session.agent.data[LEDGER_KEY].outcomes
+    assert [o.ok for o in outcomes] == [False, True, True, True, False]
+    assert outcomes[-1].error_signature == outcomes[0].error_signature is not None

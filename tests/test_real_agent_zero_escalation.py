@@ -166,3 +166,27 @@ def test_a_model_reading_a_file_between_patches_with_the_text_editor_is_left_alo
     shown = [m for m in result["history"] if '"tool_result"' in m["content"] and "Connection refused" in m["content"]]
     assert len(shown) == 5, [m["content"][-200:] for m in result["history"]]
     assert not [w for w in warnings(result) if "[SUPERVISOR]" in w], warnings(result)
+
+
+def test_a_subordinate_quoting_the_error_is_no_failure_of_the_delegation(tree, tmp_path):  # noqa: F811
+    """The run fails, a subordinate reports back quoting the traceback, and the run is tried
+    again through the terminal's `input`: three tools, but only the runs failed (the
+    subordinate's reply is its account, not a failure of `call_subordinate`), so no cascade."""
+    if not (Path(os.environ["A0ORG_TEST_A0_ROOT"]) / "plugins").is_dir():
+        pytest.skip("v0.9.8's subordinate takes its model from the default settings, which the harness cannot point at the script")
+    install_pack(tree, activate=True)
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "app.py").write_text("import cv2_missing_module\n")
+    run = command("Run the app", f"cd {work} && python3 app.py")
+    delegate = {"thoughts": ["Ask a subordinate."], "headline": "Delegating", "tool_name": "call_subordinate",
+                "tool_args": {"message": "Find out why app.py fails.", "reset": "true"}}
+    report = {"thoughts": ["Report back."], "headline": "Reporting", "tool_name": "response", "tool_args": {"text": (
+        "It fails on import:\nTraceback (most recent call last):\n  File \"app.py\", line 1, in <module>\n"
+        "ModuleNotFoundError: No module named 'cv2_missing_module'\nThe module is not installed.")}}
+    again = {"thoughts": ["Try once more."], "headline": "Running again", "tool_name": "input",
+             "tool_args": {"keyboard": f"cd {work} && python3 app.py", "session": 0}}
+    result = run_chat(tree, [run, delegate, report, again, FINAL], tmp_path, harness_args=("--workdir", str(work)))
+    failures = [m["content"] for m in result["history"] if "No module named 'cv2_missing_module'" in m["content"] and not m["ai"]]
+    assert len(failures) >= 2, [m["content"][-200:] for m in result["history"]]  # the two runs really failed
+    assert not [w for w in warnings(result) if "[SUPERVISOR]" in w], warnings(result)

@@ -413,6 +413,26 @@ def classify_output(text: str | None, known: Any = None) -> Verdict:
     return OK
 
 
+# Tools that bring back text from elsewhere: a web search, a page or document, the memory, another
+# agent's reply (Agent-Zero's own, Claude Code's web tools and sub-agent). What they found is content:
+# a question titled with the error, a page quoting a traceback, a subordinate's account of a failure.
+REPORTING_TOOLS = frozenset({"search_engine", "document_query", "knowledge_tool", "memory_load", "browser_agent",
+                             "call_subordinate", "a2a_chat", "WebSearch", "WebFetch", "Task"})
+# A reporting tool's own failure is one line: an error ("ConnectionError: Name or service not known"),
+# or its words for it ("Search Engine search failed: …", "Error processing document: …").
+_REPORT_FAILED = re.compile(r"(?:Error\b|❌|.{0,60}\b(?:failed|not available|missing)\b)[^\n]*")
+
+
+def classify_report(text: str | None) -> Verdict:
+    """What a reporting tool's output says of the call: a failure only when the tool says, in a
+    line of its own, that it failed; what it found (more than that line) names no failure."""
+    line = (text or "").strip()
+    if "\n" in line:
+        return OK
+    verdict = classify_output(line)
+    return verdict if verdict.failed or not _REPORT_FAILED.fullmatch(line) else _named("execution", line)
+
+
 def telling_line(text: str | None, known: Any = None) -> str | None:
     """For a failure nothing names: its first line the task's successful outputs did not
     also print, to quote in steering (never an identity)."""

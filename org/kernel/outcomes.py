@@ -26,8 +26,10 @@ from typing import Any
 from .classify import (
     NEW_TEXT_KEYS,
     OK,
+    REPORTING_TOOLS,
     action_kind,
     classify_output,
+    classify_report,
     command_of,
     edit_refused,
     error_signature,
@@ -366,7 +368,8 @@ def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: boo
     waits = waits_on_process(tool, args)
     if waits:
         output = without_running_notice(output)  # "still running" is no result of the poll
-    verdict = classify_output(output, ledger.known_lines)
+    reports = tool in REPORTING_TOOLS
+    verdict = classify_report(output) if reports else classify_output(output, ledger.known_lines)
     code = opening_exit_code(output)
     if code:
         ledger.failures_state_exit.add(tool)
@@ -388,7 +391,7 @@ def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: boo
     kind = action_kind(tool, args)
     if not streak_neutral(ok, kind, error_type, error_line):
         update_failure_record(data, tool, ok, error_type, output or "")
-    if ok and output:
+    if ok and output and not reports:  # a page quoting the error must not make the error's line a known one
         ledger.learn_lines(output)
     return ledger.record(tool, ok, error_type, signature, out_hash, output or "", kind, error_line, short_command(args, tool),
                          identity=verdict.identity, shape=call_shape(tool, args, kind, signature, error_line),
