@@ -416,7 +416,7 @@ def classify_output(text: str | None, known: Any = None) -> Verdict:
 # Tools that bring back text from elsewhere: a web search, a page or document, the memory, another
 # agent's reply (Agent-Zero's own, Claude Code's web tools and sub-agent). What they found is content:
 # a question titled with the error, a page quoting a traceback, a subordinate's account of a failure.
-REPORTING_TOOLS = frozenset({"search_engine", "document_query", "knowledge_tool", "memory_load", "browser_agent",
+REPORTING_TOOLS = frozenset({"search_engine", "document_query", "knowledge_tool", "memory_load", "browser_agent", "skills_tool",
                              "call_subordinate", "a2a_chat", "WebSearch", "WebFetch", "Task"})
 # A reporting tool's own failure is one line: an error ("ConnectionError: Name or service not known"),
 # or its words for it ("Search Engine search failed: …", "Error processing document: …").
