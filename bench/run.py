@@ -38,6 +38,7 @@ if str(ROOT) not in sys.path:
 from org.a0 import hooks  # noqa: E402
 from org.contracts import TraceHeader  # noqa: E402
 from org.kernel import salute  # noqa: E402
+from org.kernel.classify import REPORTING_TOOLS  # noqa: E402
 from org.kernel.dispatcher import ROLE_ATTR  # noqa: E402
 from org.kernel.turn_readings import read_turn  # noqa: E402
 from org.kernel.log import forget_logged  # noqa: E402
@@ -265,7 +266,9 @@ def fill_troubled_agent(agent: StandInAgent) -> None:
     streak = FAILURE_HISTORY_LIMIT  # (looks that find nothing are no step of a streak: more attempts than the bound)
     for i in range(streak):
         _, text = ERRORS[i % len(ERRORS)]
-        run_tool(agent, TOOLS[i % 4], {"attempt": i}, f"attempt {i}:\n{text}")
+        tool = TOOLS[i % 4]
+        # a search or a browser fails in a line of its own (more than that is what it found)
+        run_tool(agent, tool, {"attempt": i}, text.splitlines()[-1] if tool in REPORTING_TOOLS else f"attempt {i}:\n{text}")
     broken = "Traceback (most recent call last):\nImportError: cannot import name 'Writer' from 'app.export'"
     run_tool(agent, "code_execution_tool", {"runtime": "terminal", "code": "python -m app"}, broken)
     run_tool(agent, "search_engine", {"query": "csv writer"}, "Connection refused")
