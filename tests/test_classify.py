@@ -214,6 +214,7 @@ def test_a_file_tool_s_call_runs_no_command_and_is_named_by_the_tool_and_its_fil
     pytest.param("Error processing document: 404 Not Found", True, id="the document could not be read"),
     pytest.param("Remote agent failed to create task.", True, id="the remote agent failed"),
     pytest.param("ConnectionError: Name or service not known", True, id="the tool's own error"),
+    pytest.param("Done: all 12 tests pass, none failed.", False, id="a subordinate's one-line report of success"),
     pytest.param("", False, id="nothing found"),
 ])
 def test_a_reporting_tool_fails_only_when_it_says_so_itself(output, failed):

@@ -420,7 +420,7 @@ REPORTING_TOOLS = frozenset({"search_engine", "document_query", "knowledge_tool"
                              "call_subordinate", "a2a_chat", "WebSearch", "WebFetch", "Task"})
 # A reporting tool's own failure is one line: an error ("ConnectionError: Name or service not known"),
 # or its words for it ("Search Engine search failed: …", "Error processing document: …").
-_REPORT_FAILED = re.compile(r"(?:Error\b|❌|.{0,60}\b(?:failed|not available|missing)\b)[^\n]*")
+_REPORT_FAILED = re.compile(r"(?:Error\b|❌|.{0,60}\b(?:failed(?::| to\b)|not available\b|argument missing\b))[^\n]*")
 
 
 def classify_report(text: str | None) -> Verdict:
