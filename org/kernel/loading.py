@@ -22,6 +22,11 @@ from pydantic import BaseModel, ValidationError
 #: the C loader when PyYAML has it (several times faster on a doctrine), else the same in Python
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
+
+def load_yaml(text: str) -> Any:
+    """YAML text to data, safely, with the C loader when PyYAML has it."""
+    return yaml.load(text, Loader=_LOADER)
+
 from org.contracts.steering import PLACEHOLDERS, base_key
 
 M = TypeVar("M", bound=BaseModel)

@@ -48,7 +48,7 @@ from org.contracts.knowledge import (
     KnowledgeDocument,
     KnowledgeDraft,
 )
-from org.kernel.loading import DocumentError, Problem, load, parse, validate
+from org.kernel.loading import DocumentError, Problem, load, load_yaml, parse, validate
 from org.kernel.log import logger, warn_once
 from org.kernel.redact import redact
 
@@ -57,7 +57,6 @@ _HEADING = re.compile(r"^## +(.+?)\s*$", re.MULTILINE)
 _TITLE = re.compile(r"^# +(.+?)\s*$", re.MULTILINE)
 _STATUS_LINE = re.compile(r"^_Status: *(provisional|established|deprecated)_[ \t]*$", re.MULTILINE | re.IGNORECASE)
 _STATUSES = ("provisional", "established", "deprecated")
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader when PyYAML has it
 M = TypeVar("M", bound=BaseModel)
 _KEYWORD = re.compile(r"^[a-z0-9][a-z0-9_.+-]{0,39}$")
 
@@ -195,7 +194,7 @@ def parse_document(relpath: str, text: str, modified: datetime, file_label: str 
     data: Any = None
     if yaml_text is not None:
         try:
-            data = yaml.load(yaml_text, Loader=_LOADER)
+            data = load_yaml(yaml_text)
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             line = mark.line + 2 if mark is not None else None

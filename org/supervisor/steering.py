@@ -4,30 +4,33 @@ from __future__ import annotations
 
 import os
 import string
+from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
-
-import yaml
+from types import MappingProxyType
+from typing import Any, Mapping
 
 from org.contracts import Finding
 from org.contracts.steering import ADVICE, PLACEHOLDERS, REPEATED, SENTENCE_END, TAG, base_key, check_template, count_sentences  # noqa: F401 (re-exported)
 from org.kernel.classify import advice_kind
 from org.kernel.files import read_capped
+from org.kernel.loading import load_yaml
 from org.kernel.log import warn_once
 from org.supervisor.escalation import times_in_words
 
 MAX_OVERRIDES_BYTES = 256_000
 
 
-def _load_defaults() -> dict[str, str]:
+@cache
+def _load_defaults() -> Mapping[str, str]:
+    """The pack's own texts, read once per process."""
     text = resources.files("org.supervisor").joinpath("steering.yaml").read_text(encoding="utf-8")
-    data = yaml.safe_load(text)
+    data = load_yaml(text)
     for key, value in data.items():
         problem = check_template(key, value)
         if problem:  # a broken default is a bug in the pack, not a user error
             raise ValueError(f"org/supervisor/steering.yaml: {key}: {problem}")
-    return {k: " ".join(v.split()) for k, v in data.items()}
+    return MappingProxyType({k: " ".join(v.split()) for k, v in data.items()})
 
 
 def _clean(value: Any, limit: int = 100) -> str:
@@ -142,7 +145,7 @@ class SteeringBook:
     def _apply(self, path: Path) -> None:
         try:
             # a regular file, not through a link, capped: a FIFO or /dev/zero must not hang the reader
-            data = yaml.safe_load(read_capped(path, MAX_OVERRIDES_BYTES).decode("utf-8")) or {}
+            data = load_yaml(read_capped(path, MAX_OVERRIDES_BYTES).decode("utf-8")) or {}
         except Exception as exc:
             warn_once(f"{path}: cannot read steering overrides ({exc}); the texts below it are used")
             return
