@@ -20,7 +20,7 @@ import yaml
 
 from org.contracts import Organization, RoleProfile, TraceHeader, TraceTurn
 from org.kernel import cascade, loading
-from org.kernel.loading import DocumentError, Problem
+from org.kernel.loading import DocumentError, Problem, load_yaml
 from org.kernel.log import forget_logged
 from org.kernel.paths import ENV_HOME, OrganizationLayout
 from org.kernel.process_env import environment
@@ -80,7 +80,7 @@ def _deep_merge(base: dict, overrides: dict) -> dict:
 def role_of(header: TraceHeader | None) -> dict[str, Any]:
     """The pack's role the header names (the default role without one), its doctrine
     overrides applied and validated: :class:`DocumentError` with fields like ``doctrine.cooldown_turns``."""
-    default = yaml.safe_load((organizations_templates_dir() / "software_dev.yaml").read_text(encoding="utf-8"))["default_role"]
+    default = load_yaml((organizations_templates_dir() / "software_dev.yaml").read_text(encoding="utf-8"))["default_role"]
     role_id = header.role if header and header.role else default
     if not (roles_dir() / f"{role_id}.yaml").is_file():
         raise DocumentError([Problem("trace header", 1, "role", f"no role '{role_id}' among the pack's roles")])
@@ -100,7 +100,7 @@ def prepare_organization(home: Path, header: TraceHeader | None) -> str:
     (home / "roles").mkdir(parents=True, exist_ok=True)
     for role_file in roles_dir().glob("*.yaml"):
         shutil.copyfile(role_file, home / "roles" / role_file.name)
-    organization = yaml.safe_load((organizations_templates_dir() / "software_dev.yaml").read_text(encoding="utf-8"))
+    organization = load_yaml((organizations_templates_dir() / "software_dev.yaml").read_text(encoding="utf-8"))
     role_id = header.role if header and header.role else organization["default_role"]
     role = role_of(header)
     if header and header.doctrine:

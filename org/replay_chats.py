@@ -23,7 +23,7 @@ import yaml
 from org.a0.saved_chats import ChatError, SavedChat, chat_files, read_chat
 from org.contracts import TraceHeader
 from org.kernel.events import FOLDER as EVENTS_FOLDER
-from org.kernel.loading import DocumentError, Problem
+from org.kernel.loading import DocumentError, Problem, load_yaml
 from org.kernel.redact import redact
 from org.replay import organization_home, prepare_organization, role_of, steering_lines
 from org.standin.session import StandInSession
@@ -45,7 +45,7 @@ def load_doctrine(path: Path) -> dict[str, Any]:
     """Doctrine overrides from a YAML or JSON file: a mapping of doctrine values, or a role file
     (its ``doctrine``). Checked against the role before any chat runs."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
         raise DocumentError([Problem(str(path), None, "", f"cannot read: {exc}")]) from None
     if isinstance(data, dict) and isinstance(data.get("doctrine"), dict):

@@ -14,11 +14,10 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
-import yaml
-
 from org.contracts import SaluteReport
 from org.kernel import events
 from org.kernel.files import FileRefused, read_capped
+from org.kernel.loading import load_yaml
 from org.kernel.paths import OrganizationLayout, organizations_dir
 from org.kernel.redact import redact
 from org.stats import WITHIN_TURNS, followed_by_progress
@@ -115,7 +114,7 @@ def doctrine(home: Path, role: str | None, project: str | None) -> dict[str, Any
         _, path = active_organization(layout)
         if path is None:
             return {"error": "no active organization (usr/organizations/active.json)"}
-        role = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("default_role")
+        role = (load_yaml(path.read_text(encoding="utf-8")) or {}).get("default_role")
     return explain(home, str(role), project).relative_to(home).as_json()
 
 
