@@ -22,14 +22,14 @@ from pydantic import BaseModel, ValidationError
 #: the C loader when PyYAML has it (several times faster on a doctrine), else the same in Python
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
+from org.contracts.steering import PLACEHOLDERS, base_key
+
+M = TypeVar("M", bound=BaseModel)
+
 
 def load_yaml(text: str) -> Any:
     """YAML text to data, safely, with the C loader when PyYAML has it."""
     return yaml.load(text, Loader=_LOADER)
-
-from org.contracts.steering import PLACEHOLDERS, base_key
-
-M = TypeVar("M", bound=BaseModel)
 
 #: Files larger than this are refused before parsing: a doctrine is a page, not a novel.
 MAX_DOCUMENT_BYTES = 1_000_000

@@ -216,9 +216,12 @@ class ToolLedger:
         self.seen[key] = None
         return True
 
-    def _progress(self, tool: str, ok: bool, kind: str, signature: str, out_hash: str, error: str | None, said: bool) -> bool:
+    def _progress(self, tool: str, ok: bool, kind: str, signature: str, out_hash: str, error: str | None, said: bool,
+                  waits: bool, shown: bool) -> bool:
         if tool == RESPONSE_TOOL:
             return ok
+        if waits:  # a poll: what the program printed anew
+            return shown and self._first(("output", out_hash))
         if said:
             return False  # a farewell or status `echo` looks at nothing
         if kind == "inspect":  # a new place, or new content where the agent did not just edit (paging a file)
@@ -246,10 +249,7 @@ class ToolLedger:
         self.recorded = True
         self.last_tool_turn = self.turn
         error = error_signature(identity)
-        if waits:
-            progress = bool(message.strip()) and self._first(("output", out_hash))
-        else:
-            progress = self._progress(tool, ok, kind, signature, out_hash, error, said)
+        progress = self._progress(tool, ok, kind, signature, out_hash, error, said, waits, bool(message.strip()))
         if progress:
             self.last_progress_turn = self.turn
         elif waits:
