@@ -66,8 +66,12 @@ class ScriptedModel:
             )
             if self.dump_path:
                 self.dumped.append({"kind": kind, "request": req})
-                with open(self.dump_path, "w") as f:
+                # written whole, then renamed: a background request of Agent-Zero's caught by the
+                # hard exit at the end must not leave the file truncated
+                partial = self.dump_path + ".partial"
+                with open(partial, "w") as f:
                     json.dump(self.dumped, f, indent=1, default=str)
+                os.replace(partial, self.dump_path)
             if kind == "main":
                 return self.main.pop(0) if self.main else self.final
             return self.util.pop(0) if self.util else DEFAULT_UTIL_REPLY
