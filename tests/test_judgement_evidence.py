@@ -154,6 +154,9 @@ def test_an_exit_status_the_output_states_decides_and_an_error_printed_on_purpos
     assert not classify_output(on_purpose).failed
     assert classify_output("<returncode>2</returncode>\n<output>\n</output>").failed
     assert classify_output("[The command completed with exit code 1.]").failed
+    # OpenHands' older line names the command's id (and once closed it with two brackets)
+    assert classify_output("OBSERVATION:\nTraceback (most recent call last):\nValueError: on purpose\n[Command -1 finished with exit code 0]]").failed is False
+    assert classify_output("OBSERVATION:\n\n[Command 12 finished with exit code 2]").failed
     session = make_session()
     session.run(sh("cat > check.sh <<'EOF'\nvalidate \"$1\"\nEOF", "<returncode>0</returncode>\n<output>\n</output>"),
                 *[sh(f"./check.sh 999.999.999.{n}", on_purpose) for n in range(4)])

@@ -194,11 +194,12 @@ def moves_relative(command: str | None) -> bool:
     return _RELATIVE_CD.match((command or "").strip()) is not None
 
 
-# An exit status some terminals print with the output (mini-swe-agent's tag, OpenHands' line):
-# when the output states it, it decides whether the command worked.
+# An exit status some terminals print with the output (mini-swe-agent's tag, OpenHands' line, in
+# its older form with the command's id: "[Command -1 finished with exit code 0]"): when the output
+# states it, it decides whether the command worked.
 # Claude Code's Bash opens a failing output with it, and says nothing when the command exited 0.
 _OPENING_EXIT_CODE = re.compile(r"\AExit code (\d+)[ \t]*$", _M)
-_EXIT_STATUS = re.compile(r"<returncode>(\d+)</returncode>|^\[?(?:The command completed|Command finished) with exit code (\d+)\.?\]?[ \t]*$"
+_EXIT_STATUS = re.compile(r"<returncode>(\d+)</returncode>|^\[?(?:The command completed|Command(?: -?\d+)? finished) with exit code (\d+)\.?\]*[ \t]*$"
                           r"|" + _OPENING_EXIT_CODE.pattern, _M)
 
 # Linters and type checkers that report findings: their "errors" are findings about the code.
