@@ -200,3 +200,23 @@ def test_researching_an_error_is_no_failure_and_leaves_the_error_its_identity(ma
     outcomes = session.agent.data[LEDGER_KEY].outcomes
     assert [o.ok for o in outcomes] == [False, True, True, True, False]
     assert outcomes[-1].error_signature == outcomes[0].error_signature is not None
+
+
+def test_a_tool_named_for_fetching_or_searching_brings_back_content_and_fails_in_a_line_of_its_own(make_session):
+    """MCP servers' tools (Agent-Zero calls them ``server.tool``) are known by their names: a page
+    fetched or a search run for the error is what was found; Agent-Zero's own line for a tool
+    that raised ("ERROR: …") is the call's failure."""
+    error = "ModuleNotFoundError: No module named 'cv2'"
+    page = f"# {error}\n\nYou will see:\n\n{traceback(error)}\nInstall opencv-python-headless."
+    session = make_session()
+    session.run(sh("python app.py", traceback(error)),
+                {"tool": "brave-search.brave_web_search", "args": {"query": error}, "output": f"Title: {error}\n{traceback(error)}"},
+                {"tool": "fetch.fetch", "args": {"url": "https://example.org/cv2"}, "output": page},
+                {"tool": "context7.get-library-docs", "args": {"context7CompatibleLibraryID": "/opencv/opencv"}, "output": page},
+                sh("python app.py", traceback(error)))
+    assert session.anomalies() == []
+    outcomes = session.agent.data[LEDGER_KEY].outcomes
+    assert [o.ok for o in outcomes] == [False, True, True, True, False]
+    assert outcomes[-1].error_signature == outcomes[0].error_signature is not None
+    session.run({"tool": "fetch.fetch", "args": {"url": "https://example.org/x"}, "output": "ERROR: Failed to fetch https://example.org/x - status 404"})
+    assert session.agent.data[LEDGER_KEY].outcomes[-1].ok is False

@@ -116,6 +116,14 @@ def test_steering_quotes_the_command_the_repeated_line_and_how_many_times(make_s
     assert "`python app.py`" in text and "KeyError: 'user'" in text and "3 times" in text
 
 
+def test_the_same_call_that_worked_with_the_same_output_is_told_to_use_it_not_to_fix_it(make_session):
+    session = make_session()
+    session.run(*[sh("python reproduce.py", "2\n")] * 3)
+    [(_, _, text)] = session.steering()
+    assert "`python reproduce.py` 3 times and got the same output each time" in text and "act on it" in text
+    assert "(the same" not in text and "fix" not in text
+
+
 def test_the_same_failure_with_changing_times_paths_and_pids_is_the_same_failure(make_session):
     session = make_session()
     session.run(*[sh("./start.sh", f"2026-11-25T17:0{n}:1{n}Z worker pid {4000 + n} at /tmp/tmpx{n}q9z/app.sock\n"

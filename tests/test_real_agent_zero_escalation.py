@@ -190,3 +190,28 @@ def test_a_subordinate_quoting_the_error_is_no_failure_of_the_delegation(tree, t
     failures = [m["content"] for m in result["history"] if "No module named 'cv2_missing_module'" in m["content"] and not m["ai"]]
     assert len(failures) >= 2, [m["content"][-200:] for m in result["history"]]  # the two runs really failed
     assert not [w for w in warnings(result) if "[SUPERVISOR]" in w], warnings(result)
+
+
+def test_researching_the_error_through_mcp_tools_is_no_cascade(tree, tmp_path):  # noqa: F811
+    """The run fails, the agent searches for the error and fetches a page about it through an MCP
+    server's tools (Agent-Zero calls them `docs.search` and `docs.fetch`), and runs it again: the
+    pages quote the traceback, but only the runs failed, so no cascade."""
+    install_pack(tree, activate=True)
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "app.py").write_text("import cv2_missing_module\n")
+    server = ROOT / "tests" / "real_a0" / "docs_server.py"
+    servers = {"mcpServers": {"docs": {"command": os.environ["A0ORG_TEST_A0_PYTHON"], "args": [str(server)]}}}
+    run = command("Run the app", f"cd {work} && python3 app.py")
+
+    def research(tool: str, **args) -> dict:
+        return {"thoughts": [f"Look it up: {tool}."], "headline": tool, "tool_name": f"docs.{tool}", "tool_args": args}
+
+    script = [run, research("search", query="No module named cv2_missing_module"),
+              research("fetch", url="https://stackoverflow.com/q/1"), run, FINAL]
+    result = run_chat(tree, script, tmp_path, harness_args=("--workdir", str(work), "--mcp-servers", json.dumps(servers)))
+    found = [m["content"] for m in result["history"] if not m["ai"] and "Stack Overflow" in m["content"] or "guard the import" in m["content"]]
+    assert len(found) >= 2, [m["content"][-200:] for m in result["history"]]  # both MCP tools answered
+    failures = [m["content"] for m in result["history"] if not m["ai"] and "/app.py" in m["content"] and "cv2_missing_module" in m["content"]]
+    assert len(failures) >= 2, [m["content"][-200:] for m in result["history"]]  # the two runs really failed
+    assert not [w for w in warnings(result) if "[SUPERVISOR]" in w], warnings(result)

@@ -419,9 +419,18 @@ def classify_output(text: str | None, known: Any = None) -> Verdict:
 # a question titled with the error, a page quoting a traceback, a subordinate's account of a failure.
 REPORTING_TOOLS = frozenset({"search_engine", "document_query", "knowledge_tool", "memory_load", "browser_agent", "skills_tool",
                              "call_subordinate", "a2a_chat", "WebSearch", "WebFetch", "Task"})
+# Any tool named for fetching or searching (MCP servers' `fetch`, `brave_web_search`, `tavily-search`,
+# `firecrawl_scrape`, `get-library-docs`; Agent-Zero names them `server.tool`) that runs no command.
+_REPORTING_NAMES = re.compile(r"(?:^|[_.:-])(?:search|fetch|scrape|crawl|docs)(?:[_.:-]|$)", re.IGNORECASE)
 # A reporting tool's own failure is one line: an error ("ConnectionError: Name or service not known"),
 # or its words for it ("Search Engine search failed: …", "Error processing document: …").
 _REPORT_FAILED = re.compile(r"(?:Error\b|❌|.{0,60}\b(?:failed(?::| to\b)|not available\b|argument missing\b))[^\n]*")
+
+
+def reports_content(tool: str, args: Any) -> bool:
+    """The tool brings back text from elsewhere (see ``REPORTING_TOOLS``)."""
+    return tool in REPORTING_TOOLS or (_REPORTING_NAMES.search(tool) is not None and isinstance(args, dict)
+                                       and command_of(args) is None and not _edits_a_file(args))
 
 
 def classify_report(text: str | None) -> Verdict:

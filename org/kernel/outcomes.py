@@ -26,7 +26,6 @@ from typing import Any
 from .classify import (
     NEW_TEXT_KEYS,
     OK,
-    REPORTING_TOOLS,
     action_kind,
     classify_output,
     classify_report,
@@ -38,6 +37,7 @@ from .classify import (
     line_keys,
     old_text_refused,
     opening_exit_code,
+    reports_content,
     run_text,
     says_only,
     short_command,
@@ -368,7 +368,7 @@ def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: boo
     waits = waits_on_process(tool, args)
     if waits:
         output = without_running_notice(output)  # "still running" is no result of the poll
-    reports = tool in REPORTING_TOOLS
+    reports = reports_content(tool, args)
     verdict = classify_report(output) if reports else classify_output(output, ledger.known_lines)
     code = opening_exit_code(output)
     if code:

@@ -65,11 +65,12 @@ def _what(o: ToolOutcome) -> str:
 
 
 def _outcome(o: ToolOutcome) -> str:
-    return o.error_line or ("the same error" if not o.ok else "the same result")
+    return o.error_line or ("the same error" if not o.ok else "the same output, no error")
 
 
 def _loop(s: Snapshot, last: ToolOutcome, times: int, pattern: str, episode: str) -> Finding:
-    return Finding(anomaly="loop", template="loop_repeat", turn=s.turn, evidence={
+    worked = last.ok and not last.error_type  # nothing to fix: the advice is to use what it gave
+    return Finding(anomaly="loop", template="loop_same_result" if worked else "loop_repeat", turn=s.turn, evidence={
         "pattern": pattern, "tool": last.tool, "action": _what(last), "times": times, "outcome": _outcome(last),
         "error_type": last.error_type or "", "episode": episode, "subject": last.signature})
 

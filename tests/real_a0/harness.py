@@ -23,6 +23,7 @@ Everything before it is A0's own console output.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import shutil
@@ -276,6 +277,8 @@ def configure(layout: str, root: str, port: int, args) -> dict:
         }
     if args.settings:
         user_settings.update(json.loads(args.settings))
+    if args.mcp_servers:
+        user_settings["mcp_servers"] = args.mcp_servers
     write(os.path.join(root, "usr", "settings.json"), json.dumps(user_settings, indent=1))
     return override
 
@@ -302,6 +305,8 @@ def main():
                     help="v1 layout: also disable this plugin via usr/plugins/<name>/.toggle-0 "
                          "(repeatable; e.g. _telegram_integration on v0.9.9.0, which imports aiogram)")
     ap.add_argument("--settings", help="extra usr/settings.json keys as a JSON object")
+    ap.add_argument("--mcp-servers", help="Agent-Zero's MCP servers setting (JSON): its servers are connected "
+                                          "before the chat, as Agent-Zero's start does")
     ap.add_argument("--workdir", help="code-execution workdir (default: new temp dir)")
     ap.add_argument("--code-timeout", type=int, default=10,
                     help="v1.x: code_exec first/between-output timeouts (s)")
@@ -368,6 +373,9 @@ def main():
         from agent import AgentContext, UserMessage
 
         config = initialize.initialize_agent(override_settings=override or None)
+        if args.mcp_servers:  # connects each server and lists its tools before returning
+            mcp_handler = importlib.import_module("helpers.mcp_handler" if layout == "v1" else "python.helpers.mcp_handler")
+            mcp_handler.initialize_mcp(args.mcp_servers)
         context = AgentContext(config)
         if args.project:  # first: a project folder that exists already would be created under another name
             enter_project(context, args.project)
