@@ -107,6 +107,21 @@ def test_after_the_user_resumes_the_same_episode_is_neither_said_nor_paused_agai
     assert actions(session) == [(3, "steer:loop"), (5, "pause")]
 
 
+def test_a_rerun_after_a_loop_about_the_same_call_and_result_says_nothing_new(make_session):
+    """Told in a loop steering that running it again will not change the result, blocked, paused
+    and resumed, the agent runs it once more: a rerun of it "with nothing changed" is the
+    same episode, said already; edits in between that do not take effect are news."""
+    missing = sh("javac -cp .:lib/* Repro.java", "/bin/bash: line 50836: javac: command not found")
+    session = make_session()
+    session.run(missing, sh("/usr/bin/javac Repro.java", "/bin/bash: /usr/bin/javac: No such file or directory"), *[missing] * 5)
+    assert session.results[-1].paused
+    session.run(missing, sh("ls", "Repro.java lib"), missing)
+    assert [a for a in actions(session) if a[1].startswith("steer")] == [(5, "steer:loop")]
+    session.run(sh("sed -i 's/a/b/' Repro.java"), missing, sh("sed -i 's/b/c/' Repro.java"), missing,
+                sh("sed -i 's/c/d/' Repro.java"), missing)
+    assert actions(session)[-1][1] == "steer:rerun" and "No effect" in session.steering()[-1][2]
+
+
 def test_the_emergency_is_not_raised_again_right_after_a_resume(make_session):
     session = make_session(doctrine={"breaker": {"enabled": False}})
     same = traceback("ConnectionError: registry refused the upload")

@@ -222,9 +222,11 @@ def detect_rerun(s: Snapshot) -> Finding | None:
     limit = s.doctrine.loop.rerun_threshold * (1 if failing else 2)
     if reruns < limit or not apart or not (edited or failing):
         return None
-    return Finding(anomaly="rerun", template="rerun" if edited else "rerun_unchanged", turn=s.turn, evidence={
-        "action": _what(last), "times": reruns, "outcome": _outcome(last),
-        "episode": f"rerun:{last.signature}|{last.output_hash}", "subject": last.signature})
+    evidence = {"action": _what(last), "times": reruns, "outcome": _outcome(last),
+                "episode": f"rerun:{last.signature}|{last.output_hash}", "subject": last.signature}
+    if not edited:
+        evidence["loop_episode"] = call_key(last)  # with nothing changed in between it says what a loop steering said
+    return Finding(anomaly="rerun", template="rerun" if edited else "rerun_unchanged", turn=s.turn, evidence=evidence)
 
 
 def stalled_since(s: Snapshot) -> int | None:

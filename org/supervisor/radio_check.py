@@ -8,7 +8,8 @@ evidence (a new result, a new error, the task moving) is a new episode. A stall 
 exception: still there after its cooldown, it is said once more, firmly (it has lasted
 longer). Two findings of one check about the same call say it once (the first, most
 severe); a stall is not said when another steering already told the agent it is stuck
-since the task last moved; nor is PACE below emergency.
+since the task last moved; nor is PACE below emergency. A rerun with nothing changed in between
+says what a loop steering about the same call and result said (or what the user resumed on).
 
 The cooldown rule, per anomaly type and independent across types:
 
@@ -212,6 +213,9 @@ def _restrained(finding: Finding, state: SupervisorState, subjects: set[str]) ->
     key = evidence.get("episode")
     if key is not None and key in state.resumed:
         return True  # the user resumed the chat on this very evidence: they have decided
+    loop = evidence.get("loop_episode")
+    if loop is not None and (loop in state.said or loop in state.resumed):
+        return True  # the same call and result, said already as a loop
     since = evidence.get("since")
     if finding.severity == "emergency" and state.resumed_at is not None and is_int(since) and since <= state.resumed_at:
         return True  # not "stop now" after the user let the agent go on, until the task has moved
