@@ -150,6 +150,22 @@ def test_an_editor_refusing_an_edit_is_a_failure_named_by_the_linter_s_finding()
     assert verdict.error_line == "edit not applied: E999 IndentationError: unexpected indent"
 
 
+def test_an_editor_whose_own_check_failed_is_named_and_not_told_to_fix_the_edit(make_session):
+    """SWE-agent's flake8 crashing on the project's configuration lists its own error where a
+    finding belongs: the edit is refused whatever it is, and the advice says so."""
+    crashed = REFUSED.replace("- E999 IndentationError: unexpected indent\n", (
+        "- (most recent call last):\n- \"/env/bin/flake8\", line 8, in <module>\n- self.options = parse_args(argv)\n- ValueError(\n"
+        "- Error code '#' supplied to 'ignore' option does not match '^[A-Z]{1,3}[0-9]{0,3}$'\n"))
+    verdict = classify_output(crashed)
+    assert verdict.failed and verdict.error_line == (
+        "edit not applied: the editor's check failed: Error code '#' supplied to 'ignore' option does not match '^[A-Z]{1,3}[0-9]{0,3}$'")
+    session = make_session()
+    session.run(*[sh("edit 1:1\nimport numpy as np\nend_of_edit", crashed)] * 3)
+    [(_, _, text)] = session.steering()
+    assert "Error code '#' supplied" in text and "the editor's own check failed, not your edit" in text
+    assert "range" not in text  # nothing in the edit to fix
+
+
 def test_edits_the_editor_refused_for_the_same_reason_are_not_churn(make_session):
     """Different edits refused with the same generic finding changed nothing: no fix failed to reach a cause."""
     session = make_session()

@@ -145,6 +145,12 @@ _EDIT_REJECTED = re.compile(r"^.*(?:Your changes have NOT been applied|No replac
 _TOOL_ERROR_TAGS = re.compile(r"</?tool_use_error>")
 _TOOL_ERROR = re.compile(r"\A\s*(?:<tool_use_error>|ERROR:[ \t]*\n)\s*(?P<message>[^\n]*?)\s*(?:</tool_use_error>|$)", _M)
 _EDIT_FINDING = re.compile(r"^- ([A-Z]\d{3,4} .*)$", _M)
+# A list of errors with no finding in it is the check's own failure (SWE-agent's flake8 crashing on
+# a project's setup.cfg: "- Error code '#' supplied to 'ignore' option does not match …", or "- \"local[X101]\"
+# failed during execution due to FileNotFoundError(…)"): no edit through that editor goes in.
+_CHECK_FAILURE = re.compile(r"^- ((?!\"[^\"]*\", line \d+)(?=.*(?:(?:Error|Exception)\b|\bfailed\b)).*\S.*)$", _M)
+#: How a refused edit's reason starts when the editor's own check failed, not the edit.
+CHECK_FAILED = "the editor's check failed: "
 _NO_REPLACEMENT = re.compile(r"^No replacement was performed[.,]\s+(?=\S)")
 #: How a refused edit's line starts: the edit changed nothing, so its error is no file's error (no churn).
 EDIT_REFUSED = "edit not applied: "
@@ -157,6 +163,11 @@ _OLD_TEXT_REFUSED = re.compile(r"did not appear verbatim|Multiple occurrences of
 def edit_refused(error_line: str | None) -> bool:
     """The error line says an editor refused the edit: nothing changed."""
     return (error_line or "").startswith(EDIT_REFUSED)
+
+
+def check_failed(error_line: str | None) -> bool:
+    """The editor refused the edit because its own check failed, whatever the edit was."""
+    return (error_line or "").startswith(EDIT_REFUSED + CHECK_FAILED)
 
 
 def old_text_refused(error_line: str | None) -> bool:
@@ -177,8 +188,10 @@ def missing_program(error_line: str | None) -> bool:
 
 def advice_kind(error_type: str | None, error_line: str | None) -> str:
     """Which advice fits a failure: its error type's, except for an edit the editor refused
-    (no path or quoting to fix: the edit does not match the file) and a program that is not
-    installed (no path or command name to correct)."""
+    (no path or quoting to fix: the edit does not match the file, or the editor's own check
+    failed) and a program that is not installed (no path or command name to correct)."""
+    if check_failed(error_line):
+        return "failed_check"
     if edit_refused(error_line):
         return "refused_edit"
     if error_type == "not_found" and missing_program(error_line):
@@ -375,9 +388,10 @@ def classify_output(text: str | None, known: Any = None) -> Verdict:
     rejected = _EDIT_REJECTED.search(sample)
     if rejected is not None:
         finding = _EDIT_FINDING.search(sample)
+        failures = [] if finding else _CHECK_FAILURE.findall(sample)
         # a str_replace editor's "No replacement was performed, " (or ". ") is followed by the reason
         reason = _NO_REPLACEMENT.sub("", _TOOL_ERROR_TAGS.sub("", rejected.group(0)).strip())
-        line = EDIT_REFUSED + (finding.group(1) if finding else reason)
+        line = EDIT_REFUSED + (finding.group(1) if finding else CHECK_FAILED + failures[-1] if failures else reason)
         return _named("syntax" if re.search(r"\bE999\b|SyntaxError|IndentationError", line) else "execution", line)
     marked = _TOOL_ERROR.match(sample)
     if marked is not None:
