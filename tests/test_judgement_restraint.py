@@ -55,6 +55,16 @@ def test_no_stall_when_each_run_tests_something_new(make_session):
     assert "stall" not in [a for _, a in session.anomalies()]
 
 
+def test_a_stall_due_when_a_fix_goes_in_waits_for_the_run_that_shows_it(make_session):
+    session = make_session(doctrine={"max_turns_without_progress": 4})
+    session.run(sh("python app.py", TYPE_ERROR), *[edit(n) for n in range(5)])  # the 5th edit: 5 turns without progress
+    assert session.anomalies() == []
+    session.run(sh("python app.py", "ok: 3 rows"))  # the fix worked: the task moved
+    assert session.anomalies() == []
+    session.run(*[edit(n) for n in range(5, 11)])  # and when edits go on without showing anything, it comes
+    assert [a for _, a in session.anomalies()] == ["stall"]
+
+
 def test_a_stall_says_nothing_new_after_the_agent_was_told_it_is_stuck(make_session):
     session = make_session(doctrine={"max_turns_without_progress": 5})
     session.run(sh("python app.py", TYPE_ERROR))

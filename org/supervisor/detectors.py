@@ -237,8 +237,11 @@ def stalled_since(s: Snapshot) -> int | None:
 
 
 def detect_stall(s: Snapshot) -> Finding | None:
+    """More turns without progress than the doctrine allows. On the first such turn, when its
+    call was an edit that went in, the stall waits a turn: the run after it shows whether the
+    fix moved the task."""
     since = stalled_since(s)
-    if since is None:
+    if since is None or (_fix_going_in(s) and s.turns_since_progress == s.doctrine.max_turns_without_progress + 1):
         return None
     return Finding(anomaly="stall", template="stall", turn=s.turn, evidence={
         "turns": s.turns_since_progress, "limit": s.doctrine.max_turns_without_progress, "step": s.current_step, "plan": s.plan_name,
@@ -287,12 +290,15 @@ def detect_cascade(s: Snapshot) -> Finding | None:
 PACE_QUIET_AFTER_PROGRESS = 2
 
 
-def _moving(s: Snapshot) -> bool:
-    """Progress within the last turns, or a fix going in (the latest call was an edit that applied)."""
-    if s.turns_since_progress is not None and s.turns_since_progress <= PACE_QUIET_AFTER_PROGRESS:
-        return True
+def _fix_going_in(s: Snapshot) -> bool:
+    """The latest call was an edit that applied."""
     last = s.outcomes[-1] if s.outcomes else None
     return last is not None and last.kind == "edit" and last.ok
+
+
+def _moving(s: Snapshot) -> bool:
+    """Progress within the last turns, or a fix going in."""
+    return (s.turns_since_progress is not None and s.turns_since_progress <= PACE_QUIET_AFTER_PROGRESS) or _fix_going_in(s)
 
 
 def detect_pace(s: Snapshot) -> Finding | None:
