@@ -392,6 +392,18 @@ def test_a_refused_edit_and_a_program_not_installed_get_advice_that_fits_them(ma
     assert "the program is not installed here" in curl
 
 
+def test_a_package_the_package_manager_does_not_know_is_not_told_to_install_it(make_session):
+    apt = "Reading package lists...\nBuilding dependency tree...\nE: Package 'openjdk-8-jdk' has no installation candidate\n"
+    assert classify_output(apt).error_type == "dependency"
+    session = make_session(doctrine={"breaker": {"enabled": False}})
+    session.run(*[sh("apt-get install -y openjdk-8-jdk", apt)] * 3)
+    session.run(*[sh("pip install cv3", "ERROR: Could not find a version that satisfies the requirement cv3 (from versions: none)\n"
+                                       "ERROR: No matching distribution found for cv3\n")] * 3)
+    apt_loop, pip_loop = [text for _, anomaly, text in session.steering() if anomaly == "loop"]
+    for text in (apt_loop, pip_loop):
+        assert "look up the package's name" in text and "install or correct" not in text
+
+
 def test_a_program_that_is_not_installed_does_not_churn_across_edits(make_session):
     """Edits do not bring a missing compiler: `javac` failing between unrelated edits and
     other work is not "your changes are not reaching its cause"."""

@@ -117,7 +117,7 @@ _DIAGNOSTICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("network", r"^.*(?:Connection refused|Could not resolve host|Temporary failure in name resolution|Network is unreachable"
                     r"|Name or service not known|getaddrinfo failed|\bECONNREFUSED\b).*$"),
         ("resource", r"^(?:.*: )?(?:Killed|Out of memory.*|No space left on device|Too many open files|Disk quota exceeded)[ \t]*$"),
-        ("dependency", r"^(?:\S+: )?No module named .*$|^E: Unable to locate package .*$"
+        ("dependency", r"^(?:\S+: )?No module named .*$|^E: Unable to locate package .*$|^E: Package .* has no installation candidate$"
                        r"|^ERROR: (?:Could not find a version that satisfies|No matching distribution found).*$"
                        r"|^npm ERR! (?:code E404|404 ).*$|^error: package .* (?:not found|is not installed).*$"),
         ("execution", r"^[^\s:]+:\d+(?::\d+)?: (?:fatal )?error: .*$"  # gcc, clang, javac, mypy-style compilers
@@ -186,16 +186,24 @@ def missing_program(error_line: str | None) -> bool:
     return _MISSING_PROGRAM.search(error_line or "") is not None
 
 
+# A package manager that does not know the name asked for: installing it again will not help.
+_UNKNOWN_PACKAGE = re.compile(r"Unable to locate package|has no installation candidate|No matching distribution found"
+                              r"|Could not find a version that satisfies|^npm ERR! (?:code E404|404 )|^error: package .* not found")
+
+
 def advice_kind(error_type: str | None, error_line: str | None) -> str:
     """Which advice fits a failure: its error type's, except for an edit the editor refused
     (no path or quoting to fix: the edit does not match the file, or the editor's own check
-    failed) and a program that is not installed (no path or command name to correct)."""
+    failed), a program that is not installed (no path or command name to correct) and a
+    package the package manager does not know (installing it again is no fix)."""
     if check_failed(error_line):
         return "failed_check"
     if edit_refused(error_line):
         return "refused_edit"
     if error_type == "not_found" and missing_program(error_line):
         return "missing_program"
+    if error_type == "dependency" and _UNKNOWN_PACKAGE.search(error_line or ""):
+        return "unknown_package"
     return error_type or "none"
 
 
