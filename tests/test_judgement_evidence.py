@@ -293,6 +293,22 @@ def test_a_heredoc_fed_to_a_program_is_a_run_and_one_into_a_file_an_edit_that_cr
     assert not leaves_code({"command": "echo 'x = 1' >> src/config.py"})
 
 
+def test_a_command_that_clears_or_makes_room_around_a_run_is_the_run(make_session):
+    """`rm -rf generated && sphinx-autogen …` regenerates the docs: run again after each change of
+    the configuration it is no edit applied again and again, and its output is what the run gave."""
+    from org.kernel.classify import action_kind
+
+    for command in ("rm -rf build && make", "mkdir -p out && python gen.py", "python app.py > out.txt"):
+        assert action_kind("Bash", {"command": command}) == "run", command
+    for command in ("rm -rf build", "sed -i 's/a/b/' a.py && python a.py", "cp fixed.py a.py && python a.py", "echo x > config.py"):
+        assert action_kind("Bash", {"command": command}) == "edit", command
+    session = make_session()
+    regenerate = "rm -rf generated && PYTHONPATH=. sphinx-autogen -i -o generated index.rst"
+    for n in range(3):
+        session.run(sh(f"python3 - <<'PY'\nopen('conf.py', 'a').write('x = {n}')\nPY"), sh(regenerate, f"[autosummary] writing {n} files"))
+    assert session.anomalies() == []
+
+
 def test_the_reproduction_s_first_failure_is_the_baseline_even_after_writing_the_script(make_session):
     """Writing one's own script changes none of the code under work: the error it shows before
     the first real edit is what the agent works against, and its coming back is no churn."""
@@ -390,6 +406,17 @@ def test_a_refused_edit_and_a_program_not_installed_get_advice_that_fits_them(ma
     assert "the editor changed nothing" in edit and "quoting" not in edit
     assert "the program is not installed here" in javac and "check the path" not in javac
     assert "the program is not installed here" in curl
+
+
+def test_the_same_command_described_anew_is_the_same_action(make_session):
+    """Claude Code's Bash takes a `description` of the command for people: the command is the action."""
+    from org.kernel.outcomes import canonical_signature
+    session = make_session(doctrine={"breaker": {"enabled": False}})
+    session.run(*[{"tool": "Bash", "args": {"command": "python app.py", "description": f"Run the app, try {n}"},
+                   "output": "Exit code 1\n" + traceback("KeyError: 'user'")} for n in range(3)])
+    assert [a for _, a in session.anomalies()] == ["loop"]
+    issue = {"title": "Crash on start"}  # no command: every argument is what the call does
+    assert canonical_signature("create_issue", {**issue, "description": "a"}) != canonical_signature("create_issue", {**issue, "description": "b"})
 
 
 def test_a_package_the_package_manager_does_not_know_is_not_told_to_install_it(make_session):
@@ -513,7 +540,20 @@ def test_an_old_text_the_editor_refuses_is_the_same_failing_edit_whatever_the_ne
     [(turn, anomaly, text)] = session.steering()
     assert (turn, anomaly) == (6, "loop")
     assert "`str_replace_editor str_replace /workspace/ponyc/src/expr/match.c` 3 times" in text
-    assert "(edit not applied: Multiple occurrences of old_str `return pattern_type;` in lines [317, 449])" in text
+    assert "(edit not applied: Multiple occurrences of old_str in lines [317, 449])" in text
+
+
+def test_an_old_text_retried_with_only_its_indentation_changed_is_the_same_failing_edit(make_session):
+    """OpenHands' editor quotes the old text back in its refusal: that is the agent's own text,
+    not the result, so a retry with only its indentation changed is the same failing edit."""
+    session = make_session()
+    for n, indent in enumerate(("    ", "", "        ")):
+        old = f"{indent}def get_prep_lookup(self):\n{indent}    return self.rhs"
+        session.run(editor("str_replace", f"ERROR:\nNo replacement was performed, old_str `{old}` did not appear verbatim in "
+                                          "/workspace/ponyc/src/expr/match.c.", old_str=old, new_str=f"pass  # {n}"),
+                    sh(f"sed -n '{360 + n},386p' match.c", f"    def get_prep_lookup(self):  # {n}"))
+    [(turn, anomaly, text)] = session.steering()
+    assert (turn, anomaly) == (5, "loop") and "did not appear verbatim" in text
 
 
 def test_new_texts_a_linter_refuses_are_different_attempts(make_session):
@@ -531,10 +571,23 @@ def test_a_search_that_found_nothing_answered_whatever_the_terminal_says_of_its_
     terminals print that status, Agent-Zero's prints nothing; either way no failure. Another
     command exiting 1 in silence did fail (`ls` in a folder deleted under it)."""
     from org.kernel.classify import found_nothing
-    for status in ("\n[The command completed with exit code 1.]", "<returncode>1</returncode>\n<output>\n</output>", "Exit code 1"):
+    codeact = "OBSERVATION:\n\n[Python Interpreter: /opt/miniconda3/envs/testbed/bin/python]\n[Command finished with exit code 1]"
+    for status in ("\n[The command completed with exit code 1.]", "<returncode>1</returncode>\n<output>\n</output>", "Exit code 1", codeact):
         assert found_nothing("cd /repo && grep -rn 'slugify' src", status) and found_nothing("which javac", status)
         assert not found_nothing("ls -la ./work", status) and not found_nothing("grep -rn x src", status + "\nboom")
     assert not found_nothing("grep -rn x missing", "grep: missing: No such file or directory\n[The command completed with exit code 2.]")
+
+
+def test_a_failure_that_printed_nothing_is_not_named_by_its_status_line_or_the_observation_mark(make_session):
+    """OpenHands' CodeAct opens each observation with "OBSERVATION:" and closes a command's with
+    its exit status: neither is what went wrong."""
+    from org.kernel.classify import telling_line
+    silent = "OBSERVATION:\n\n[Python Interpreter: /usr/bin/python]\n[Command finished with exit code 1]"
+    assert telling_line(silent) is None and telling_line("<returncode>2</returncode>\n<output>\n</output>") is None
+    session = make_session(doctrine={"breaker": {"enabled": False}})
+    session.run(*[sh(f"./check_{n}.sh", silent) for n in range(5)])
+    [pace] = [text for _, anomaly, text in session.steering() if anomaly == "pace"]
+    assert "OBSERVATION" not in pace and "exit code" not in pace
 
 
 def test_greps_that_find_nothing_with_a_stated_status_are_no_failure_streak(make_session):

@@ -152,6 +152,10 @@ _CHECK_FAILURE = re.compile(r"^- ((?!\"[^\"]*\", line \d+)(?=.*(?:(?:Error|Excep
 #: How a refused edit's reason starts when the editor's own check failed, not the edit.
 CHECK_FAILED = "the editor's check failed: "
 _NO_REPLACEMENT = re.compile(r"^No replacement was performed[.,]\s+(?=\S)")
+# The agent's own text an editor quotes back in its refusal (OpenHands: "old_str `…` did not appear
+# verbatim in /a.py", "Multiple occurrences of old_str `…` in lines [3, 9]"): the action, already
+# known, not the result; quoted, a retry with only its indentation changed would be another result.
+_QUOTED_OLD_TEXT = re.compile(r"(old_str) `.*?`(?= did not appear verbatim| in lines \[)", re.DOTALL)
 #: How a refused edit's line starts: the edit changed nothing, so its error is no file's error (no churn).
 EDIT_REFUSED = "edit not applied: "
 # The refusals about the text to replace alone (not found, or found more than once): whatever
@@ -300,10 +304,12 @@ def line_keys(text: str) -> list[int]:
     return [hash(" ".join(line.split())) & _KEY_BITS for line in _RUN_VOLATILE.sub("#", sample).splitlines() if line.strip()]
 
 
-# What a terminal adds to the lines it returns: a TTY's carriage returns, and OpenHands' tags of the
+# What a terminal adds to the lines it returns: a TTY's carriage returns, OpenHands' tags of the
 # interpreter (and an IPython cell's working folder) appended to the last line
-# ("TypeError: …[Python Interpreter: /opt/…/bin/python]", "[Jupyter current working directory: …]").
-_TERMINAL_MARKS = re.compile(r"\r+(?=\n)|\[(?:Jupyter )?(?:Python [Ii]nterpreter|[Cc]urrent working directory): [^\]\n]*\]")
+# ("TypeError: …[Python Interpreter: /opt/…/bin/python]", "[Jupyter current working directory: …]")
+# and the "OBSERVATION:" its CodeAct agent opens each observation with.
+_TERMINAL_MARKS = re.compile(r"\r+(?=\n)|\[(?:Jupyter )?(?:Python [Ii]nterpreter|[Cc]urrent working directory): [^\]\n]*\]"
+                             r"|\AOBSERVATION:[ \t]*(?:\n|\Z)")
 
 
 # A file's content fenced by the tool that shows it (Agent-Zero's `text_editor`: "{path} 40 lines",
@@ -394,6 +400,9 @@ def classify_output(text: str | None, known: Any = None) -> Verdict:
         return OK
     sample = _sample(text)
     rejected = _EDIT_REJECTED.search(sample)
+    if rejected is not None and "old_str `" in sample:
+        sample = _QUOTED_OLD_TEXT.sub(r"\1", sample)
+        rejected = _EDIT_REJECTED.search(sample)
     if rejected is not None:
         finding = _EDIT_FINDING.search(sample)
         failures = [] if finding else _CHECK_FAILURE.findall(sample)
@@ -465,11 +474,15 @@ def classify_report(text: str | None) -> Verdict:
     return verdict if verdict.failed or not _REPORT_FAILED.fullmatch(line) else _named("execution", line)
 
 
+#: A line a terminal adds around what the command printed: its exit status, mini-swe-agent's output tags.
+_STATUS_LINE = re.compile(r"</?output>|" + _EXIT_STATUS.pattern, _M)
+
+
 def telling_line(text: str | None, known: Any = None) -> str | None:
     """For a failure nothing names: its first line the task's successful outputs did not
     also print, to quote in steering (never an identity)."""
     for line in _TERMINAL_MARKS.sub("", (text or "")[:SCAN_CHARS]).splitlines():
-        if line.strip() and not (known and line_key(line) in known):
+        if line.strip() and not _STATUS_LINE.fullmatch(line.strip()) and not (known and line_key(line) in known):
             return _line(line)
     return None
 
@@ -569,10 +582,27 @@ def action_kind(tool: str, args: Any) -> ActionKind:
     if "<<" in first:
         text = first  # a heredoc's body is the program's input (`python3 << EOF`), not shell: its `>` redirects nothing
     if _SHELL_EDIT.search(text):
-        return "edit"
+        return "run" if _prepares_a_run(text) else "edit"
     if _SHELL_INSPECT.match(text):
         return "inspect"
     return "run"
+
+
+_MAKES_ROOM = re.compile(r"^(?:rm|mkdir|touch|chmod)\b")
+
+
+def _prepares_a_run(text: str) -> bool:
+    """A command that only clears or makes room around a run (`rm -rf build && make`,
+    `mkdir -p out && python gen.py`, `python app.py > out.txt`): what it does is the run."""
+    runs = False
+    for part in (p.strip() for p in re.split(r"\s*(?:&&|;|\|\|)\s*", text) if p.strip()):
+        if part.startswith("cd ") or _MAKES_ROOM.match(part):
+            continue
+        bare = _SCRATCH_TARGET.sub("", part)
+        if _SHELL_EDIT.search(bare) or _SHELL_CREATE.match(part):
+            return False  # it changes files of the work
+        runs = runs or not _SHELL_INSPECT.match(bare)
+    return runs
 
 
 _SHELL_CREATE = re.compile(r"^(?:cat\s*>\s*[\w./~-]+|cat\s*<<-?\s*['\"]?\w+['\"]?\s*>\s*[\w./~-]+|create \S+\s*$|str_replace_editor create )")

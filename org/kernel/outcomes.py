@@ -72,9 +72,20 @@ def _normalised(value: Any, squeeze: bool) -> Any:
     return value
 
 
+#: arguments that label a command for people (Claude Code's Bash `description`), not what it runs
+_LABEL_KEYS = frozenset({"description", "explanation", "thought", "thoughts"})
+
+
+def _action_args(args: Any) -> Any:
+    """A command call's arguments without its labels: the same command described anew is the same action."""
+    if isinstance(args, dict) and not _LABEL_KEYS.isdisjoint(args) and command_of(args) is not None:
+        return {k: v for k, v in args.items() if k not in _LABEL_KEYS}
+    return args
+
+
 def _signature(tool: str, args: Any, squeeze: bool) -> str:
     try:
-        encoded = json.dumps(_normalised(args, squeeze), sort_keys=True, separators=(",", ":"), default=str, ensure_ascii=False)
+        encoded = json.dumps(_normalised(_action_args(args), squeeze), sort_keys=True, separators=(",", ":"), default=str, ensure_ascii=False)
     except Exception:  # arguments that cannot be printed: same tool, unknown arguments
         try:
             encoded = repr(args)
@@ -85,8 +96,9 @@ def _signature(tool: str, args: Any, squeeze: bool) -> str:
 
 def canonical_signature(tool: str, args: Any) -> str:
     """What a call does: same tool and same arguments, in any key order, give the same
-    signature. Whitespace inside an argument counts (two `sed` patterns that differ in
-    their spaces are two actions); only leading and trailing whitespace is ignored."""
+    signature; a command's labels (Claude Code's `description`) are no part of it. Whitespace
+    inside an argument counts (two `sed` patterns that differ in their spaces are two
+    actions); only leading and trailing whitespace is ignored."""
     return _signature(tool, args, False)
 
 
