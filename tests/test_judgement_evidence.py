@@ -293,6 +293,29 @@ def test_a_heredoc_fed_to_a_program_is_a_run_and_one_into_a_file_an_edit_that_cr
     assert not leaves_code({"command": "echo 'x = 1' >> src/config.py"})
 
 
+def test_code_that_agent_zero_runs_as_a_program_is_judged_as_one(make_session):
+    """Agent-Zero's `runtime: python` (and `nodejs`) runs code, not shell: `x > 1` is a comparison,
+    and code that writes a file (`open(p, "w")`, `write_text`) edits it, as a script fed to
+    Python through a heredoc does; reruns after such edits are reruns after changes."""
+    from org.kernel.classify import action_kind
+
+    def code(runtime: str, text: str) -> dict:
+        return {"runtime": runtime, "session": 0, "code": text}
+
+    assert action_kind("code_execution_tool", code("python", "rows = load()\nif len(rows) > 1:\n    print(rows)")) == "run"
+    assert action_kind("code_execution_tool", code("nodejs", "console.log(a > b)")) == "run"
+    patch = "s = open('app.py').read()\nopen('app.py', 'w').write(s.replace('x + 1', 'x + 2'))"
+    assert action_kind("code_execution_tool", code("python", patch)) == "edit"
+    assert action_kind("code_execution_tool", code("nodejs", "fs.writeFileSync('a.js', src)")) == "edit"
+    assert action_kind("Bash", {"command": f"python3 - <<'EOF'\n{patch}\nEOF"}) == "edit"
+    assert action_kind("Bash", {"command": "python3 - <<'EOF'\nprint(1 > 0)\nEOF"}) == "run"
+    session = make_session(doctrine={"breaker": {"enabled": False}})
+    for n in range(4):
+        session.run({"tool": "code_execution_tool", "args": code("python", patch.replace("2", str(n + 2))), "output": ""},
+                    sh("python app.py", traceback("TypeError: unsupported operand")))
+    assert [a for _, a in session.anomalies()] == ["rerun"] and "No effect" in session.steering()[-1][2]
+
+
 def test_a_command_that_clears_or_makes_room_around_a_run_is_the_run(make_session):
     """`rm -rf generated && sphinx-autogen …` regenerates the docs: run again after each change of
     the configuration it is no edit applied again and again, and its output is what the run gave."""

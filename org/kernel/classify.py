@@ -555,6 +555,14 @@ def _edits_a_file(args: dict) -> bool:
 #: hooks as one tool): called with a file and no text to write, it reads.
 _EDITOR_NAMES = re.compile(r"(?:^|[_.:-])(?:text_?)?editor$", re.IGNORECASE)
 
+#: Agent-Zero's code runtimes that run the code as a program, not as shell.
+_PROGRAM_RUNTIMES = frozenset({"python", "nodejs"})
+#: A heredoc fed to an interpreter: its body is a program.
+_FED_TO_PROGRAM = re.compile(r"^(?:python3?|node|ruby|perl)\b[^<]*<<")
+#: A program that writes a file: Python's `open(…, "w")`, `write_text`, Node's `fs.writeFileSync`.
+_WRITES_FILE = re.compile(r"\bopen\([^)]*,\s*(?:mode\s*=\s*)?[rbt]?['\"][rbt]?[wax]|\.write_(?:text|bytes)\("
+                          r"|\bfs\.(?:writeFile|appendFile)(?:Sync)?\(")
+
 
 def action_kind(tool: str, args: Any) -> ActionKind:
     """Whether a call looks (``inspect``), changes files (``edit``) or runs something (``run``)."""
@@ -576,10 +584,14 @@ def action_kind(tool: str, args: Any) -> ActionKind:
     command = command_of(args)
     if command is None:
         return "inspect" if _EDITOR_NAMES.search(tool) and isinstance(args, dict) and _has_text(args, _PATH_KEYS) else "run"
+    if isinstance(args, dict) and args.get("runtime") in _PROGRAM_RUNTIMES:
+        return "edit" if _WRITES_FILE.search(command) else "run"  # a program, not shell: `x > 1` redirects nothing
     text = command.strip()
     text = re.sub(r"^(?:cd [^;&|]+(?:&&|;)\s*)+", "", text)  # "cd repo && …": what follows is the action
-    first, _, _ = text.partition("\n")
+    first, _, body = text.partition("\n")
     if "<<" in first:
+        if _FED_TO_PROGRAM.match(first) and _WRITES_FILE.search(body):
+            return "edit"  # a script that rewrites a file (`python3 - <<'EOF'` … `write_text(…)`)
         text = first  # a heredoc's body is the program's input (`python3 << EOF`), not shell: its `>` redirects nothing
     if _SHELL_EDIT.search(text):
         return "run" if _prepares_a_run(text) else "edit"
