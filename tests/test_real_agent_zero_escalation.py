@@ -215,3 +215,30 @@ def test_researching_the_error_through_mcp_tools_is_no_cascade(tree, tmp_path): 
     failures = [m["content"] for m in result["history"] if not m["ai"] and "/app.py" in m["content"] and "cv2_missing_module" in m["content"]]
     assert len(failures) >= 2, [m["content"][-200:] for m in result["history"]]  # the two runs really failed
     assert not [w for w in warnings(result) if "[SUPERVISOR]" in w], warnings(result)
+
+
+
+@pytest.mark.parametrize(("writes", "said"), [(True, "No effect: you ran"), (False, "Rerun: you ran")], ids=["rewrites", "compares"])
+def test_python_code_is_judged_as_a_program_between_failing_runs(tree, tmp_path, writes, said):  # noqa: F811
+    """Agent-Zero's `runtime: python` runs code, not shell: code that rewrites a file is an edit,
+    so the failing run repeated after it is "no effect" (changes that did not reach it); code
+    that only compares (`if n > 0`) changes nothing, so the run was repeated with nothing changed."""
+    install_pack(tree, activate=True)
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "app.py").write_text("import lib\nprint('total: ' + lib.LIMIT)\n")
+    (work / "lib.py").write_text("LIMIT = 0\nTIMEOUT = 0\n")
+    run = command("Run the app", f"cd {work} && python3 app.py")
+
+    def python(n: int) -> dict:
+        path = str(work / "lib.py")
+        code = (f"open({path!r}, 'w').write('LIMIT = 0\\nTIMEOUT = {n}\\n')\nprint('written')" if writes
+                else f"timeout = int(open({path!r}).read().split()[-1])\nprint(timeout > {n})")
+        return {"thoughts": [f"Look at the timeout, step {n}."], "headline": f"Python {n}", "tool_name": "code_execution_tool",
+                "tool_args": {"runtime": "python", "session": 1, "reset": False, "code": code}}
+
+    script = [run, python(1), run, python(2), run, python(3), run, FINAL]
+    result = run_chat(tree, script, tmp_path, harness_args=("--workdir", str(work)))
+    assert (work / "lib.py").read_text() == ("LIMIT = 0\nTIMEOUT = 3\n" if writes else "LIMIT = 0\nTIMEOUT = 0\n")
+    steering = [w for w in warnings(result) if "[SUPERVISOR]" in w]
+    assert len(steering) == 1 and said in steering[0], steering
