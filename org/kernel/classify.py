@@ -405,10 +405,14 @@ def classify_output(text: str | None, known: Any = None) -> Verdict:
         rejected = _EDIT_REJECTED.search(sample)
     if rejected is not None:
         finding = _EDIT_FINDING.search(sample)
-        failures = [] if finding else _CHECK_FAILURE.findall(sample)
+        check = None if finding else next(reversed(_CHECK_FAILURE.findall(sample)), None)
         # a str_replace editor's "No replacement was performed, " (or ". ") is followed by the reason
         reason = _NO_REPLACEMENT.sub("", _TOOL_ERROR_TAGS.sub("", rejected.group(0)).strip())
-        line = EDIT_REFUSED + (finding.group(1) if finding else CHECK_FAILED + failures[-1] if failures else reason)
+        if finding:
+            reason = finding.group(1)
+        elif check:
+            reason = CHECK_FAILED + check
+        line = EDIT_REFUSED + reason
         return _named("syntax" if re.search(r"\bE999\b|SyntaxError|IndentationError", line) else "execution", line)
     marked = _TOOL_ERROR.match(sample)
     if marked is not None:
