@@ -564,7 +564,7 @@ _PROGRAM_RUNTIMES = frozenset({"python", "nodejs"})
 #: A heredoc fed to an interpreter: its body is a program.
 _FED_TO_PROGRAM = re.compile(r"^(?:python3?|node|ruby|perl)\b[^<]*<<")
 #: A program that writes a file: Python's `open(…, "w")`, `write_text`, Node's `fs.writeFileSync`.
-_WRITES_FILE = re.compile(r"\bopen\([^)]*,\s*(?:mode\s*=\s*)?[rbt]?['\"][rbt]?[wax]|\.write_(?:text|bytes)\("
+_WRITES_FILE = re.compile(r"\bopen\([^)]*,\s*(?:mode\s*=\s*)?[rbt]?['\"][rbt]?[wax]|\.open\(\s*['\"][rbt]?[wax]|\.write_(?:text|bytes)\("
                           r"|\bfs\.(?:writeFile|appendFile)(?:Sync)?\(")
 
 
