@@ -122,6 +122,10 @@ def test_the_same_call_that_worked_with_the_same_output_is_told_to_use_it_not_to
     [(_, _, text)] = session.steering()
     assert "`python reproduce.py` 3 times and got the same output each time" in text and "act on it" in text
     assert "(the same" not in text and "fix" not in text
+    session = make_session()
+    session.run(*[sh("edit 7:7\n@JsonDeserialize(using = Custom.class)\nend_of_edit", "[File: Thing.java (40 lines total)]\nFile updated.")] * 3)
+    [(_, _, text)] = session.steering()
+    assert "applied the same edit `edit 7:7" in text and "It is in already" in text
 
 
 def test_the_same_failure_with_changing_times_paths_and_pids_is_the_same_failure(make_session):

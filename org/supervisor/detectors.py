@@ -69,8 +69,9 @@ def _outcome(o: ToolOutcome) -> str:
 
 
 def _loop(s: Snapshot, last: ToolOutcome, times: int, pattern: str, episode: str) -> Finding:
-    worked = last.ok and not last.error_type  # nothing to fix: the advice is to use what it gave
-    return Finding(anomaly="loop", template="loop_same_result" if worked else "loop_repeat", turn=s.turn, evidence={
+    worked = last.ok and not last.error_type  # nothing to fix: the advice is to use what it gave, or that the edit is in
+    template = ("loop_same_edit" if last.kind == "edit" else "loop_same_result") if worked else "loop_repeat"
+    return Finding(anomaly="loop", template=template, turn=s.turn, evidence={
         "pattern": pattern, "tool": last.tool, "action": _what(last), "times": times, "outcome": _outcome(last),
         "error_type": last.error_type or "", "episode": episode, "subject": last.signature})
 
