@@ -313,6 +313,8 @@ def test_code_that_agent_zero_runs_as_a_program_is_judged_as_one(make_session):
     assert action_kind("code_execution_tool", code("nodejs", "fs.writeFileSync('a.js', src)")) == "edit"
     assert action_kind("Bash", {"command": f"python3 - <<'EOF'\n{patch}\nEOF"}) == "edit"
     assert action_kind("Bash", {"command": "python3 - <<'EOF'\nprint(1 > 0)\nEOF"}) == "run"
+    assert action_kind("Bash", {"command": "python3 -c \"from app import rows; print(len(rows()) > 1)\""}) == "run"
+    assert action_kind("Bash", {"command": "python3 -c 'print(1)' > settings.py"}) == "edit"
     session = make_session(doctrine={"breaker": {"enabled": False}})
     for n in range(4):
         session.run({"tool": "code_execution_tool", "args": code("python", patch.replace("2", str(n + 2))), "output": ""},

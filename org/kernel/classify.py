@@ -561,8 +561,11 @@ _EDITOR_NAMES = re.compile(r"(?:^|[_.:-])(?:text_?)?editor$", re.IGNORECASE)
 
 #: Agent-Zero's code runtimes that run the code as a program, not as shell.
 _PROGRAM_RUNTIMES = frozenset({"python", "nodejs"})
-#: A heredoc fed to an interpreter: its body is a program.
-_FED_TO_PROGRAM = re.compile(r"^(?:python3?|node|ruby|perl)\b[^<]*<<")
+#: A program given in the command line (`python -c "…"`, `node -e '…'`): its `>` is no redirect.
+_INLINE_PROGRAM = re.compile(r"(\s-[ce]\s+)([\"'])(?:\\.|(?!\2).)*\2", re.DOTALL)
+#: A heredoc fed to an interpreter: its body is a program. (A one-line `python -c` that writes a
+#: file mostly writes the task's output, not its code: it stays a run.)
+_FED_TO_PROGRAM = re.compile(r"^(?:python3?|node|ruby|perl)\b[^<\n]*<<")
 #: A program that writes a file: Python's `open(…, "w")`, `write_text`, Node's `fs.writeFileSync`.
 _WRITES_FILE = re.compile(r"\bopen\([^)]*,\s*(?:mode\s*=\s*)?[rbt]?['\"][rbt]?[wax]|\.open\(\s*['\"][rbt]?[wax]|\.write_(?:text|bytes)\("
                           r"|\bfs\.(?:writeFile|appendFile)(?:Sync)?\(")
@@ -592,14 +595,15 @@ def action_kind(tool: str, args: Any) -> ActionKind:
         return "edit" if _WRITES_FILE.search(command) else "run"  # a program, not shell: `x > 1` redirects nothing
     text = command.strip()
     text = re.sub(r"^(?:cd [^;&|]+(?:&&|;)\s*)+", "", text)  # "cd repo && …": what follows is the action
-    first, _, body = text.partition("\n")
-    if "<<" in first:
-        if _FED_TO_PROGRAM.match(first) and _WRITES_FILE.search(body):
-            return "edit"  # a script that rewrites a file (`python3 - <<'EOF'` … `write_text(…)`)
-        text = first  # a heredoc's body is the program's input (`python3 << EOF`), not shell: its `>` redirects nothing
-    if _SHELL_EDIT.search(text):
-        return "run" if _prepares_a_run(text) else "edit"
-    if _SHELL_INSPECT.match(text):
+    first, _, _ = text.partition("\n")
+    if _FED_TO_PROGRAM.match(first) and _WRITES_FILE.search(text):
+        return "edit"  # a script that rewrites a file (`python3 - <<'EOF'` … `write_text(…)`)
+    # a heredoc's body is the program's input (`python3 << EOF`), and `python -c "…"` the program:
+    # not shell, so their `>` redirects nothing
+    shell = first if "<<" in first else _INLINE_PROGRAM.sub(r"\1''", text)
+    if _SHELL_EDIT.search(shell):
+        return "run" if _prepares_a_run(shell) else "edit"
+    if _SHELL_INSPECT.match(first):
         return "inspect"
     return "run"
 
