@@ -221,3 +221,6 @@ def test_a_tool_named_for_fetching_or_searching_brings_back_content_and_fails_in
     assert outcomes[-1].error_signature == outcomes[0].error_signature is not None
     session.run({"tool": "fetch.fetch", "args": {"url": "https://example.org/x"}, "output": "ERROR: Failed to fetch https://example.org/x - status 404"})
     assert session.agent.data[LEDGER_KEY].outcomes[-1].ok is False
+    from org.kernel.classify import reports_content  # a name that also says it changes something is no reporting tool
+    assert not reports_content("search_and_replace", {"path": "a.py", "search": "f(", "replace": "g("})
+    assert not reports_content("git_fetch", {"remote": "origin"}) and not reports_content("docs_write", {"path": "a", "text": "b"})

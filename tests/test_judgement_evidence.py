@@ -123,9 +123,9 @@ def test_the_same_call_that_worked_with_the_same_output_is_told_to_use_it_not_to
     assert "`python reproduce.py` 3 times and got the same output each time" in text and "act on it" in text
     assert "(the same" not in text and "fix" not in text
     session = make_session()
-    session.run(*[sh("edit 7:7\n@JsonDeserialize(using = Custom.class)\nend_of_edit", "[File: Thing.java (40 lines total)]\nFile updated.")] * 3)
+    session.run(*[sh("echo 'import os' >> src/app.py", "")] * 3)  # each one appended again: "only repeats it", not "changes nothing"
     [(_, _, text)] = session.steering()
-    assert "applied the same edit `edit 7:7" in text and "It is in already" in text
+    assert "applied the same edit `echo 'import os' >> src/app.py`" in text and "Applying it again only repeats it" in text
 
 
 def test_the_same_failure_with_changing_times_paths_and_pids_is_the_same_failure(make_session):
@@ -168,6 +168,11 @@ def test_an_editor_whose_own_check_failed_is_named_and_not_told_to_fix_the_edit(
     [(_, _, text)] = session.steering()
     assert "Error code '#' supplied" in text and "the editor's own check failed, not your edit" in text
     assert "range" not in text  # nothing in the edit to fix
+
+
+def test_a_linter_finding_with_its_line_and_column_is_the_finding_not_a_failed_check():
+    numbered = REFUSED.replace("- E999 IndentationError", "- line 12 col 5: E999 IndentationError")
+    assert classify_output(numbered).error_line == "edit not applied: E999 IndentationError: unexpected indent"
 
 
 def test_edits_the_editor_refused_for_the_same_reason_are_not_churn(make_session):
@@ -301,7 +306,7 @@ def test_code_that_agent_zero_runs_as_a_program_is_judged_as_one(make_session):
     """Agent-Zero's `runtime: python` (and `nodejs`) runs code, not shell: `x > 1` is a comparison,
     and code that writes a file (`open(p, "w")`, `write_text`) edits it, as a script fed to
     Python through a heredoc does; reruns after such edits are reruns after changes."""
-    from org.kernel.classify import action_kind
+    from org.kernel.classify import action_kind, leaves_code
 
     def code(runtime: str, text: str) -> dict:
         return {"runtime": runtime, "session": 0, "code": text}
@@ -315,6 +320,13 @@ def test_code_that_agent_zero_runs_as_a_program_is_judged_as_one(make_session):
     assert action_kind("Bash", {"command": "python3 - <<'EOF'\nprint(1 > 0)\nEOF"}) == "run"
     assert action_kind("Bash", {"command": "python3 -c \"from app import rows; print(len(rows()) > 1)\""}) == "run"
     assert action_kind("Bash", {"command": "python3 -c 'print(1)' > settings.py"}) == "edit"
+    reads = ("print(open(os.path.join(root, 'app.py')).read())", "im = Image.open('avatar.png')", "z.open('word/document.xml')")
+    assert [action_kind("code_execution_tool", code("python", text)) for text in reads] == ["run"] * 3  # a file named a…, w…, x… is no mode
+    assert action_kind("code_execution_tool", code("python", "with open(os.path.join(d, 'a.py'), 'w') as f:\n    f.write(s)")) == "edit"
+    assert action_kind("code_execution_tool", {"runtime": ["python"], "code": "print(1)"}) == "run"  # a runtime of another type
+    assert not leaves_code(code("python", patch))  # it changes the code under work: the baseline ends
+    unclosed = 'python -c "import sys; print(\'' + "a\\t" * 30 + '\\n\')'  # a quote never closed, many escapes: no backtracking
+    assert action_kind("Bash", {"command": unclosed}) == "inspect"  # an import and a print: a look
     session = make_session(doctrine={"breaker": {"enabled": False}})
     for n in range(4):
         session.run({"tool": "code_execution_tool", "args": code("python", patch.replace("2", str(n + 2))), "output": ""},
@@ -329,7 +341,8 @@ def test_a_command_that_clears_or_makes_room_around_a_run_is_the_run(make_sessio
 
     for command in ("rm -rf build && make", "mkdir -p out && python gen.py", "python app.py > out.txt"):
         assert action_kind("Bash", {"command": command}) == "run", command
-    for command in ("rm -rf build", "sed -i 's/a/b/' a.py && python a.py", "cp fixed.py a.py && python a.py", "echo x > config.py"):
+    for command in ("rm -rf build", "sed -i 's/a/b/' a.py && python a.py", "cp fixed.py a.py && python a.py", "echo x > config.py",
+                    "rm tests/test_old.py && pytest", "touch src/__init__.py && pytest", "sh -c 'printf x > src/a.py'"):
         assert action_kind("Bash", {"command": command}) == "edit", command
     session = make_session()
     regenerate = "rm -rf generated && PYTHONPATH=. sphinx-autogen -i -o generated index.rst"

@@ -144,7 +144,7 @@ _EDIT_REJECTED = re.compile(r"^.*(?:Your changes have NOT been applied|No replac
 # `path` parameter: … does not exist."): the call failed, whatever the message says.
 _TOOL_ERROR_TAGS = re.compile(r"</?tool_use_error>")
 _TOOL_ERROR = re.compile(r"\A\s*(?:<tool_use_error>|ERROR:[ \t]*\n)\s*(?P<message>[^\n]*?)\s*(?:</tool_use_error>|$)", _M)
-_EDIT_FINDING = re.compile(r"^- ([A-Z]\d{3,4} .*)$", _M)
+_EDIT_FINDING = re.compile(r"^- (?:line \d+ col \d+: )?([A-Z]\d{3,4} .*)$", _M)
 # A list of errors with no finding in it is the check's own failure (SWE-agent's flake8 crashing on
 # a project's setup.cfg: "- Error code '#' supplied to 'ignore' option does not match …", or "- \"local[X101]\"
 # failed during execution due to FileNotFoundError(…)"): no edit through that editor goes in.
@@ -457,6 +457,8 @@ REPORTING_TOOLS = frozenset({"search_engine", "document_query", "knowledge_tool"
 # Any tool named for fetching or searching (MCP servers' `fetch`, `brave_web_search`, `tavily-search`,
 # `firecrawl_scrape`, `get-library-docs`; Agent-Zero names them `server.tool`) that runs no command.
 _REPORTING_NAMES = re.compile(r"(?:^|[_.:-])(?:search|fetch|scrape|crawl|docs)(?:[_.:-]|$)", re.IGNORECASE)
+_CHANGING_NAMES = re.compile(r"(?:^|[_.:-])(?:replace|write|edit|create|delete|remove|update|patch|insert|apply|save|git)(?:[_.:-]|$)",
+                             re.IGNORECASE)
 # A reporting tool's own failure is one line: an error ("ConnectionError: Name or service not known"),
 # or its words for it ("Search Engine search failed: …", "Error processing document: …").
 _REPORT_FAILED = re.compile(r"(?:Error\b|❌|.{0,60}\b(?:failed(?::| to\b)|not available\b|argument missing\b))[^\n]*")
@@ -464,8 +466,8 @@ _REPORT_FAILED = re.compile(r"(?:Error\b|❌|.{0,60}\b(?:failed(?::| to\b)|not a
 
 def reports_content(tool: str, args: Any) -> bool:
     """The tool brings back text from elsewhere (see ``REPORTING_TOOLS``)."""
-    return tool in REPORTING_TOOLS or (_REPORTING_NAMES.search(tool) is not None and isinstance(args, dict)
-                                       and command_of(args) is None and not _edits_a_file(args))
+    return tool in REPORTING_TOOLS or (_REPORTING_NAMES.search(tool) is not None and _CHANGING_NAMES.search(tool) is None
+                                       and isinstance(args, dict) and command_of(args) is None and not _edits_a_file(args))
 
 
 def classify_report(text: str | None) -> Verdict:
@@ -562,13 +564,26 @@ _EDITOR_NAMES = re.compile(r"(?:^|[_.:-])(?:text_?)?editor$", re.IGNORECASE)
 #: Agent-Zero's code runtimes that run the code as a program, not as shell.
 _PROGRAM_RUNTIMES = frozenset({"python", "nodejs"})
 #: A program given in the command line (`python -c "…"`, `node -e '…'`): its `>` is no redirect.
-_INLINE_PROGRAM = re.compile(r"(\s-[ce]\s+)([\"'])(?:\\.|(?!\2).)*\2", re.DOTALL)
+_INLINE_PROGRAM = re.compile(r"(\b(?:python3?|node|ruby|perl)(?:\s+-\w+)*?\s+-[ce]\s+)([\"'])(?:\\.|(?!\2)[^\\])*\2")
 #: A heredoc fed to an interpreter: its body is a program. (A one-line `python -c` that writes a
 #: file mostly writes the task's output, not its code: it stays a run.)
 _FED_TO_PROGRAM = re.compile(r"^(?:python3?|node|ruby|perl)\b[^<\n]*<<")
 #: A program that writes a file: Python's `open(…, "w")`, `write_text`, Node's `fs.writeFileSync`.
-_WRITES_FILE = re.compile(r"\bopen\([^)]*,\s*(?:mode\s*=\s*)?[rbt]?['\"][rbt]?[wax]|\.open\(\s*['\"][rbt]?[wax]|\.write_(?:text|bytes)\("
+_WRITES_FILE = re.compile(r"\bopen\((?:[^()]|\([^()]*\)){0,300}?,\s*(?:mode\s*=\s*)?['\"][rbt+]*[wax][rbt+]*['\"]|\.open\(\s*['\"][rbt+]*[wax][rbt+]*['\"]"
+                          r"|\.write_(?:text|bytes)\("
                           r"|\bfs\.(?:writeFile|appendFile)(?:Sync)?\(")
+
+
+def _runs_program(args: Any) -> bool:
+    """Agent-Zero runs the call's code as a program (`runtime: python`, `nodejs`)."""
+    runtime = args.get("runtime") if isinstance(args, dict) else None
+    return isinstance(runtime, str) and runtime in _PROGRAM_RUNTIMES
+
+
+def _program_edits(args: Any, command: str) -> bool:
+    """A program that rewrites a file: Agent-Zero's program runtimes, or a heredoc fed to an interpreter."""
+    first = re.sub(r"^(?:cd [^;&|]+(?:&&|;)\s*)+", "", command.strip().partition("\n")[0])
+    return (_runs_program(args) or _FED_TO_PROGRAM.match(first) is not None) and _WRITES_FILE.search(command) is not None
 
 
 def action_kind(tool: str, args: Any) -> ActionKind:
@@ -591,12 +606,12 @@ def action_kind(tool: str, args: Any) -> ActionKind:
     command = command_of(args)
     if command is None:
         return "inspect" if _EDITOR_NAMES.search(tool) and isinstance(args, dict) and _has_text(args, _PATH_KEYS) else "run"
-    if isinstance(args, dict) and args.get("runtime") in _PROGRAM_RUNTIMES:
+    if _runs_program(args):
         return "edit" if _WRITES_FILE.search(command) else "run"  # a program, not shell: `x > 1` redirects nothing
     text = command.strip()
     text = re.sub(r"^(?:cd [^;&|]+(?:&&|;)\s*)+", "", text)  # "cd repo && …": what follows is the action
     first, _, _ = text.partition("\n")
-    if _FED_TO_PROGRAM.match(first) and _WRITES_FILE.search(text):
+    if _program_edits(args, text):
         return "edit"  # a script that rewrites a file (`python3 - <<'EOF'` … `write_text(…)`)
     # a heredoc's body is the program's input (`python3 << EOF`), and `python -c "…"` the program:
     # not shell, so their `>` redirects nothing
@@ -608,14 +623,14 @@ def action_kind(tool: str, args: Any) -> ActionKind:
     return "run"
 
 
-_MAKES_ROOM = re.compile(r"^(?:rm|mkdir|touch|chmod)\b")
+_MAKES_ROOM = re.compile(r"^(?:rm\s+-\w*[rR]\w*\s|mkdir\b|chmod\b)")
 
 
 def _prepares_a_run(text: str) -> bool:
     """A command that only clears or makes room around a run (`rm -rf build && make`,
     `mkdir -p out && python gen.py`, `python app.py > out.txt`): what it does is the run."""
     runs = False
-    for part in (p.strip() for p in re.split(r"\s*(?:&&|;|\|\|)\s*", text) if p.strip()):
+    for part in (p.strip() for p in re.split(r"&&|;|\|\|", text) if p.strip()):
         if part.startswith("cd ") or _MAKES_ROOM.match(part):
             continue
         bare = _SCRATCH_TARGET.sub("", part)
@@ -642,9 +657,9 @@ def leaves_code(args: Any) -> bool:
     if args.get("command") == "create" or (_has_text(args, _CONTENT_KEYS) and not any(k in args for k in _OLD_TEXT_KEYS)):
         return True
     command = command_of(args)
-    if command is None:
+    if command is None or _program_edits(args, command):
         return False
-    parts = [p.strip() for p in re.split(r"\s*(?:&&|;|\|\|)\s*", command.strip().partition("\n")[0]) if p.strip()]
+    parts = [p.strip() for p in re.split(r"&&|;|\|\|", command.strip().partition("\n")[0]) if p.strip()]
     return bool(parts) and all(p.startswith("cd ") or _SHELL_CREATE.match(p) or _SHELL_WORKSPACE.match(p)
                                or (_SCRATCH_TARGET.search(p) and not _SHELL_EDIT.search(_SCRATCH_TARGET.sub("", p)))
                                or not _SHELL_EDIT.search(p) for p in parts)
