@@ -210,12 +210,11 @@ def test_researching_the_error_through_mcp_tools_is_no_cascade(tree, tmp_path): 
     script = [run, research("search", query="No module named cv2_missing_module"),
               research("fetch", url="https://stackoverflow.com/q/1"), run, FINAL]
     result = run_chat(tree, script, tmp_path, harness_args=("--workdir", str(work), "--mcp-servers", json.dumps(servers)))
-    found = [m["content"] for m in result["history"] if not m["ai"] and "Stack Overflow" in m["content"] or "guard the import" in m["content"]]
+    found = [m["content"] for m in result["history"] if not m["ai"] and ("Stack Overflow" in m["content"] or "guard the import" in m["content"])]
     assert len(found) >= 2, [m["content"][-200:] for m in result["history"]]  # both MCP tools answered
     failures = [m["content"] for m in result["history"] if not m["ai"] and "/app.py" in m["content"] and "cv2_missing_module" in m["content"]]
     assert len(failures) >= 2, [m["content"][-200:] for m in result["history"]]  # the two runs really failed
     assert not [w for w in warnings(result) if "[SUPERVISOR]" in w], warnings(result)
-
 
 
 @pytest.mark.parametrize(("writes", "said"), [(True, "No effect: you ran"), (False, "Rerun: you ran")], ids=["rewrites", "compares"])
