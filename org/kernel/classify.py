@@ -574,6 +574,19 @@ _WRITES_FILE = re.compile(r"\bopen\((?:[^()]|\([^()]*\)){0,300}?,\s*(?:mode\s*=\
                           r"|\bfs\.(?:writeFile|appendFile)(?:Sync)?\(")
 
 
+#: "cd repo && …", "cd repo; …": where the action runs, not the action.
+_CD_PREFIX = re.compile(r"^(?:cd [^;&|]+(?:&&|;)\s*)+")
+
+
+def _without_cd(command: str) -> str:
+    return _CD_PREFIX.sub("", command.strip())
+
+
+def _command_parts(text: str) -> list[str]:
+    """The commands a line chains with `&&`, `;` or `||`."""
+    return [p.strip() for p in re.split(r"&&|;|\|\|", text) if p.strip()]
+
+
 def _runs_program(args: Any) -> bool:
     """Agent-Zero runs the call's code as a program (`runtime: python`, `nodejs`)."""
     runtime = args.get("runtime") if isinstance(args, dict) else None
@@ -582,7 +595,7 @@ def _runs_program(args: Any) -> bool:
 
 def _program_edits(args: Any, command: str) -> bool:
     """A program that rewrites a file: Agent-Zero's program runtimes, or a heredoc fed to an interpreter."""
-    first = re.sub(r"^(?:cd [^;&|]+(?:&&|;)\s*)+", "", command.strip().partition("\n")[0])
+    first = _without_cd(command).partition("\n")[0]
     return (_runs_program(args) or _FED_TO_PROGRAM.match(first) is not None) and _WRITES_FILE.search(command) is not None
 
 
@@ -606,13 +619,12 @@ def action_kind(tool: str, args: Any) -> ActionKind:
     command = command_of(args)
     if command is None:
         return "inspect" if _EDITOR_NAMES.search(tool) and isinstance(args, dict) and _has_text(args, _PATH_KEYS) else "run"
+    if _program_edits(args, command):
+        return "edit"  # a program that rewrites a file (`runtime: python`, `python3 - <<'EOF'` … `write_text(…)`)
     if _runs_program(args):
-        return "edit" if _WRITES_FILE.search(command) else "run"  # a program, not shell: `x > 1` redirects nothing
-    text = command.strip()
-    text = re.sub(r"^(?:cd [^;&|]+(?:&&|;)\s*)+", "", text)  # "cd repo && …": what follows is the action
+        return "run"  # a program, not shell: `x > 1` redirects nothing
+    text = _without_cd(command)  # "cd repo && …": what follows is the action
     first, _, _ = text.partition("\n")
-    if _program_edits(args, text):
-        return "edit"  # a script that rewrites a file (`python3 - <<'EOF'` … `write_text(…)`)
     # a heredoc's body is the program's input (`python3 << EOF`), and `python -c "…"` the program:
     # not shell, so their `>` redirects nothing
     shell = first if "<<" in first else _INLINE_PROGRAM.sub(r"\1''", text)
@@ -630,7 +642,7 @@ def _prepares_a_run(text: str) -> bool:
     """A command that only clears or makes room around a run (`rm -rf build && make`,
     `mkdir -p out && python gen.py`, `python app.py > out.txt`): what it does is the run."""
     runs = False
-    for part in (p.strip() for p in re.split(r"&&|;|\|\|", text) if p.strip()):
+    for part in _command_parts(text):
         if part.startswith("cd ") or _MAKES_ROOM.match(part):
             continue
         bare = _SCRATCH_TARGET.sub("", part)
@@ -659,7 +671,7 @@ def leaves_code(args: Any) -> bool:
     command = command_of(args)
     if command is None or _program_edits(args, command):
         return False
-    parts = [p.strip() for p in re.split(r"&&|;|\|\|", command.strip().partition("\n")[0]) if p.strip()]
+    parts = _command_parts(command.strip().partition("\n")[0])
     return bool(parts) and all(p.startswith("cd ") or _SHELL_CREATE.match(p) or _SHELL_WORKSPACE.match(p)
                                or (_SCRATCH_TARGET.search(p) and not _SHELL_EDIT.search(_SCRATCH_TARGET.sub("", p)))
                                or not _SHELL_EDIT.search(p) for p in parts)
@@ -710,7 +722,7 @@ def says_only(args: Any, tool: str = "") -> bool:
     command = command_of(args)
     if command is None:
         return False
-    text = re.sub(r"^(?:cd [^;&|]+(?:&&|;)\s*)+", "", command.strip())
+    text = _without_cd(command)
     return all(_SHELL_SAY.match(part.strip()) for part in re.split(r"\s*(?:&&|;|\n)\s*", text) if part.strip()) if text else False
 
 

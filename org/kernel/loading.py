@@ -31,6 +31,7 @@ def load_yaml(text: str) -> Any:
     """YAML text to data, safely, with the C loader when PyYAML has it."""
     return yaml.load(text, Loader=_LOADER)
 
+
 #: Files larger than this are refused before parsing: a doctrine is a page, not a novel.
 MAX_DOCUMENT_BYTES = 1_000_000
 

@@ -23,7 +23,6 @@ Everything before it is A0's own console output.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import shutil
@@ -374,7 +373,10 @@ def main():
 
         config = initialize.initialize_agent(override_settings=override or None)
         if args.mcp_servers:  # connects each server and lists its tools before returning
-            mcp_handler = importlib.import_module("helpers.mcp_handler" if layout == "v1" else "python.helpers.mcp_handler")
+            if layout == "v1":
+                from helpers import mcp_handler
+            else:
+                from python.helpers import mcp_handler
             mcp_handler.initialize_mcp(args.mcp_servers)
         context = AgentContext(config)
         if args.project:  # first: a project folder that exists already would be created under another name
