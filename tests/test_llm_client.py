@@ -225,6 +225,16 @@ def test_retries_stop_after_max_retries(llm_server, llm_key):
     assert len(llm_server.requests) == 3 and llm_server.pending == 2
 
 
+def test_giving_up_names_the_first_failure_when_it_differs_from_the_last(llm_server, llm_key):
+    """A lost first answer shows as the cause: later attempts only met an empty script."""
+    llm_server.script(Drop(), Status(503, "overloaded"), Status(503, "overloaded"))
+    with pytest.raises(ModelUnavailable) as raised:
+        ask(ChatClient(model_config_for(llm_server, max_retries=2)))
+    reason = raised.value.reason
+    assert reason.startswith(f"HTTP 503 from 127.0.0.1:{llm_server.port}: overloaded (gave up after 3 attempts; the first: ")
+    assert "cannot reach" in reason.split("the first: ")[1]
+
+
 def test_backoff_grows_between_attempts(llm_server, llm_key):
     """0.1 s doubling, jitter 0.5x-1.5x: three pauses take at least 0.05 + 0.1 + 0.2 s."""
     llm_server.script(Status(500), Status(500), Status(500), Reply.valid(Findings, GOOD))

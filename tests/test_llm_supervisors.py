@@ -57,7 +57,7 @@ def write_config(home: Path, server: ScriptedServer | None, **supervisors: dict)
     settings.update({name: {"enabled": True, **values} for name, values in supervisors.items()})
     config = {
         "model": {"base_url": server.base_url if server else "http://127.0.0.1:9/v1", "model": "scripted/model",
-                  "api_key_env": KEY_ENV, "timeout_seconds": 5, "max_retries": 3, "backoff_seconds": 0.01},
+                  "api_key_env": KEY_ENV, "timeout_seconds": 60, "max_retries": 3, "backoff_seconds": 0.01},
         "supervisors": settings,
     }
     path = home / "supervisors.yaml"

@@ -114,7 +114,7 @@ class Transport:
 
         ``deadline`` is a ``time.monotonic()`` instant; ``key`` is scrubbed from every reason.
         """
-        attempt = 0
+        attempt, first_reason = 0, None
         while True:
             attempt += 1
             now = self.clock.monotonic()
@@ -125,8 +125,11 @@ class Transport:
                 return outcome, attempt
             if not outcome.retryable:
                 raise ModelUnavailable(outcome.reason, outcome.kind, outcome.status)
+            first_reason = first_reason or outcome.reason
             if attempt > self.config.max_retries:
-                raise ModelUnavailable(f"{outcome.reason} (gave up after {attempt} attempts)", outcome.kind, outcome.status)
+                # a first failure unlike the last is often the cause (a timeout whose answer was lost)
+                first = f"; the first: {first_reason}" if first_reason != outcome.reason else ""
+                raise ModelUnavailable(f"{outcome.reason} (gave up after {attempt} attempts{first})", outcome.kind, outcome.status)
             delay = self._delay(attempt, outcome.retry_after)
             if self.clock.monotonic() + delay >= deadline:
                 raise ModelUnavailable(f"{outcome.reason}; no time left for another attempt within the run's time budget",
