@@ -117,6 +117,37 @@ def test_answering_after_pace_emergency_is_not_ignoring_it(make_session):
     assert not any(r.paused for r in session.results)
 
 
+def view(n: int = 72) -> dict:
+    return {"tool": TOOL, "args": {"runtime": "terminal", "code": f"goto {n}"}, "output": f"[File: /repo/a.py (300 lines total)]\n{n}: x = 1\n"}
+
+
+def test_a_call_that_works_repeated_after_steering_pauses_on_more_proof_and_is_never_blocked(make_session):
+    session = make_session()
+    session.run(*[view()] * 3)  # the loop steering
+    session.run(*[view()] * 3)  # ignored three times: a working call needs more proof than a failing one
+    assert actions(session) == [(3, "steer:loop")]
+    session.run(view())  # the fourth: the proof
+    assert session.results[-1].paused and not any(r.blocked for r in session.results)
+    assert "Paused: steering about `goto 72` (the same output, no error) went unanswered 4 times." in session.results[-1].pause_text
+
+
+def test_an_edit_applied_again_and_again_after_steering_pauses(make_session):
+    """SWE-agent's `edit 1:1` replaces line 1 with the whole new text: each time the file grows."""
+    session = make_session()
+    for n in range(1, 9):
+        session.run({"tool": TOOL, "args": {"runtime": "terminal", "code": "edit 1:1\nimport os\nprint(os.sep)\nend_of_edit"},
+                     "output": f"[File: /repo/reproduce.py ({2 * n} lines total)]\n1:import os\n2:print(os.sep)\n"})
+    assert [a for a in actions(session) if a[1] != "steer:stall"] == [(3, "steer:loop"), (7, "pause")]
+
+
+def test_the_proof_a_working_call_needs_is_set_per_doctrine(make_session):
+    session = make_session(doctrine={"escalation": {"pause_after_ignored_working": 5}})
+    session.run(*[view()] * 7)  # steered at 3, then ignored four times
+    assert not any(r.paused for r in session.results)
+    session.run(view())
+    assert session.results[-1].paused and "went unanswered 5 times" in session.results[-1].pause_text
+
+
 def test_pauses_can_be_switched_off_per_doctrine(make_session):
     session = make_session(doctrine={"escalation": {"pause": False, "pause_after_emergency": False}})
     session.run(*[run_app()] * 15)

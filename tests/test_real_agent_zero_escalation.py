@@ -96,6 +96,22 @@ def test_under_a_real_xo_a_model_that_ignores_steering_is_blocked_and_paused(tre
                                                        "seconds": round(seconds, 1)}))
 
 
+def test_a_model_that_repeats_a_working_command_after_steering_is_paused_never_blocked(tree, tmp_path):  # noqa: F811
+    """A call that works is never blocked: steered at its third run, the chat is paused once it
+    was repeated ``pause_after_ignored_working`` (4) more times, so it runs at most 7 times."""
+    install_pack(tree, activate=True)
+    script = [command(f"check {i}", "printf 'probe-%s\\n' ok && ls /etc | head -3") for i in range(1, 16)] + [FINAL]
+    result = run_chat(tree, script, tmp_path, harness_args=("--stop-when-paused",))
+    ran = sum("probe-ok" in m["content"] for m in result["history"])  # only a run's output says it
+    assert 3 <= ran <= 7, (ran, log_headings(result))
+    assert result["paused"] and result["script_left"] > 0, (result["paused"], result["script_left"], log_headings(result))
+    headings = log_headings(result)
+    assert "Supervisor: paused" in headings and "Supervisor: blocked" not in headings
+    steering = [w for w in warnings(result) if "[SUPERVISOR]" in w]
+    assert "got the same output each time" in steering[0] and "went unanswered 4 times" in steering[-1], steering
+    (tmp_path / "figures.json").write_text(json.dumps({"ran": ran, "main_calls": result["main_calls"]}))
+
+
 def test_a_model_that_changes_course_after_the_first_steering_is_not_blocked_or_paused(tree, tmp_path):  # noqa: F811
     install_pack(tree, activate=True)
     counter = tmp_path / "runs.txt"

@@ -53,9 +53,15 @@ def shape_key(o: ToolOutcome) -> str:
     return f"shape:{o.shape or o.signature}|{o.result}"
 
 
+def reapplied_key(o: ToolOutcome) -> str:
+    """An episode's evidence for one edit that went in again and again (its result changes each time)."""
+    return f"reapplied:{o.signature}"
+
+
 def repeats(o: ToolOutcome, episode: str) -> bool:
     """Whether an outcome is the action and result a loop episode is about."""
-    return call_key(o) in episode or shape_key(o) in episode
+    return (call_key(o) in episode or shape_key(o) in episode
+            or (o.kind == "edit" and o.ok and episode == reapplied_key(o)))
 
 
 def _what(o: ToolOutcome) -> str:
@@ -108,7 +114,7 @@ def detect_repeat(s: Snapshot) -> Finding | None:
         if times >= n:
             return Finding(anomaly="loop", template="loop_reapplied", turn=s.turn, evidence={
                 "pattern": "reapplied", "action": _what(last), "times": times,
-                "episode": f"reapplied:{last.signature}", "subject": last.signature})
+                "episode": reapplied_key(last), "subject": last.signature})
     return None
 
 

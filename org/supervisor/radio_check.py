@@ -22,7 +22,8 @@ The cooldown rule, per anomaly type and independent across types:
 
 The proof that steering is ignored (:func:`ignored`): after a loop steering, the agent does
 the very action again with the same failing result (a blocked attempt counts)
-``escalation.pause_after_ignored`` times; or, after PACE emergency steering, it goes on to a
+``escalation.pause_after_ignored`` times, or with the same result of a call that worked (the
+same output, the same edit going in again) ``escalation.pause_after_ignored_working`` times; or, after PACE emergency steering, it goes on to a
 failure it already had, as many times. Never while the progress signal moves, and after the user
 resumed the chat, not again until the task has moved since.
 
@@ -284,11 +285,11 @@ def ignored(snapshot: Snapshot, result: RadioCheckResult, state: SupervisorState
             continue
         if last.turn <= state.watched.get(anomaly, last.turn) or not repeats(last, key):
             continue
-        if last.ok and last.error_type is None:
-            continue  # rerunning something that works wastes a turn, but harms nothing: not worth a pause
+        # a call that worked is never blocked, so each repeat really runs: it takes more proof
+        needed = escalation.pause_after_ignored_working if last.ok and last.error_type is None else escalation.pause_after_ignored
         state.watched[anomaly] = last.turn
         times = state.ignored_times[anomaly] = state.ignored_times.get(anomaly, 0) + 1
-        if escalation.pause and times >= escalation.pause_after_ignored and key not in state.resumed:
+        if escalation.pause and times >= needed and key not in state.resumed:
             return finding, times
     emergency = next((f for f in result.findings if f.anomaly == "pace" and f.severity == "emergency"), None)
     if emergency is None:
