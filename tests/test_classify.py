@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from org.kernel.classify import action_kind, classify_output, classify_report, error_signature, short_command
+from org.kernel.classify import action_kind, classify_output, classify_report, error_signature, run_text, short_command
 
 PYTEST_PASS = """============================= test session starts ==============================
 platform linux -- Python 3.11.7, pytest-8.1.1, pluggy-1.4.0
@@ -144,6 +144,28 @@ def test_an_error_keeps_its_identity_when_volatile_parts_change():
     assert error_signature(first) == error_signature(again) != error_signature(other)
     assert error_signature("object at 0x7f3a9c2b1d30 failed in /tmp/tmpab12cd/x.py") == \
         error_signature("object at 0x7f00aa11bb22 failed in /tmp/tmpzz99yy/x.py")
+
+
+def test_a_stack_frame_s_line_number_is_volatile_the_error_and_its_place_are_not():
+    def python(line: int, error: str = "KeyError: 'user'") -> str:
+        return f'Traceback (most recent call last):\n  File "/repo/app.py", line {line}, in main\n    load()\n{error}\n'
+    assert run_text(python(31)) == run_text(python(47)) != run_text(python(31, "KeyError: 'token'"))
+    assert run_text("\tat com.acme.App.main(App.java:12)\n") == run_text("\tat com.acme.App.main(App.java:40)\n")
+    assert run_text("    at load (/repo/app.js:3:17)\n") == run_text("    at load (/repo/app.js:9:2)\n")
+    # a syntax error's line says where the code is wrong, and a line printed by the program is its output
+    assert run_text('  File "/repo/app.py", line 3\n') != run_text('  File "/repo/app.py", line 4\n')
+    assert run_text("row 31 of 40\n") != run_text("row 32 of 40\n")
+
+
+def test_a_unittest_failure_is_named_by_its_test_and_error_not_by_its_summary():
+    output = ("E\n" + "=" * 70 + "\nERROR: setUpClass (__main__.PoolTests)\n" + "-" * 70 + "\n"
+              'Traceback (most recent call last):\n  File "/repo/reproduce.py", line 31, in setUpClass\n    editor()\n'
+              "django.db.utils.NotSupportedError: SQLite schema editor cannot be used\n\n" + "-" * 70 +
+              "\nRan 0 tests in 0.001s\n\nFAILED (errors=1)\n")
+    verdict = classify_output(output)
+    assert verdict.error_type == "test"
+    assert verdict.error_line == ("ERROR: setUpClass (__main__.PoolTests): django.db.utils.NotSupportedError: "
+                                  "SQLite schema editor cannot be used")
 
 
 def test_two_errors_of_one_class_are_not_confused():

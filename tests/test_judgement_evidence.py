@@ -102,6 +102,21 @@ def test_a_failure_there_before_the_first_edit_is_not_churn_and_seeing_it_again_
     assert "No effect: you ran `python reproduce.py` again 3 times" in session.steering()[0][2]
 
 
+def test_edits_that_only_move_where_the_same_error_is_raised_have_no_effect(make_session):
+    """Editing the reproduction script shifts the line its frame names; the failure is the same."""
+    def run(line: int) -> str:
+        return ("Traceback (most recent call last):\n"
+                f'  File "/repo/reproduce.py", line {line}, in setUpClass\n    with connection.schema_editor() as editor:\n'
+                '  File "/repo/django/db/backends/sqlite3/schema.py", line 29, in __enter__\n    raise NotSupportedError(\n'
+                "django.db.utils.NotSupportedError: SQLite schema editor cannot be used while foreign key constraint checks are enabled.\n")
+    session = make_session()
+    session.run(sh("python reproduce.py", run(31)))
+    for n in range(3):
+        session.run(sh(f"sed -i '{29 + n}a\\    pass' reproduce.py"), sh("python reproduce.py", run(33 + 2 * n)))
+    [(_, anomaly, text)] = session.steering()
+    assert anomaly == "rerun" and "No effect: you ran `python reproduce.py` again 3 times" in text and "NotSupportedError" in text
+
+
 def test_an_oscillation_needs_identical_actions_not_look_alikes(make_session):
     failed = "sed: -e expression #1, char 9: unterminated `s' command"
     session = make_session()

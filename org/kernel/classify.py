@@ -86,12 +86,13 @@ _TEST_SUMMARY = re.compile(
     r"|(?:ok|FAIL|---) +\S+ +[\d.]+s"  # go test
     r"|\d+ (?:examples?|tests?), \d+ failures?.*)[ \t]*$", _M)  # rspec, minitest
 _TEST_FAILURE_LINES = (
-    re.compile(r"^FAILED (\S+)(?: - (.*))?$", _M),  # pytest -ra / short summary
+    re.compile(r"^FAILED (?!\()(\S+)(?: - (.*))?$", _M),  # pytest -ra / short summary (not unittest's "FAILED (errors=1)")
     re.compile(r"^E +((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)\b.*)$", _M),  # pytest's exception lines
     re.compile(r"^(?:FAIL|ERROR): (\S+ \([\w.]+\))", _M),  # unittest
     re.compile(r"^--- FAIL: (\S+)", _M),  # go
     re.compile(r"^ +● (.+)$", _M),  # jest
 )
+_EXCEPTION_NAMED = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b")
 _TEST_SUCCESS = re.compile(r"^(?:OK(?: \(.*\))?|=+ (?:\d+ (?:passed|skipped|deselected|xfailed|xpassed|warnings?)(?:, )?)+ in [\d.]+s.*=*)[ \t]*$", _M)
 
 # Shell and tool diagnostics, line-anchored so that file contents mentioning the words do not match.
@@ -250,7 +251,9 @@ _RUN_VOLATILE = re.compile(
     r"|0x[0-9a-fA-F]+|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"  # addresses, uuids
     r"|/(?:tmp|var/folders)/[\w.@-]+(?:/[\w.@-]+)*|\btmp[\w-]{6,}"  # temporary paths and names
     r"|\b(?:pid|PID|process|Process)[ =:#]*\d+"
-    r"|(?<=sh: line )\d+(?=: )")  # a shell's running line counter ("/bin/bash: line 47857: javac: command not found")
+    r"|(?<=sh: line )\d+(?=: )"  # a shell's running line counter ("/bin/bash: line 47857: javac: command not found")
+    # where a stack frame points in its file: an edit above it moves it, the failure stays the same
+    r'|(?<=", line )\d+(?=, in )|(?<=\.java:)\d+(?=\))|(?:(?<=\.js:)|(?<=\.ts:))\d+:\d+(?=\)|\n)')
 
 
 # Searches that exit 1 when nothing matched: the status answers the question, it is no failure.
@@ -390,7 +393,10 @@ def _test_verdict(sample: str) -> Verdict | None:
     if not failures:
         return OK if _TEST_SUCCESS.search(sample) or "fail" not in sample.lower() else Verdict(False, "test", "tests failed")
     errors = [m.group(0) for m in _EXCEPTION_LINE.finditer(sample) if m.group("msg") is not None]
-    return Verdict(False, "test", _line(failures[0]), "\n".join(sorted(set(failures)) + sorted(set(errors))))
+    line = failures[0]
+    if errors and not _EXCEPTION_NAMED.search(line):
+        line += f": {errors[0]}"  # unittest's "ERROR: test_a (tests.T)" names the test; the error says what happened
+    return Verdict(False, "test", _line(line), "\n".join(sorted(set(failures)) + sorted(set(errors))))
 
 
 def classify_output(text: str | None, known: Any = None) -> Verdict:
