@@ -120,6 +120,8 @@ SyntaxError: '(' was never closed
     pytest.param("/a0/usr/workdir/net.py 40 lines\n>>>\n 1 import socket\n 2 # retry when Connection refused\n"
                  " 3 raise PermissionError('x: Permission denied')\n<<<", False, None, id="Agent-Zero's text_editor shows a file"),
     pytest.param("error reading /a0/usr/workdir/x.py: file not found", True, "not_found", id="Agent-Zero's text_editor: no such file"),
+    pytest.param("File gson/src/main/java/Foo.java not found", True, "not_found", id="SWE-agent's open: no such file"),
+    pytest.param("Directory src/foo not found", True, "not_found", id="SWE-agent's search_dir: no such folder"),
     pytest.param("error patching /a0/usr/workdir/x.py: file changed since last read - re-read to get current line numbers", True,
                  "execution", id="Agent-Zero's text_editor refuses a patch"),
     pytest.param("12:01:33 worker: Connection refused\n", True, "network", id="a log line opening with a clock time"),

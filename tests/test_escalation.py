@@ -140,6 +140,14 @@ def test_an_edit_applied_again_and_again_after_steering_pauses(make_session):
     assert [a for a in actions(session) if a[1] != "steer:stall"] == [(3, "steer:loop"), (7, "pause")]
 
 
+def test_checking_on_a_background_process_is_never_paused(make_session):
+    poll = {"tool": TOOL, "args": {"runtime": "terminal", "code": "sleep 60 && tail -2 build.log"},
+            "output": "[INFO] Compiling 812 source files\n[INFO] Compiling module core\n"}
+    session = make_session()
+    session.run(*[poll] * 10)
+    assert not any(r.paused or r.blocked for r in session.results)
+
+
 def test_the_proof_a_working_call_needs_is_set_per_doctrine(make_session):
     session = make_session(doctrine={"escalation": {"pause_after_ignored_working": 5}})
     session.run(*[view()] * 7)  # steered at 3, then ignored four times

@@ -518,6 +518,17 @@ def test_the_same_edit_applied_again_and_again_is_a_loop_though_the_file_grows(m
     assert (turn, anomaly) == (5, "loop") and text.startswith("[SUPERVISOR] Loop: you applied the same edit `edit 4:4")
 
 
+def test_the_same_edit_that_changes_nothing_is_not_said_to_change_the_file(make_session):
+    """A range replaced by the very lines it holds, with a run after each: the file stays as it is."""
+    window = "[File: /repo/query.py (90 lines total)]\n73:    def load(self):\n74:        return self.rows\n"
+    session = make_session()
+    for _ in range(3):
+        session.run(sh("edit 73:74\n    def load(self):\n        return self.rows\nend_of_edit", window),
+                    sh("python reproduce.py", "rows: 0"))
+    [(_, anomaly, text)] = session.steering()
+    assert anomaly == "loop" and "got the same result each time" in text and "changes the file again" not in text
+
+
 def test_the_same_edit_again_after_other_edits_is_no_loop(make_session):
     """A reproduction restored after each experiment: other edits came between."""
     session = make_session()

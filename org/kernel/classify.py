@@ -109,7 +109,8 @@ _DIAGNOSTICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                       r"|^(?:\S+: )+(?:No such file or directory)$"
                       r"|^.*: \d+: (?:[^\s:/]+: not found|cd: can't cd to .*)$"  # dash (/bin/sh): "/bin/sh: 1: javac: not found"
                       r"|^fatal: (?:not a git repository|pathspec .* did not match|ambiguous argument).*$"
-                      r"|^error reading .*: file not found$"),  # Agent-Zero's text_editor
+                      r"|^error reading .*: file not found$"  # Agent-Zero's text_editor
+                      r"|^(?:File|Directory) \S+ not found$"),  # SWE-agent's open, search_dir
         ("permission", r"^.*: Permission denied$|^(?:\S+: )?Operation not permitted$|^.*\bEACCES\b.*$"),
         ("syntax", r"(?-i:^(?:SyntaxError|IndentationError|TabError): .*$)"
                    r"|^.*: (?:line \d+: )?syntax error(?: near unexpected token .*|: unexpected end of file.*)?$"
@@ -703,6 +704,16 @@ def waits_on_process(tool: str, args: Any) -> bool:
         return True
     command = args.get("command")
     return isinstance(command, str) and not command.strip() and not _has_text(args, _PATH_KEYS)
+
+
+_SLEEP_THEN = re.compile(r"sleep\s+\d+(?:\.\d+)?[smh]?\s*(?:&&|;)\s*(.+)", re.DOTALL)
+
+
+def waits_then_looks(command: str | None) -> bool:
+    """A command that waits, then looks (`sleep 60 && tail -5 build.log`): checking on a
+    process in the background, whose unchanged answer is the process's time, not the agent's."""
+    waited = _SLEEP_THEN.fullmatch(_without_cd(command or "").strip())
+    return waited is not None and _SHELL_INSPECT.match(waited.group(1)) is not None and not _SHELL_EDIT.search(waited.group(1))
 
 
 def without_running_notice(text: str | None) -> str:

@@ -112,7 +112,9 @@ def detect_repeat(s: Snapshot) -> Finding | None:
         edits = [o for o in outcomes if o.kind == "edit"]
         times = next((i for i, o in enumerate(reversed(edits)) if o.signature != last.signature or not o.ok), len(edits))
         if times >= n:
-            return Finding(anomaly="loop", template="loop_reapplied", turn=s.turn, evidence={
+            # the same result each time: it changed nothing (a range replaced by the same lines)
+            same = len({o.result for o in edits[-times:]}) == 1
+            return Finding(anomaly="loop", template="loop_same_edit" if same else "loop_reapplied", turn=s.turn, evidence={
                 "pattern": "reapplied", "action": _what(last), "times": times,
                 "episode": reapplied_key(last), "subject": last.signature})
     return None

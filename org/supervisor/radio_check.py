@@ -39,6 +39,7 @@ from org.contracts import Finding
 from org.contracts.common import HEALTH_ORDER
 from org.contracts.finding import SEVERITY_ORDER
 from org.contracts.role import Doctrine
+from org.kernel.classify import waits_then_looks
 from org.kernel.outcomes import RESPONSE_TOOL
 from org.kernel.values import count_or, is_int
 
@@ -285,8 +286,11 @@ def ignored(snapshot: Snapshot, result: RadioCheckResult, state: SupervisorState
             continue
         if last.turn <= state.watched.get(anomaly, last.turn) or not repeats(last, key):
             continue
+        worked = last.ok and last.error_type is None
+        if worked and waits_then_looks(last.command):
+            continue  # checking on a background process: waiting is its time
         # a call that worked is never blocked, so each repeat really runs: it takes more proof
-        needed = escalation.pause_after_ignored_working if last.ok and last.error_type is None else escalation.pause_after_ignored
+        needed = escalation.pause_after_ignored_working if worked else escalation.pause_after_ignored
         state.watched[anomaly] = last.turn
         times = state.ignored_times[anomaly] = state.ignored_times.get(anomaly, 0) + 1
         if escalation.pause and times >= needed and key not in state.resumed:
