@@ -563,6 +563,19 @@ def test_pace_steering_says_what_brought_the_level(make_session):
     assert "Stop now (the last 8 calls failed; the latest: TypeError: bad operand), preserve" in emergency
 
 
+def test_pace_steering_names_the_turns_without_progress_when_a_few_failures_end_a_long_stretch():
+    from org.contracts import Finding
+    from org.supervisor.steering import SteeringBook
+
+    def said(failed: int, stuck: int) -> str:
+        latest = "File .java not found" if failed else ""
+        return SteeringBook().render(Finding(anomaly="pace", severity="emergency", template="pace_emergency", turn=30, evidence={
+            "level": "emergency", "description": "Unrecoverable", "failed": failed, "latest": latest, "stuck": stuck}))
+    assert "Stop now (19 turns without progress; the latest failure: File .java not found)," in said(2, 19)
+    assert "Stop now (the last 8 calls failed; the latest: File .java not found)," in said(8, 10)
+    assert "Stop now (19 turns without progress)," in said(0, 19)
+
+
 def test_a_terminals_carriage_returns_and_openhands_interpreter_tag_hide_no_failure():
     """OpenHands returns the terminal's lines with carriage returns and appends the interpreter to
     the last one (its IPython cell, the working folder and the interpreter): the failing line is

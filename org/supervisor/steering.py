@@ -54,13 +54,17 @@ def _doing(evidence: dict[str, Any]) -> str:
 
 
 def _why(evidence: dict[str, Any]) -> str:
-    """What brought a PACE level, in brackets: the failures in a row, else the turns without progress."""
+    """What brought a PACE level, in brackets: the failures in a row, or the turns without
+    progress when the failures are the smaller part of them (two failures after 19 turns
+    without progress are not the cause)."""
     failed, stuck = evidence.get("failed"), evidence.get("stuck")
-    if isinstance(failed, int) and failed >= 2:
-        latest = f"; the latest: {_clean(evidence['latest'])}" if evidence.get("latest") else ""
-        return f" (the last {failed} calls failed{latest})"
-    if isinstance(stuck, int) and stuck > 0:
-        return f" ({stuck} turns without progress)"
+    failed = failed if isinstance(failed, int) else 0
+    stuck = stuck if isinstance(stuck, int) else 0
+    latest = _clean(evidence["latest"]) if evidence.get("latest") else ""
+    if failed >= 2 and 2 * failed >= stuck:
+        return f" (the last {failed} calls failed" + (f"; the latest: {latest})" if latest else ")")
+    if stuck > 0:
+        return f" ({stuck} turns without progress" + (f"; the latest failure: {latest})" if latest else ")")
     return ""
 
 
