@@ -54,7 +54,7 @@ def shape_key(o: ToolOutcome) -> str:
 
 
 def reapplied_key(o: ToolOutcome) -> str:
-    """An episode's evidence for one edit that went in again and again (its result changes each time)."""
+    """An episode's evidence for one edit that went in again and again, with no other edit in between."""
     return f"reapplied:{o.signature}"
 
 

@@ -23,8 +23,9 @@ The cooldown rule, per anomaly type and independent across types:
 The proof that steering is ignored (:func:`ignored`): after a loop steering, the agent does
 the very action again with the same failing result (a blocked attempt counts)
 ``escalation.pause_after_ignored`` times, or with the same result of a call that worked (the
-same output, the same edit going in again) ``escalation.pause_after_ignored_working`` times; or, after PACE emergency steering, it goes on to a
-failure it already had, as many times. Never while the progress signal moves, and after the user
+same output, the same edit going in again) ``escalation.pause_after_ignored_working`` times
+(not a wait, then a look: checking on a background process); or, after PACE emergency
+steering, it goes on to a failure it already had, as many times. Never while the progress signal moves, and after the user
 resumed the chat, not again until the task has moved since.
 
 The state is a plain JSON-able dict so it survives a chat reload with ``agent.data``.
