@@ -465,6 +465,17 @@ def test_a_refused_edit_and_a_program_not_installed_get_advice_that_fits_them(ma
     assert "the program is not installed here" in curl
 
 
+def test_text_sent_as_a_command_is_told_so_not_to_install_a_program(make_session):
+    """A model that writes its reasoning where the command goes: bash runs the words."""
+    reasoning = "DISCUSSION\nThe file path may be wrong. Let's check it again."
+    said = ("/bin/bash: line 2862: DISCUSSION: command not found\n/bin/bash: line 2863: The: command not found\n"
+            "/bin/bash: line 2864: Lets: command not found\n")
+    session = make_session(doctrine={"breaker": {"enabled": False}})
+    session.run(*[sh(reasoning, said)] * 3)
+    [(_, _, text)] = session.steering()
+    assert "what you sent was text, not a command" in text and "not installed" not in text
+
+
 def test_the_same_command_described_anew_is_the_same_action(make_session):
     """Claude Code's Bash takes a `description` of the command for people: the command is the action."""
     from org.kernel.outcomes import canonical_signature

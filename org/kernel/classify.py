@@ -192,6 +192,19 @@ def missing_program(error_line: str | None) -> bool:
     return _MISSING_PROGRAM.search(error_line or "") is not None
 
 
+# Text sent as a command: the shell runs its first word as a program ("DISCUSSION", "The", "Were
+# still facing errors. Lets"). A label in capitals or a sentence's opening word names no program.
+_PROSE_RUN = re.compile(
+    r"(?:^|: )(?:line \d+: |\d+: )?(?:[A-Z]{4,}|[^:\n]* [^:\n]*|(?:The|There|These|This|That|It|Its|We|I|Let's|Lets|Here|"
+    r"After|Since|Now|Next|Then|First|Finally|However|So|Step|Based|Looking|Great|Okay|Also|But|To|In))"
+    r": (?:command )?not found$")
+
+
+def prose_as_command(error_line: str | None) -> bool:
+    """The error line says the shell ran words of text as a program (reasoning sent as the command)."""
+    return _PROSE_RUN.search(error_line or "") is not None
+
+
 # A package manager that does not know the name asked for: installing it again will not help.
 _UNKNOWN_PACKAGE = re.compile(r"Unable to locate package|has no installation candidate|No matching distribution found"
                               r"|Could not find a version that satisfies|^npm ERR! (?:code E404|404 )|^error: package .* not found")
@@ -200,12 +213,15 @@ _UNKNOWN_PACKAGE = re.compile(r"Unable to locate package|has no installation can
 def advice_kind(error_type: str | None, error_line: str | None) -> str:
     """Which advice fits a failure: its error type's, except for an edit the editor refused
     (no path or quoting to fix: the edit does not match the file, or the editor's own check
-    failed), a program that is not installed (no path or command name to correct) and a
+    failed), text sent as a command (no program to install), a program that is not installed
+    (no path or command name to correct) and a
     package the package manager does not know (installing it again is no fix)."""
     if check_failed(error_line):
         return "failed_check"
     if edit_refused(error_line):
         return "refused_edit"
+    if error_type == "not_found" and prose_as_command(error_line):
+        return "prose_command"
     if error_type == "not_found" and missing_program(error_line):
         return "missing_program"
     if error_type == "dependency" and _UNKNOWN_PACKAGE.search(error_line or ""):
