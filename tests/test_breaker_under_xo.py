@@ -210,3 +210,27 @@ def test_the_xo_names_the_call_only_for_a_repeated_failure_and_only_as_a_signatu
     assert repeated_call([loop], last_signature(RUN_APP)) == RUN_APP
     assert repeated_call([stall], last_signature(RUN_APP)) is None  # not about one call
     assert repeated_call([loop], last_signature("../x")) is None  # a report is the unit's word: not a signature, not sent
+
+
+def test_under_an_xo_a_call_that_works_repeated_after_its_steering_is_paused_never_blocked(make_session, sealed, monkeypatch):
+    """The XO judges the unit's reports with the same proof as the unit's own supervisor: a call
+    that works, repeated four times after the loop steering about it."""
+    from test_escalation import view
+
+    session = make_session()
+    xo = XO(sealed, "xo", test_home())
+
+    def call(point, original=session.standin._call, **kwargs):
+        if point == XO_ANSWERS["while the model answers"]:
+            xo.sweep()
+        return original(point, **kwargs)
+
+    monkeypatch.setattr(session.standin, "_call", call)
+    for _ in range(15):
+        session.run(view())
+        if session.results[-1].paused:
+            break
+    assert session.results[-1].paused and not any(r.blocked for r in session.results)
+    assert ran(session) <= 8, [(r.turn, r.paused) for r in session.results]
+    assert [m.anomaly for m in applied(sealed) if m.kind == "steer"][:1] == ["loop"]
+    assert "Supervisor (XO xo): paused" in [i.heading for i in session.agent.context.log.items]

@@ -58,9 +58,9 @@ def test_a_model_that_ignores_steering_is_blocked_and_paused(tree, tmp_path):  #
     (tmp_path / "figures.json").write_text(json.dumps({"ran": times_run(counter), "main_calls": result["main_calls"]}))
 
 
-def test_under_a_real_xo_a_model_that_ignores_steering_is_blocked_and_paused(tree, tmp_path):  # noqa: F811
-    """The unit's own supervisor is silent while the XO steers; the XO's loop steering names the
-    call, and the unit's breaker blocks it and pauses the chat as it does on its own."""
+def chat_under_a_real_xo(tree: Path, tmp_path: Path, script: list[dict]) -> tuple[dict, str, VolumeLayout, str, float]:
+    """The script run in a unit linked to a real `a0org xo` process on a volume: the chat's result,
+    the XO's log, the volume, the unit's id and the chat's seconds."""
     install_pack(tree, activate=True)
     layout, unit_id = VolumeLayout(tmp_path / "volume"), "unit-a"
     layout.units_dir.mkdir(parents=True)
@@ -68,13 +68,11 @@ def test_under_a_real_xo_a_model_that_ignores_steering_is_blocked_and_paused(tre
     with xo_log.open("w") as log:
         xo = subprocess.Popen([sys.executable, "-m", "org", "xo", "--volume", str(layout.root), "--home", str(xo_home(tmp_path / "keys"))],
                               cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=log, stderr=subprocess.STDOUT)
-    counter = tmp_path / "runs.txt"
     try:
         deadline = time.monotonic() + 30
         while "watching" not in xo_log.read_text() and "polling" not in xo_log.read_text():
             assert xo.poll() is None and time.monotonic() < deadline, xo_log.read_text()
             time.sleep(0.05)
-        script = [command(f"attempt {i}", counted(counter)) for i in range(1, 16)] + [FINAL]
         started = time.monotonic()
         result = run_chat(tree, script, tmp_path, harness_args=("--stop-when-paused",),
                           env_extra={ENV_VOLUME: str(layout.root), ENV_UNIT: unit_id, **unit_keys(tmp_path, unit_id)})
@@ -82,7 +80,15 @@ def test_under_a_real_xo_a_model_that_ignores_steering_is_blocked_and_paused(tre
     finally:
         xo.terminate()
         xo.wait(timeout=30)
-    log_text = xo_log.read_text()
+    return result, xo_log.read_text(), layout, unit_id, seconds
+
+
+def test_under_a_real_xo_a_model_that_ignores_steering_is_blocked_and_paused(tree, tmp_path):  # noqa: F811
+    """The unit's own supervisor is silent while the XO steers; the XO's loop steering names the
+    call, and the unit's breaker blocks it and pauses the chat as it does on its own."""
+    counter = tmp_path / "runs.txt"
+    script = [command(f"attempt {i}", counted(counter)) for i in range(1, 16)] + [FINAL]
+    result, log_text, layout, unit_id, seconds = chat_under_a_real_xo(tree, tmp_path, script)
     assert times_run(counter) <= 4, (times_run(counter), log_headings(result), log_text[-3000:])
     assert result["paused"] and result["script_left"] > 0, (result["paused"], result["script_left"], log_text[-3000:])
     headings = log_headings(result)
@@ -109,6 +115,19 @@ def test_a_model_that_repeats_a_working_command_after_steering_is_paused_never_b
     assert "Supervisor: paused" in headings and "Supervisor: blocked" not in headings
     steering = [w for w in warnings(result) if "[SUPERVISOR]" in w]
     assert "got the same output each time" in steering[0] and "went unanswered 4 times" in steering[-1], steering
+    (tmp_path / "figures.json").write_text(json.dumps({"ran": ran, "main_calls": result["main_calls"]}))
+
+
+def test_under_a_real_xo_a_model_that_repeats_a_working_command_after_steering_is_paused_never_blocked(tree, tmp_path):  # noqa: F811
+    script = [command(f"check {i}", "printf 'probe-%s\\n' ok && ls /etc | head -3") for i in range(1, 16)] + [FINAL]
+    result, log_text, _layout, _unit, _seconds = chat_under_a_real_xo(tree, tmp_path, script)
+    ran = sum("probe-ok" in m["content"] for m in result["history"])
+    assert result["paused"] and result["script_left"] > 0, (result["paused"], result["script_left"], log_text[-3000:])
+    # 3 runs, 4 repeats after the steering, and the XO's latency (it answers reports as it polls)
+    # before its steering and its pause arrive: a turn or two each
+    assert ran <= 11, (ran, log_headings(result))
+    headings = log_headings(result)
+    assert "Supervisor (XO xo): paused" in headings and "Supervisor: blocked" not in headings, headings
     (tmp_path / "figures.json").write_text(json.dumps({"ran": ran, "main_calls": result["main_calls"]}))
 
 
