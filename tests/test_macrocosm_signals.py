@@ -106,6 +106,16 @@ def test_verdict_from_the_file_equals_the_live_verdict(tmp_path_factory, live, s
     assert file_state.to_dict() == live_state.to_dict()
 
 
+def test_failures_in_a_row_of_exempt_calls_are_carried_whole():
+    """No call a loop is judged on, and a short window: PACE steering still counts every failure in a row."""
+    d = Doctrine(loop=LoopDoctrine(repeat_threshold=2, oscillation_cycles=2, exempt_tools=["code_execution_tool"]),
+                 cascade=CascadeDoctrine(distinct_tools=2, window=2))
+    failing = tuple(ToolOutcome(i, "code_execution_tool", False, "not_found", "s1", "h1", "", kind="inspect") for i in range(5))
+    assert len(needed_outcomes(failing, d)) == 5
+    worked = (ToolOutcome(0, "code_execution_tool", True, None, "s0", "h0", ""),) + failing
+    assert [o.turn for o in needed_outcomes(worked, d)] == [0, 0, 1, 2, 3, 4]
+
+
 def test_what_churn_and_reruns_look_back_at_is_carried_and_nothing_else():
     d = Doctrine()  # repeat 3, oscillation 2 cycles (4 outcomes), cascade window 5
     tail = max(d.loop.repeat_threshold, 2 * d.loop.oscillation_cycles, d.cascade.window)

@@ -55,13 +55,15 @@ def needed_outcomes(outcomes: tuple[ToolOutcome, ...], doctrine: Doctrine, stall
     start = max(0, len(outcomes) - doctrine.cascade.window)
     if watched:
         start = min(start, watched[-tail] if len(watched) >= tail else 0)
-    if start == 0 or not watched:
-        return outcomes[start:]
-    last = outcomes[watched[-1]]
+    if start == 0:
+        return outcomes
     keep = set() if stalled_since is None else {i for i in range(start) if outcomes[i].turn > stalled_since}
     streak = len(outcomes) - failures_in_a_row(outcomes)
     if streak < start:  # the failures in a row reach back before the tail
         keep.update(range(max(0, streak - 1), start))  # and the call that worked before them, which ends the streak
+    if not watched:  # only calls no loop is judged on: the rest reads the latest watched call
+        return tuple(outcomes[i] for i in sorted(keep)) + outcomes[start:]
+    last = outcomes[watched[-1]]
     if not last.ok and last.error_signature is not None:
         failures = [i for i in watched if i < start and not outcomes[i].ok and outcomes[i].error_signature == last.error_signature]
         keep.update(failures)
