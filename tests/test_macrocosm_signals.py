@@ -106,6 +106,18 @@ def test_verdict_from_the_file_equals_the_live_verdict(tmp_path_factory, live, s
     assert file_state.to_dict() == live_state.to_dict()
 
 
+def test_a_reported_outcome_answers_every_question_the_detectors_ask_a_live_one():
+    """The XO's detectors read a report's outcomes as they are: each property of ToolOutcome is there too, alike."""
+    from org.contracts.salute import OutcomeSignal
+
+    asked = [name for name, value in vars(ToolOutcome).items() if isinstance(value, property)]
+    assert {"result", "worked"} <= set(asked)
+    for live in (ToolOutcome(1, "t", True, None, "s", "h", ""), ToolOutcome(1, "t", True, "test", "s", "h", "", error_signature="e"),
+                 ToolOutcome(1, "t", False, "execution", "s", "h", "", error_signature="e")):
+        reported = OutcomeSignal(**{name: getattr(live, name) for name in OutcomeSignal.model_fields})
+        assert [getattr(reported, name) for name in asked] == [getattr(live, name) for name in asked]
+
+
 def test_failures_in_a_row_of_exempt_calls_are_carried_whole():
     """No call a loop is judged on, and a short window: PACE steering still counts every failure in a row."""
     d = Doctrine(loop=LoopDoctrine(repeat_threshold=2, oscillation_cycles=2, exempt_tools=["code_execution_tool"]),

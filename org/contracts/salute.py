@@ -96,6 +96,11 @@ class OutcomeSignal(Contract):
         """The result's identity, as ``ToolOutcome.result``: the detectors read either."""
         return self.error_signature or self.output_hash
 
+    @property
+    def worked(self) -> bool:
+        """It worked and names no error, as ``ToolOutcome.worked``."""
+        return self.ok and not self.error_type
+
 
 #: (field, doctrine_version) -> (the raw value, its validated model). An XO reads thousands
 #: of reports whose doctrine and PACE plan are the same few roles', and validating a PACE

@@ -153,6 +153,11 @@ class ToolOutcome:
     waits: bool = False  # it polled a process already running (waits_on_process): never a loop
 
     @property
+    def worked(self) -> bool:
+        """It worked and names no error (a test run that reported failures worked, but names them)."""
+        return self.ok and not self.error_type
+
+    @property
     def result(self) -> str:
         """The result's identity: the error's signature when there is one, else the output's hash."""
         return self.error_signature or self.output_hash

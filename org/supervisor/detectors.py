@@ -75,8 +75,8 @@ def _outcome(o: ToolOutcome) -> str:
 
 
 def _loop(s: Snapshot, last: ToolOutcome, times: int, pattern: str, episode: str) -> Finding:
-    worked = last.ok and not last.error_type  # nothing to fix: the advice is to use what it gave, or that the edit is in
-    template = ("loop_same_edit" if last.kind == "edit" else "loop_same_result") if worked else "loop_repeat"
+    # nothing to fix when it worked: the advice is to use what it gave, or that the edit is in
+    template = ("loop_same_edit" if last.kind == "edit" else "loop_same_result") if last.worked else "loop_repeat"
     return Finding(anomaly="loop", template=template, turn=s.turn, evidence={
         "pattern": pattern, "tool": last.tool, "action": _what(last), "times": times, "outcome": _outcome(last),
         "error_type": last.error_type or "", "episode": episode, "subject": last.signature})
@@ -131,7 +131,7 @@ def detect_oscillation(s: Snapshot) -> Finding | None:
     if window[0] == window[1] or any(window[i] != window[i + 2] for i in range(width - 2)):
         return None
     a, b = outcomes[-2], outcomes[-1]
-    if a.ok and b.ok and not (a.error_type or b.error_type):
+    if a.worked and b.worked:
         return None  # both work (a reproduction and a hand-off, a check and a view): going back and forth is not stuck
     return Finding(anomaly="loop", template="loop_oscillation", turn=s.turn, evidence={
         "pattern": "oscillation", "tool_a": _what(a), "tool_b": _what(b), "cycles": width // 2,
@@ -216,7 +216,7 @@ def detect_rerun(s: Snapshot) -> Finding | None:
     if last is None or last.blocked or last.kind != "run" or last.command is None:
         return None  # only a command that runs something can show whether changes took effect
     runs = [i for i, o in enumerate(outcomes) if o.signature == last.signature and not o.blocked]
-    failing = not last.ok or last.error_type is not None
+    failing = not last.worked
     reruns, apart, edited = 0, False, False
     for previous, current in zip(runs, runs[1:]):
         between = [o for o in outcomes[previous + 1:current] if not o.blocked]  # a blocked call was no work in between

@@ -25,8 +25,8 @@ the very action again with the same failing result (a blocked attempt counts)
 ``escalation.pause_after_ignored`` times, or with the same result of a call that worked (the
 same output, the same edit going in again) ``escalation.pause_after_ignored_working`` times
 (not a wait, then a look: checking on a background process); or, after PACE emergency
-steering, it goes on to a failure it already had, as many times. Never while the progress signal moves, and after the user
-resumed the chat, not again until the task has moved since.
+steering, it goes on to a failure it already had, as many times. Never while the progress
+signal moves, and after the user resumed the chat, not again until the task has moved since.
 
 The state is a plain JSON-able dict so it survives a chat reload with ``agent.data``.
 """
@@ -287,11 +287,10 @@ def ignored(snapshot: Snapshot, result: RadioCheckResult, state: SupervisorState
             continue
         if last.turn <= state.watched.get(anomaly, last.turn) or not repeats(last, key):
             continue
-        worked = last.ok and last.error_type is None
-        if worked and waits_then_looks(last.command):
+        if last.worked and waits_then_looks(last.command):
             continue  # checking on a background process: waiting is its time
         # a call that worked is never blocked, so each repeat really runs: it takes more proof
-        needed = escalation.pause_after_ignored_working if worked else escalation.pause_after_ignored
+        needed = escalation.pause_after_ignored_working if last.worked else escalation.pause_after_ignored
         state.watched[anomaly] = last.turn
         times = state.ignored_times[anomaly] = state.ignored_times.get(anomaly, 0) + 1
         if escalation.pause and times >= needed and key not in state.resumed:
