@@ -24,7 +24,8 @@ itself: the part of the steering that was at best unneeded, and the base rate a 
 ``DIR/events/events.jsonl``, so ``a0org stats --org-dir DIR`` and ``a0org events`` read them.
 
 Last it prints the goal figures: the share of succeeded sessions steered (goal at most 10%),
-succeeded sessions paused (goal 0), pairs of pauses within 5 turns of each other (goal 0,
+succeeded sessions paused (goal 0; how many of them the recorded agent went on to change the
+code in after the pause, an edit that went in: the ones a pause could have cost the success), pairs of pauses within 5 turns of each other (goal 0,
 counted over the whole replay: a turn after a pause is the user resuming), and the waste
 sessions (``bench/waste_sessions.py``: 5 or more turns of the same failure or of no-effect
 reruns, read from the raw trace alone) and the share of them steered at least once (goal at
@@ -53,7 +54,7 @@ from org.replay import organization_home, run_session  # noqa: E402
 from org.stats import WITHIN_TURNS, followed_by_progress  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from waste_sessions import waste_in  # noqa: E402
+from waste_sessions import changes, waste_in  # noqa: E402
 
 TRACE_FIELDS = set(TraceTurn.model_fields)
 #: Two pauses closer than this (in turns) are one episode paused twice.
@@ -166,6 +167,7 @@ def goal_figures(counts: Counter) -> dict[str, Any]:
         "succeeded_sessions": succeeded,
         "succeeded_steered": counts["succeeded steered"], "succeeded_steered_pct": pct(counts["succeeded steered"], succeeded),
         "succeeded_paused": counts["succeeded paused"],
+        "succeeded_paused_before_a_change": counts["succeeded paused before a change"],
         "pauses": counts["pauses"], "paused_sessions": counts["paused sessions"], "pause_pairs_within_5": counts["pause pairs"],
         "waste_sessions": waste, "waste_steered": counts["waste steered"], "waste_steered_pct": pct(counts["waste steered"], waste),
         "waste_steered_in_stretch": counts["waste steered in stretch"],
@@ -176,7 +178,8 @@ def goal_figures(counts: Counter) -> dict[str, Any]:
 def print_goals(g: dict[str, Any]) -> None:
     show = lambda v: "-" if v is None else f"{v:.1f}%"  # noqa: E731
     print(f"\ngoals: succeeded sessions steered {g['succeeded_steered']}/{g['succeeded_sessions']} "
-          f"({show(g['succeeded_steered_pct'])}, goal <= 10%); succeeded paused {g['succeeded_paused']} (goal 0); "
+          f"({show(g['succeeded_steered_pct'])}, goal <= 10%); succeeded paused {g['succeeded_paused']} (goal 0), "
+          f"{g['succeeded_paused_before_a_change']} of them before an edit that went in; "
           f"pauses {g['pauses']} in {g['paused_sessions']} sessions, pairs within {PAUSE_PAIR_TURNS} turns "
           f"{g['pause_pairs_within_5']} (goal 0)")
     print(f"waste sessions (5+ turns of the same failure or no-effect reruns) {g['waste_sessions']}: steered "
@@ -232,6 +235,10 @@ def measure(corpus: Path, args: argparse.Namespace, doctrine: dict[str, Any], ev
                 goals["succeeded paused"] += bool(pauses)
                 named.setdefault("succeeded_steered", []).extend([name] if events else [])
                 named.setdefault("succeeded_paused", []).extend([name] if pauses else [])
+                first_pause = next((e["turn"] for e in every if e["action"] == "pause"), None)
+                if first_pause is not None and any(t > first_pause for t in changes(raw)):
+                    goals["succeeded paused before a change"] += 1
+                    named.setdefault("succeeded_paused_before_a_change", []).append(name)
             if pause_pairs(every):
                 named.setdefault("paused_within_5_turns", []).append(name)
             waste = waste_in(raw)
@@ -283,12 +290,12 @@ def summary_row(name: str, figures: dict[str, Any]) -> str:
     show = lambda v: "-" if v is None else f"{v:.1f}%"  # noqa: E731
     return (f"{name:<38} {sessions:>5} {turns:>6} {100 * events / max(1, turns):>6.2f} "
             f"{g['succeeded_steered']:>3}/{g['succeeded_sessions']:<3} {show(g['succeeded_steered_pct']):>6} "
-            f"{g['succeeded_paused']:>4} {g['pauses']:>6} {g['pause_pairs_within_5']:>5} "
+            f"{g['succeeded_paused']:>4} {g['succeeded_paused_before_a_change']:>6} {g['pauses']:>6} {g['pause_pairs_within_5']:>5} "
             f"{g['waste_steered']:>3}/{g['waste_sessions']:<3} {show(g['waste_steered_pct']):>6} {show(g['waste_steered_in_stretch_pct']):>6}")
 
 
 SUMMARY_HEADER = (f"{'source':<38} {'sess':>5} {'turns':>6} {'ev/100':>6} {'succ steered':>13} {'paused':>4} "
-                  f"{'pauses':>6} {'pairs':>5} {'waste steered':>13} {'in stretch':>10}")
+                  f"{'before':>6} {'pauses':>6} {'pairs':>5} {'waste steered':>13} {'in stretch':>10}")
 
 
 def write_sample(args: argparse.Namespace, pool: list[dict[str, Any]] | None, path: Path) -> None:

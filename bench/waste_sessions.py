@@ -113,6 +113,13 @@ def is_look(command: str) -> bool:
     return bool(_LOOK.match(_bare(command))) and not is_edit(command)
 
 
+def changes(turns: list[dict[str, Any]]) -> list[int]:
+    """The turns whose edit went in (an edit command that did not fail): where the agent changed
+    the code it would be judged on."""
+    return [turn.get("turn", i + 1) for i, turn in enumerate(turns)
+            if (command := command_of(turn)) is not None and is_edit(command) and not failed(turn)]
+
+
 def waste_in(turns: list[dict[str, Any]], min_turns: int = MIN_TURNS) -> list[Waste]:
     """Every stretch of waste in one session's raw trace lines, by first turn."""
     failures: dict[tuple[str, str], list[int]] = {}

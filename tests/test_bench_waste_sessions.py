@@ -1,9 +1,10 @@
 """The waste a real-sessions benchmark holds the supervisor to, read from a raw trace alone
-(bench/waste_sessions.py): 5 turns of the same failure, or of reruns that change nothing."""
+(bench/waste_sessions.py): 5 turns of the same failure, or of reruns that change nothing; and
+the turns whose edit went in."""
 
 from __future__ import annotations
 
-from bench.waste_sessions import waste_in
+from bench.waste_sessions import changes, waste_in
 
 
 def run(turn: int, code: str, output: str, exit_code: int | None = None) -> dict:
@@ -54,3 +55,12 @@ def test_the_same_rejected_edit_five_times_is_waste():
     rejected = "Your proposed edit has introduced new syntax error(s). Please read this error message carefully."
     turns = [run(n, "edit 3:3\n    return  x\nend_of_edit", rejected) for n in range(1, 6)]
     assert {w.kind for w in waste_in(turns)} == {"same failure", "no-effect rerun"}
+
+
+def test_the_edits_that_went_in_are_the_changes_and_a_refused_edit_or_a_run_is_none():
+    refused = "Your proposed edit has introduced new syntax error(s). Please read this error message carefully."
+    applied = "[File: /repo/a.py (40 lines total)]\n1:raise ValueError: no"
+    turns = [run(1, "edit 3:3\n    return  x\nend_of_edit", refused), run(2, "python a.py", "ok"),
+             run(3, "edit 3:3\n    return x\nend_of_edit", applied), run(4, "sed -i 's/a/b/' a.py", "", 0),
+             run(5, "sed -i 's/a/b/' b.py", "sed: can't read b.py: No such file or directory", 2)]
+    assert changes(turns) == [3, 4]
