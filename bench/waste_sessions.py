@@ -50,6 +50,10 @@ _EDIT = re.compile(
 )
 
 
+#: arguments that only say how a command runs (Agent-Zero's terminal, OpenHands' execute_bash)
+_RUN_ARGS = {"code", "command", "runtime", "session", "reset", "is_input", "timeout"}
+
+
 @dataclass(frozen=True)
 class Waste:
     kind: str  # "same failure" or "no-effect rerun"
@@ -81,7 +85,7 @@ def command_of(turn: dict[str, Any]) -> str | None:
     args = turn.get("args") or {}
     if isinstance(args, dict):
         text = args.get("code") or args.get("command")
-        if text is None:
+        if text is None or set(args) - _RUN_ARGS:  # an editor's sub-command names no file: the whole call does
             text = " ".join(f"{k}={v}" for k, v in sorted(args.items()))
     else:
         text = str(args)

@@ -64,3 +64,9 @@ def test_the_edits_that_went_in_are_the_changes_and_a_refused_edit_or_a_run_is_n
              run(3, "edit 3:3\n    return x\nend_of_edit", applied), run(4, "sed -i 's/a/b/' a.py", "", 0),
              run(5, "sed -i 's/a/b/' b.py", "sed: can't read b.py: No such file or directory", 2)]
     assert changes(turns) == [3, 4]
+
+
+def test_an_editor_creating_one_file_after_another_is_not_a_rerun():
+    turns = [{"turn": n, "tool": "str_replace_editor", "args": {"command": "create", "path": f"debug_{n}.py", "file_text": f"print({n})"},
+              "output": f"File created successfully at: debug_{n}.py"} for n in range(1, 7)]
+    assert waste_in(turns) == []
