@@ -108,6 +108,29 @@ def test_oscillation_needs_full_cycles():
     assert detect_oscillation(snap(outcomes=(a, b, a, b, a, b), doctrine=Doctrine(loop={"oscillation_cycles": 3}))) is not None
 
 
+def test_a_cycle_of_three_or_four_calls_going_round_twice_is_a_loop():
+    a = out("A", True, args={"x": 1}, output="[File: a.py]\n1: x")
+    b = out("B", False, "network", {"y": 1}, "refused")
+    c = out("C", True, args={"z": 1}, output="[File: a.py]\n470: y")
+    d = out("D", True, args={"w": 1}, output="3 matches")
+    assert detect_oscillation(snap(outcomes=(a, b, c, a, b))) is None
+    finding = detect_oscillation(snap(outcomes=(a, b, c, a, b, c)))
+    assert finding.template == "loop_cycle" and finding.evidence["count"] == 3 and finding.evidence["cycles"] == 2
+    assert finding.evidence["episode"].count("call:") == 3
+    assert detect_oscillation(snap(outcomes=(d, a, b, c) * 2)).evidence["count"] == 4
+    assert detect_oscillation(snap(outcomes=(a, b, c) * 2, doctrine=Doctrine(loop={"oscillation_cycles": 3}))) is None
+
+
+def test_a_cycle_whose_calls_all_work_or_whose_results_change_is_no_loop():
+    a = out("A", True, args={"x": 1}, output="[File: a.py]\n1: x")
+    c = out("C", True, args={"z": 1}, output="[File: a.py]\n470: y")
+    d = out("D", True, args={"w": 1}, output="3 matches")
+    assert detect_oscillation(snap(outcomes=(a, c, d) * 2)) is None
+    b1, b2 = out("B", False, "execution", {"y": 1}, "Error: one"), out("B", False, "execution", {"y": 1}, "Error: two")
+    assert detect_oscillation(snap(outcomes=(a, b1, c, a, b2, c))) is None
+    assert detect_oscillation(snap(outcomes=(a, a, b1, a, a, b1))) is None  # a repeat inside is no cycle of three
+
+
 def test_edit_then_rerun_cycle_is_not_an_oscillation():
     cycle = []
     for i in range(3):

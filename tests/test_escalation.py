@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from conftest import fail
 
 from org.replay import replay
@@ -138,6 +140,21 @@ def test_an_edit_applied_again_and_again_after_steering_pauses(make_session):
         session.run({"tool": TOOL, "args": {"runtime": "terminal", "code": "edit 1:1\nimport os\nprint(os.sep)\nend_of_edit"},
                      "output": f"[File: /repo/reproduce.py ({2 * n} lines total)]\n1:import os\n2:print(os.sep)\n"})
     assert [a for a in actions(session) if a[1] != "steer:stall"] == [(3, "steer:loop"), (7, "pause")]
+
+
+@pytest.mark.parametrize("calls", [
+    [view(134), view(470), run_app()],
+    [run_app(), run_app(MISSING.replace("flask", "django")) | {"args": {"runtime": "terminal", "code": "python b.py"}}, view(470)],
+], ids=["failing-last", "working-last"])
+def test_going_round_a_cycle_again_after_steering_pauses_once_the_round_is_complete(make_session, calls):
+    session = make_session()
+    session.run(*calls * 2)  # the cycle steering at 6
+    session.run(*calls[:2])
+    assert actions(session) == [(6, "steer:loop")]
+    session.run(calls[2])  # once round again after it, whatever its last call gave: the proof
+    assert session.results[-1].paused and not any(r.blocked for r in session.results)
+    text = session.results[-1].pause_text
+    assert "taken in turns went unanswered 3 times" in text and all(f"`{c['args']['code']}`" in text for c in calls)
 
 
 def test_checking_on_a_background_process_is_never_paused(make_session):

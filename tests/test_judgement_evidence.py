@@ -124,6 +124,22 @@ def test_an_oscillation_needs_identical_actions_not_look_alikes(make_session):
     assert session.anomalies() == []
 
 
+def test_the_same_three_calls_going_round_with_the_same_results_is_a_cycle(make_session):
+    """CodeR django-11797: a view, another view and a search that fails, round and round."""
+    search_failed = "/root/commands/search_stackoverflow.sh: line 16: _web_issue_retrieval_with_api: command not found"
+    calls = [sh("open django/db/models/sql/compiler.py 134", "[File: compiler.py (1525 lines total)]\n134: def get_group_by"),
+             sh("goto 470", "[File: compiler.py (1525 lines total)]\n470: def as_sql"),
+             sh('stackoverflow_search "Django SQLCompiler get_group_by"', search_failed)]
+    session = make_session()
+    session.run(*calls, *calls[:2])
+    assert session.anomalies() == []
+    session.run(calls[2])
+    [(turn, anomaly, text)] = session.steering()
+    assert (turn, anomaly) == (6, "loop")
+    assert text.startswith("[SUPERVISOR] Cycle: you went round the same 3 calls (`open django/db/models/sql/compiler.py…`, "
+                           "`goto 470` and `stackoverflow_search \"Django SQLCompi…`) 2 times and got the same results each time.")
+
+
 def test_steering_quotes_the_command_the_repeated_line_and_how_many_times(make_session):
     session = make_session()
     session.run(*[sh("python app.py", traceback("KeyError: 'user'"))] * 3)

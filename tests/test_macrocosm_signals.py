@@ -16,7 +16,7 @@ from org.kernel.files import FileRefused
 from org.kernel.outcomes import ToolOutcome
 from org.macrocosm.volume import read_report
 from org.resources import roles_dir
-from org.supervisor.detectors import detect_churn
+from org.supervisor.detectors import CYCLE_PERIODS, detect_churn
 from org.supervisor.radio_check import SupervisorState, radio_check
 from org.supervisor.signals import doctrine_version, needed_outcomes, signals_from_snapshot, snapshot_from_signals
 from org.supervisor.snapshot import Snapshot
@@ -129,8 +129,8 @@ def test_failures_in_a_row_of_exempt_calls_are_carried_whole():
 
 
 def test_what_churn_and_reruns_look_back_at_is_carried_and_nothing_else():
-    d = Doctrine()  # repeat 3, oscillation 2 cycles (4 outcomes), cascade window 5
-    tail = max(d.loop.repeat_threshold, 2 * d.loop.oscillation_cycles, d.cascade.window)
+    d = Doctrine()  # repeat 3, cycles of up to 4 calls going round 2 times (8 outcomes), cascade window 5
+    tail = max(d.loop.repeat_threshold, max(CYCLE_PERIODS) * d.loop.oscillation_cycles, d.cascade.window)
 
     distinct = tuple(ToolOutcome(i, "text_editor", True, None, f"s{i}", f"h{i}", "") for i in range(64))
     assert [o.turn for o in needed_outcomes(distinct, d)] == list(range(64 - tail, 64))
@@ -154,7 +154,7 @@ def test_what_churn_and_reruns_look_back_at_is_carried_and_nothing_else():
     applied = [ToolOutcome(i, "code_execution_tool", True, None, {4: "edit-B", 12: "edit-A", 20: "edit-A", 28: "edit-A"}.get(i, f"l{i}"),
                            f"h{i}", "", kind="edit" if i in (4, 12, 20, 28) else "inspect") for i in range(40)]
     applied.append(ToolOutcome(40, "code_execution_tool", True, None, "edit-A", "h40", "", kind="edit"))
-    assert [o.turn for o in needed_outcomes(tuple(applied), d)] == [4, 12, 20, 28, 36, 37, 38, 39, 40]
+    assert [o.turn for o in needed_outcomes(tuple(applied), d)] == [4, 12, 20, 28, *range(41 - tail, 41)]
 
     # reruns: each run of the latest call, and for each stretch between two runs its first
     # edit (or first outcome) and its first novel outcome
@@ -165,7 +165,7 @@ def test_what_churn_and_reruns_look_back_at_is_carried_and_nothing_else():
         else:
             work.append(ToolOutcome(i, "text_editor", True, None, f"e{i}", f"h{i}", "", novel=i > 10, kind="edit" if i == 14 else "inspect"))
     work.append(ToolOutcome(30, "code_execution_tool", True, None, "run", "same", "", kind="run", command="pytest"))
-    assert [o.turn for o in needed_outcomes(tuple(work), d)] == [0, 1, 10, 11, 14, 20, 21, 26, 27, 28, 29, 30]
+    assert [o.turn for o in needed_outcomes(tuple(work), d)] == [0, 1, 10, 11, 14, 20, 21, *range(31 - tail, 31)]
 
 
 def test_report_size_stays_small_with_a_full_history():
@@ -214,10 +214,11 @@ def test_a_report_carries_the_detour_the_repeated_mistake_is_judged_on():
         return [out(turn, f"cat missing{n}", False, error=f"F{n}"), out(turn + 1, f'search_file "a{n}" /src/Foo.java', True),
                 out(turn + 2, f"python check{n}.py", True, kind="run")]
 
-    outcomes = (out(0, 'search_file "a0" Foo.java', False, error="E"), *stretch(1, 0),
-                out(4, 'search_file "a1" Foo.java', False, error="E"), *stretch(5, 1),
-                out(8, 'search_file "a2" Foo.java', False, error="E"))
-    live = Snapshot(turn=9, role_id=ROLE.role_id, doctrine=ROLE.doctrine, outcomes=outcomes)
+    looks = [out(4 + n, f"ls dir{n}", True) for n in range(6)]
+    outcomes = (out(0, 'search_file "a0" Foo.java', False, error="E"), *stretch(1, 0), *looks,
+                out(10, 'search_file "a1" Foo.java', False, error="E"), *stretch(11, 1),
+                out(14, 'search_file "a2" Foo.java', False, error="E"))
+    live = Snapshot(turn=15, role_id=ROLE.role_id, doctrine=ROLE.doctrine, outcomes=outcomes)
     carried = snapshot_from_signals(signals_from_snapshot(live))
     assert len(carried.outcomes) < len(outcomes)  # the first stretch is carried in part
     found = detect_churn(live)

@@ -32,6 +32,7 @@ PLACEHOLDERS: dict[str, frozenset[str]] = {
     "loop_same_edit": frozenset({"action", "times"}),
     "loop_reapplied": frozenset({"action", "times"}),
     "loop_oscillation": frozenset({"tool_a", "tool_b", "cycles"}),
+    "loop_cycle": frozenset({"round", "count", "cycles"}),
     "churn": frozenset({"error", "times", "calls", "advice"}),
     "churn_detour": frozenset({"action", "error", "times", "working"}),
     "rerun": frozenset({"action", "times", "outcome"}),

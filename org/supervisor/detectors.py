@@ -29,6 +29,10 @@ Detector = Callable[[Snapshot], Finding | None]
 _last_watched: tuple[object, object, list[ToolOutcome]] = ((), (), [])
 
 
+#: the lengths of a cycle of calls the oscillation detector looks for (A-B-A-B, A-B-C-A-B-C …)
+CYCLE_PERIODS = (2, 3, 4)
+
+
 def _watched(s: Snapshot) -> list[ToolOutcome]:
     """The outcomes that are not exempt (polls of a running process, the doctrine's pollers and waits), computed once per snapshot."""
     global _last_watched
@@ -121,21 +125,29 @@ def detect_repeat(s: Snapshot) -> Finding | None:
 
 
 def detect_oscillation(s: Snapshot) -> Finding | None:
-    """Two calls alternating with the same two results, A-B-A-B (identical calls, not look-alikes),
-    at least one of them failing."""
+    """A cycle of two to four calls going round with the same results, A-B-A-B or A-B-C-A-B-C
+    (identical calls, not look-alikes), at least one of them failing."""
     outcomes = _watched(s)
-    width = 2 * s.doctrine.loop.oscillation_cycles
-    if len(outcomes) < width:
-        return None
-    window = [_key(o) for o in outcomes[-width:]]
-    if window[0] == window[1] or any(window[i] != window[i + 2] for i in range(width - 2)):
-        return None
-    a, b = outcomes[-2], outcomes[-1]
-    if a.worked and b.worked:
-        return None  # both work (a reproduction and a hand-off, a check and a view): going back and forth is not stuck
-    return Finding(anomaly="loop", template="loop_oscillation", turn=s.turn, evidence={
-        "pattern": "oscillation", "tool_a": _what(a), "tool_b": _what(b), "cycles": width // 2,
-        "episode": " & ".join(sorted((call_key(a), call_key(b)))), "subject": b.signature})
+    cycles = s.doctrine.loop.oscillation_cycles
+    for period in CYCLE_PERIODS:
+        width = period * cycles
+        if len(outcomes) < width:
+            return None
+        window = [_key(o) for o in outcomes[-width:]]
+        if len(set(window[:period])) < period or any(window[i] != window[i + period] for i in range(width - period)):
+            continue
+        cycle = outcomes[-period:]
+        if all(o.worked for o in cycle):
+            return None  # all work (a reproduction and a hand-off, a check and a view): going round is not stuck
+        episode = " & ".join(sorted(call_key(o) for o in cycle))
+        if period == 2:
+            return Finding(anomaly="loop", template="loop_oscillation", turn=s.turn, evidence={
+                "pattern": "oscillation", "tool_a": _what(cycle[0]), "tool_b": _what(cycle[1]), "cycles": cycles, "count": period,
+                "episode": episode, "subject": cycle[-1].signature})
+        return Finding(anomaly="loop", template="loop_cycle", turn=s.turn, evidence={
+            "pattern": "cycle", "round": [_what(o) for o in cycle], "count": period, "cycles": cycles,
+            "episode": episode, "subject": cycle[-1].signature})
+    return None
 
 
 def detect_no_tool(s: Snapshot) -> Finding | None:

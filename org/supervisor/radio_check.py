@@ -24,7 +24,8 @@ The proof that steering is ignored (:func:`ignored`): after a loop steering, the
 the very action again with the same failing result (a blocked attempt counts)
 ``escalation.pause_after_ignored`` times, or with the same result of a call that worked (the
 same output, the same edit going in again) ``escalation.pause_after_ignored_working`` times
-(not a wait, then a look: checking on a background process); or, after PACE emergency
+(not a wait, then a look: checking on a background process); after a steering about calls taken
+in turns (an oscillation, a cycle), once round them again; or, after PACE emergency
 steering, it goes on to a failure it already had, as many times. Never while the progress
 signal moves, and after the user resumed the chat, not again until the task has moved since.
 
@@ -291,6 +292,8 @@ def ignored(snapshot: Snapshot, result: RadioCheckResult, state: SupervisorState
             continue  # checking on a background process: waiting is its time
         # a call that worked is never blocked, so each repeat really runs: it takes more proof
         needed = escalation.pause_after_ignored_working if last.worked else escalation.pause_after_ignored
+        if count_or(finding.evidence.get("count")):  # a cycle of calls (one of them failing): once round it again
+            needed = max(escalation.pause_after_ignored, finding.evidence["count"])
         state.watched[anomaly] = last.turn
         times = state.ignored_times[anomaly] = state.ignored_times.get(anomaly, 0) + 1
         if escalation.pause and times >= needed and key not in state.resumed:

@@ -13,7 +13,7 @@ import json
 from org.contracts.role import Doctrine, PacePlan
 from org.contracts.salute import OutcomeSignal, SaluteSignals
 from org.kernel.outcomes import LEDGER_LIMIT, ToolOutcome, failures_in_a_row, fix_attempt, installed, never_a_loop, worked_command
-from org.supervisor.detectors import stalled_since
+from org.supervisor.detectors import CYCLE_PERIODS, stalled_since
 from org.supervisor.learnings import learnings_from
 from org.supervisor.snapshot import Snapshot
 
@@ -51,7 +51,7 @@ def needed_outcomes(outcomes: tuple[ToolOutcome, ...], doctrine: Doctrine, stall
     outcomes = outcomes[-LEDGER_LIMIT:]
     loop = doctrine.loop
     watched = [i for i, o in enumerate(outcomes) if not never_a_loop(o, loop.exempt_tools)]
-    tail = max(loop.repeat_threshold, 2 * loop.oscillation_cycles)
+    tail = max(loop.repeat_threshold, max(CYCLE_PERIODS) * loop.oscillation_cycles)
     start = max(0, len(outcomes) - doctrine.cascade.window)
     if watched:
         start = min(start, watched[-tail] if len(watched) >= tail else 0)

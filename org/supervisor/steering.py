@@ -74,6 +74,13 @@ def _repeated(evidence: dict[str, Any]) -> str:
     return f" (you ran {' and '.join(calls)})" if calls else ""
 
 
+def _round(evidence: dict[str, Any]) -> str:
+    """The calls of one round of a cycle, each shortened inside its quotes: "`a`, `b` and `c`"."""
+    round_ = evidence.get("round")
+    calls = [_quoted(str(c), 40) for c in (round_ if isinstance(round_, list) else ()) if c]
+    return ", ".join(calls[:-1]) + f" and {calls[-1]}" if len(calls) > 1 else "".join(calls)
+
+
 def _quoted(what: str, limit: int) -> str:
     """A call as steering names it, shortened inside its backticks."""
     if len(what) > 2 and what[0] == what[-1] == "`":
@@ -96,6 +103,8 @@ def _about(evidence: dict[str, Any]) -> str:
     one, other = evidence.get("tool_a"), evidence.get("tool_b")
     if isinstance(one, str) and isinstance(other, str) and one and other:
         return f"{_quoted(one, 50)} and {_quoted(other, 50)} taken in turns"
+    if evidence.get("round"):
+        return f"{_round(evidence)} taken in turns"
     anomaly = str(evidence.get("anomaly") or "")
     about = _ABOUT.get(anomaly, anomaly)
     return about + (f" (the latest failure: {_clean(latest, 90)})" if isinstance(latest, str) and latest else "")
@@ -104,6 +113,8 @@ def _about(evidence: dict[str, Any]) -> str:
 def template_values(finding: Finding) -> dict[str, str]:
     evidence = finding.evidence
     values = {k: _clean(v) for k, v in evidence.items() if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
+    if "round" in evidence:
+        values["round"] = _round(evidence)
     if "tools" in evidence:
         values["tools"] = _clean(", ".join(map(str, evidence["tools"])), 120)
     if "description" in evidence:
