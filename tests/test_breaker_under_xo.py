@@ -234,3 +234,29 @@ def test_under_an_xo_a_call_that_works_repeated_after_its_steering_is_paused_nev
     assert ran(session) <= 8, [(r.turn, r.paused) for r in session.results]
     assert [m.anomaly for m in applied(sealed) if m.kind == "steer"][:1] == ["loop"]
     assert "Supervisor (XO xo): paused" in [i.heading for i in session.agent.context.log.items]
+
+
+def test_under_an_xo_a_round_of_calls_gone_round_again_after_its_steering_is_paused(make_session, sealed, monkeypatch):
+    """The unit's report carries enough of its latest calls for the XO to see a cycle of three,
+    steer it with the round quoted, and pause the unit once it goes round again."""
+    from test_escalation import view
+
+    session = make_session()
+    xo = XO(sealed, "xo", test_home())
+
+    def call(point, original=session.standin._call, **kwargs):
+        if point == XO_ANSWERS["while the model answers"]:
+            xo.sweep()
+        return original(point, **kwargs)
+
+    monkeypatch.setattr(session.standin, "_call", call)
+    round_ = [view(134), view(470), run_app()]
+    for turn in range(15):
+        session.run(round_[turn % 3])
+        if session.results[-1].paused:
+            break
+    assert session.results[-1].paused and not any(r.blocked for r in session.results)
+    assert len(session.results) <= 11, [(r.turn, r.paused) for r in session.results]  # 6, one more round, the XO's latency
+    steered = [m for m in applied(sealed) if m.kind == "steer"]
+    assert steered[0].anomaly == "loop" and "Cycle: you went round the same 3 calls" in steered[0].text
+    assert "Supervisor (XO xo): paused" in [i.heading for i in session.agent.context.log.items]
