@@ -703,3 +703,18 @@ def test_greps_that_find_nothing_with_a_stated_status_are_no_failure_streak(make
     nothing = "\n[The command completed with exit code 1.]"
     session.run(*[{"tool": "execute_bash", "args": {"command": f"grep -rn 'name_{n}' src"}, "output": nothing} for n in range(8)])
     assert session.anomalies() == []
+
+
+def test_churn_said_again_about_a_cause_outside_the_code_keeps_its_advice():
+    """"Undo your last changes" would send an agent whose reasoning runs as commands the wrong way."""
+    from org.contracts import Finding
+    from org.supervisor.steering import SteeringBook
+
+    def churn(error: str, error_type: str) -> Finding:
+        return Finding(anomaly="churn", template="churn", turn=31, evidence={"error": error, "error_type": error_type, "times": 8, "calls": 3})
+
+    book = SteeringBook()
+    prose = book.render(churn("/bin/bash: line 4: DISCUSSION: command not found", "not_found"), repeated=True)
+    assert "what you sent was text, not a command" in prose and "undo your last changes" not in prose
+    code = book.render(churn("TypeError: unsupported operand type(s)", "execution"), repeated=True)
+    assert code.startswith("[SUPERVISOR] The same error keeps coming back") and "undo your last changes" in code

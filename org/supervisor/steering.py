@@ -88,6 +88,11 @@ def _quoted(what: str, limit: int) -> str:
     return _clean(what, limit)
 
 
+#: failures whose cause is not in the agent's changes (text sent as a command, a program not
+#: installed, an editor whose own check fails, a package name the package manager does not know):
+#: churn said again keeps its first wording and advice, as "undo your last changes" would mislead
+CAUSE_OUTSIDE_THE_CODE = frozenset({"prose_command", "missing_program", "failed_check", "unknown_package"})
+
 #: what steering was about, for a pause to say, when it named no call
 _ABOUT = {"loop": "the loop", "pace": "the PACE level", "stall": "the stall", "churn": "the error that keeps coming back",
           "rerun": "the reruns", "context": "the full context", "cascade": "the failing tools",
@@ -203,12 +208,13 @@ class SteeringBook:
         return text
 
     def _render(self, finding: Finding, repeated: bool) -> str:
+        # the failure's line is quoted as $outcome (loop, blocked) or $error (churn)
+        line = finding.evidence.get("outcome") or finding.evidence.get("error")
+        kind = advice_kind(finding.evidence.get("error_type"), line if isinstance(line, str) else None)
         key = finding.template
-        if repeated and key + REPEATED in self._templates:
+        if repeated and key + REPEATED in self._templates and not (key == "churn" and kind in CAUSE_OUTSIDE_THE_CODE):
             key += REPEATED
         template = self._templates.get(key) or self._templates[base_key(finding.template)]
         values = template_values(finding)
-        # the failure's line is quoted as $outcome (loop, blocked) or $error (churn)
-        line = finding.evidence.get("outcome") or finding.evidence.get("error")
-        values["advice"] = self.advice(advice_kind(finding.evidence.get("error_type"), line if isinstance(line, str) else None))
+        values["advice"] = self.advice(kind)
         return string.Template(template).safe_substitute(values)
