@@ -51,9 +51,11 @@ def ran(session) -> int:
     return sum(1 for r in session.results if not r.blocked)
 
 
-def run_until_paused(session, turns: int = 15) -> None:
-    for _ in range(turns):
-        session.run(run_app())
+def run_until_paused(session, calls: tuple = (), turns: int = 15) -> None:
+    """Run the calls in turn (``python app.py`` failing, by default) until the chat is paused."""
+    calls = calls or (run_app(),)
+    for turn in range(turns):
+        session.run(calls[turn % len(calls)])
         if session.results[-1].paused:
             return
 
@@ -63,10 +65,10 @@ def run_until_paused(session, turns: int = 15) -> None:
 XO_ANSWERS = {"before the next prompt": "message_loop_prompts_before", "while the model answers": "before_main_llm_call"}
 
 
-@pytest.mark.parametrize("answers", sorted(XO_ANSWERS))
-def test_under_an_xo_a_call_that_keeps_failing_runs_at_most_four_times_then_the_chat_is_paused(make_session, sealed, monkeypatch, answers):
+def linked_to_xo(make_session, layout, monkeypatch, answers: str = "while the model answers"):
+    """A stand-in unit and an XO that answers its latest report at the point ``answers`` names."""
     session = make_session()
-    xo = XO(sealed, "xo", test_home())
+    xo = XO(layout, "xo", test_home())
 
     def call(point, original=session.standin._call, **kwargs):
         if point == XO_ANSWERS[answers]:
@@ -74,7 +76,12 @@ def test_under_an_xo_a_call_that_keeps_failing_runs_at_most_four_times_then_the_
         return original(point, **kwargs)
 
     monkeypatch.setattr(session.standin, "_call", call)
+    return session, xo
 
+
+@pytest.mark.parametrize("answers", sorted(XO_ANSWERS))
+def test_under_an_xo_a_call_that_keeps_failing_runs_at_most_four_times_then_the_chat_is_paused(make_session, sealed, monkeypatch, answers):
+    session, xo = linked_to_xo(make_session, sealed, monkeypatch, answers)
     run_until_paused(session)
 
     assert session.results[-1].paused and ran(session) <= 4, [(r.turn, bool(r.blocked), r.paused) for r in session.results]
@@ -217,19 +224,8 @@ def test_under_an_xo_a_call_that_works_repeated_after_its_steering_is_paused_nev
     that works, repeated four times after the loop steering about it."""
     from test_escalation import view
 
-    session = make_session()
-    xo = XO(sealed, "xo", test_home())
-
-    def call(point, original=session.standin._call, **kwargs):
-        if point == XO_ANSWERS["while the model answers"]:
-            xo.sweep()
-        return original(point, **kwargs)
-
-    monkeypatch.setattr(session.standin, "_call", call)
-    for _ in range(15):
-        session.run(view())
-        if session.results[-1].paused:
-            break
+    session, _xo = linked_to_xo(make_session, sealed, monkeypatch)
+    run_until_paused(session, (view(),))
     assert session.results[-1].paused and not any(r.blocked for r in session.results)
     assert ran(session) <= 8, [(r.turn, r.paused) for r in session.results]
     assert [m.anomaly for m in applied(sealed) if m.kind == "steer"][:1] == ["loop"]
@@ -241,20 +237,8 @@ def test_under_an_xo_a_round_of_calls_gone_round_again_after_its_steering_is_pau
     steer it with the round quoted, and pause the unit once it goes round again."""
     from test_escalation import view
 
-    session = make_session()
-    xo = XO(sealed, "xo", test_home())
-
-    def call(point, original=session.standin._call, **kwargs):
-        if point == XO_ANSWERS["while the model answers"]:
-            xo.sweep()
-        return original(point, **kwargs)
-
-    monkeypatch.setattr(session.standin, "_call", call)
-    round_ = [view(134), view(470), run_app()]
-    for turn in range(15):
-        session.run(round_[turn % 3])
-        if session.results[-1].paused:
-            break
+    session, _xo = linked_to_xo(make_session, sealed, monkeypatch)
+    run_until_paused(session, (view(134), view(470), run_app()))
     assert session.results[-1].paused and not any(r.blocked for r in session.results)
     assert len(session.results) <= 11, [(r.turn, r.paused) for r in session.results]  # 6, one more round, the XO's latency
     steered = [m for m in applied(sealed) if m.kind == "steer"]
