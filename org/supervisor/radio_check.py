@@ -292,8 +292,9 @@ def ignored(snapshot: Snapshot, result: RadioCheckResult, state: SupervisorState
             continue  # checking on a background process: waiting is its time
         # a call that worked is never blocked, so each repeat really runs: it takes more proof
         needed = escalation.pause_after_ignored_working if last.worked else escalation.pause_after_ignored
-        if count_or(finding.evidence.get("count")):  # a cycle of calls (one of them failing): once round it again
-            needed = max(escalation.pause_after_ignored, finding.evidence["count"])
+        period = count_or(finding.evidence.get("count"))
+        if period:  # calls taken in turns, one of them failing: once round them again
+            needed = max(escalation.pause_after_ignored, period)
         state.watched[anomaly] = last.turn
         times = state.ignored_times[anomaly] = state.ignored_times.get(anomaly, 0) + 1
         if escalation.pause and times >= needed and key not in state.resumed:
