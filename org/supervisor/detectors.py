@@ -129,11 +129,12 @@ def detect_oscillation(s: Snapshot) -> Finding | None:
     (identical calls, not look-alikes), at least one of them failing."""
     outcomes = _watched(s)
     cycles = s.doctrine.loop.oscillation_cycles
+    keys = [_key(o) for o in outcomes[-max(CYCLE_PERIODS) * cycles:]]
     for period in CYCLE_PERIODS:
         width = period * cycles
-        if len(outcomes) < width:
+        if len(keys) < width:
             return None
-        window = [_key(o) for o in outcomes[-width:]]
+        window = keys[-width:]
         if len(set(window[:period])) < period or any(window[i] != window[i + period] for i in range(width - period)):
             continue
         cycle = outcomes[-period:]
