@@ -140,14 +140,13 @@ def detect_oscillation(s: Snapshot) -> Finding | None:
         cycle = outcomes[-period:]
         if all(o.worked for o in cycle):
             return None  # all work (a reproduction and a hand-off, a check and a view): going round is not stuck
-        episode = " & ".join(sorted(call_key(o) for o in cycle))
-        if period == 2:
-            return Finding(anomaly="loop", template="loop_oscillation", turn=s.turn, evidence={
-                "pattern": "oscillation", "tool_a": _what(cycle[0]), "tool_b": _what(cycle[1]), "cycles": cycles, "count": period,
-                "episode": episode, "subject": cycle[-1].signature})
-        return Finding(anomaly="loop", template="loop_cycle", turn=s.turn, evidence={
-            "pattern": "cycle", "round": [_what(o) for o in cycle], "count": period, "cycles": cycles,
-            "episode": episode, "subject": cycle[-1].signature})
+        evidence = {"cycles": cycles, "count": period, "episode": " & ".join(sorted(call_key(o) for o in cycle)),
+                    "subject": cycle[-1].signature}
+        if period == 2:  # two calls keep the oscillation's wording
+            evidence.update(pattern="oscillation", tool_a=_what(cycle[0]), tool_b=_what(cycle[1]))
+        else:
+            evidence.update(pattern="cycle", round=[_what(o) for o in cycle])
+        return Finding(anomaly="loop", template=f"loop_{evidence['pattern']}", turn=s.turn, evidence=evidence)
     return None
 
 
