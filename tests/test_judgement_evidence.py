@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from test_judgement import TOOL, sh, traceback
 
-from org.kernel.classify import classify_output
+from org.kernel.classify import advice_kind, classify_output
 
 #: Python prints this at every interpreter start on some machines: it names no failure.
 PTH_WARNING = (
@@ -492,6 +492,33 @@ def test_text_sent_as_a_command_is_told_so_not_to_install_a_program(make_session
     assert "what you sent was text, not a command" in text and "not installed" not in text
 
 
+def test_source_code_sent_as_a_command_is_told_to_go_in_a_file_not_to_fix_its_quoting(make_session):
+    """A Java class sent where the command goes (deepseek-chat, jackson-databind-4189): bash
+    cannot parse it, and no quoting makes it a command."""
+    java = "class Parent {\n    public Child child;\n}"
+    said = "/bin/bash: line 3: syntax error near unexpected token `}'\n/bin/bash: line 3: `}'"
+    session = make_session()
+    session.run(*[sh(java, said)] * 4)
+    texts = [text for _, _, text in session.steering()]
+    assert texts and all("source code, not a shell command" in t and "quoting" not in t for t in texts)
+    # a shell script with a quoting mistake keeps the syntax advice
+    quoting = make_session(doctrine={"breaker": {"enabled": False}})
+    quoting.run(*[sh("echo 'it''s) done", "/bin/bash: -c: line 1: syntax error near unexpected token `)'")] * 3)
+    [(_, _, text)] = quoting.steering()
+    assert "fix the quoting or syntax" in text
+
+
+def test_code_as_a_command_is_known_by_how_it_opens_and_the_shell_refusing_it():
+    refused = "/bin/bash: line 7: syntax error near unexpected token `('"
+    for code in ("import numpy as np\nfrom sklearn.metrics import x\ndef test_reproduce():", "public class Main {",
+                 "package com.example;\nimport java.util.List;", "def main():", "#include <stdio.h>", "@Test\nvoid t() {"):
+        assert advice_kind("syntax", refused, code) == "code_command", code
+    assert advice_kind("not_found", "/bin/bash: line 1: from: command not found", "from x import y") == "code_command"
+    for command in ("python reproduce.py", "import -window root shot.png", "grep -n 'class Foo {' a.java"):
+        assert advice_kind("syntax", refused, command) == "syntax", command
+    assert advice_kind("execution", "Traceback: NameError", "class A:") == "execution"  # the shell ran it
+
+
 def test_the_same_command_described_anew_is_the_same_action(make_session):
     """Claude Code's Bash takes a `description` of the command for people: the command is the action."""
     from org.kernel.outcomes import canonical_signature
@@ -718,3 +745,15 @@ def test_churn_said_again_about_a_cause_outside_the_code_keeps_its_advice():
     assert "what you sent was text, not a command" in prose and "undo your last changes" not in prose
     code = book.render(churn("TypeError: unsupported operand type(s)", "execution"), repeated=True)
     assert code.startswith("[SUPERVISOR] The same error keeps coming back") and "undo your last changes" in code
+
+
+def test_reasoning_whose_apostrophes_leave_the_shell_without_a_closing_quote_is_text_sent_as_a_command(make_session):
+    """doubao jackson-databind-4087: each turn a new paragraph of reasoning where the command goes;
+    its "Let's" opens a quote bash never sees closed. The same error across different texts is
+    churn, about the text, and said again it does not tell the agent to undo its one real fix."""
+    said = "/bin/bash: line 2: unexpected EOF while looking for matching `''\n/bin/bash: line 4: syntax error: unexpected end of file"
+    texts = [f"DISCUSSION\nThere seems to be an issue with the command, attempt {n}. Let's check the JDK." for n in range(8)]
+    session = make_session()
+    session.run(sh("sed -i 's/isEnum()/isEnumType()/' src/ClassUtil.java"), *[sh(text, said) for text in texts])
+    steering = [text for _, anomaly, text in session.steering() if anomaly == "churn"]
+    assert steering and all("what you sent was text, not a command" in t and "undo your last changes" not in t for t in steering)

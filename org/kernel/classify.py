@@ -194,10 +194,9 @@ def missing_program(error_line: str | None) -> bool:
 
 # Text sent as a command: the shell runs its first word as a program ("DISCUSSION", "The", "Were
 # still facing errors. Lets"). A label in capitals or a sentence's opening word names no program.
-_PROSE_RUN = re.compile(
-    r"(?:^|: )(?:line \d+: |\d+: )?(?:[A-Z]{4,}|[^:\n]* [^:\n]*|(?:The|There|These|This|That|It|Its|We|I|Let's|Lets|Here|"
-    r"After|Since|Now|Next|Then|First|Finally|However|So|Step|Based|Looking|Great|Okay|Also|But|To|In))"
-    r": (?:command )?not found$")
+_OPENERS = (r"The|There|These|This|That|It|Its|We|I|Let's|Lets|Here|After|Since|Now|Next|Then|First|Finally|However|So"
+            r"|Step|Based|Looking|Great|Okay|Also|But|To|In")
+_PROSE_RUN = re.compile(rf"(?:^|: )(?:line \d+: |\d+: )?(?:[A-Z]{{4,}}|[^:\n]* [^:\n]*|(?:{_OPENERS})): (?:command )?not found$")
 
 
 def prose_as_command(error_line: str | None) -> bool:
@@ -205,21 +204,45 @@ def prose_as_command(error_line: str | None) -> bool:
     return _PROSE_RUN.search(error_line or "") is not None
 
 
+# What was sent as the command, known by how it opens, when the shell refused it: source code (a
+# Java class, Python imports and a function), which belongs in a file, not in quotes; or text (a
+# label in capitals, a sentence), whose apostrophes leave the shell looking for a closing quote.
+_SOURCE_CODE = re.compile(r"^`?\s*(?:(?:public|private|protected|abstract|final|static) \w|class \w+\s*[({:]"
+                          r"|(?:package|import) [\w.]+(?:\.\*)?;|import [\w.]+ as \w|from [\w.]+ import \w"
+                          r"|def \w+\s*\(|#include\s*[<\"]|@[A-Z]\w*(?:\(|\s))")
+_PROSE = re.compile(rf"^`?\s*(?:[A-Z]{{4,}}(?![\w=])|(?:{_OPENERS})\s)")
+_SHELL_REFUSED = re.compile(r"syntax error near unexpected token|syntax error: unexpected|unexpected EOF while looking for"
+                            r"|: (?:command )?not found$")
+
+
+def sent_as_command(command: str | None, error_line: str | None) -> str | None:
+    """"code_command" or "prose_command" when the shell refused a command that opens like source
+    code (`class Parent {`, `import numpy as np`) or like text (`DISCUSSION`, `Let's check`)."""
+    if not _SHELL_REFUSED.search(error_line or ""):
+        return None
+    if _SOURCE_CODE.search(command or ""):
+        return "code_command"
+    return "prose_command" if _PROSE.search(command or "") else None
+
+
 # A package manager that does not know the name asked for: installing it again will not help.
 _UNKNOWN_PACKAGE = re.compile(r"Unable to locate package|has no installation candidate|No matching distribution found"
                               r"|Could not find a version that satisfies|^npm ERR! (?:code E404|404 )|^error: package .* not found")
 
 
-def advice_kind(error_type: str | None, error_line: str | None) -> str:
+def advice_kind(error_type: str | None, error_line: str | None, command: str | None = None) -> str:
     """Which advice fits a failure: its error type's, except for an edit the editor refused
     (no path or quoting to fix: the edit does not match the file, or the editor's own check
-    failed), text sent as a command (no program to install), a program that is not installed
-    (no path or command name to correct) and a
+    failed), source code or text sent as a command (no quoting to fix, no program to install),
+    a program that is not installed (no path or command name to correct) and a
     package the package manager does not know (installing it again is no fix)."""
     if check_failed(error_line):
         return "failed_check"
     if edit_refused(error_line):
         return "refused_edit"
+    sent = sent_as_command(command, error_line)
+    if sent:
+        return sent
     if error_type == "not_found" and prose_as_command(error_line):
         return "prose_command"
     if error_type == "not_found" and missing_program(error_line):

@@ -192,6 +192,7 @@ def detect_churn(s: Snapshot) -> Finding | None:
         return None
     return Finding(anomaly="churn", template="churn", turn=s.turn, evidence={
         "error": last.error_line or last.error_type or "the same error", "times": times, "calls": len(calls),
+        "action": _what(last),  # for the advice: what was sent, when the shell could not take it as a command
         "error_type": last.error_type or "", "episode": f"churn:{last.error_signature}", "subject": last.signature})
 
 

@@ -88,10 +88,10 @@ def _quoted(what: str, limit: int) -> str:
     return _clean(what, limit)
 
 
-#: failures whose cause is not in the agent's changes (text sent as a command, a program not
-#: installed, an editor whose own check fails, a package name the package manager does not know):
-#: churn said again keeps its first wording and advice, as "undo your last changes" would mislead
-CAUSE_OUTSIDE_THE_CODE = frozenset({"prose_command", "missing_program", "failed_check", "unknown_package"})
+#: failures whose cause is not in the agent's changes (source code or text sent as a command, a
+#: program not installed, an editor whose own check fails, a package name the package manager does
+#: not know): churn said again keeps its first wording and advice, as "undo your last changes" would mislead
+CAUSE_OUTSIDE_THE_CODE = frozenset({"code_command", "prose_command", "missing_program", "failed_check", "unknown_package"})
 
 #: what steering was about, for a pause to say, when it named no call
 _ABOUT = {"loop": "the loop", "pace": "the PACE level", "stall": "the stall", "churn": "the error that keeps coming back",
@@ -210,7 +210,9 @@ class SteeringBook:
     def _render(self, finding: Finding, repeated: bool) -> str:
         # the failure's line is quoted as $outcome (loop, blocked) or $error (churn)
         line = finding.evidence.get("outcome") or finding.evidence.get("error")
-        kind = advice_kind(finding.evidence.get("error_type"), line if isinstance(line, str) else None)
+        action = finding.evidence.get("action")
+        kind = advice_kind(finding.evidence.get("error_type"), line if isinstance(line, str) else None,
+                           action if isinstance(action, str) else None)
         key = finding.template
         if repeated and key + REPEATED in self._templates and not (key == "churn" and kind in CAUSE_OUTSIDE_THE_CODE):
             key += REPEATED
