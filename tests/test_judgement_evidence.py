@@ -676,6 +676,11 @@ def test_an_old_text_the_editor_refuses_is_the_same_failing_edit_whatever_the_ne
     assert (turn, anomaly) == (6, "loop")
     assert "`str_replace_editor str_replace /workspace/ponyc/src/expr/match.c` 3 times" in text
     assert "(edit not applied: Multiple occurrences of old_str in lines [317, 449])" in text
+    # there twice, the text to replace matches already: the advice is to make it unique
+    assert "the text to replace is there more than once" in text and "match them exactly" not in text
+    claude_code = classify_output("<tool_use_error>Found 2 matches of the string to replace, but replace_all is false. "
+                                  "To replace all occurrences, set replace_all to true.\nString: x = 1</tool_use_error>")
+    assert advice_kind(claude_code.error_type, claude_code.error_line) == "ambiguous_edit"
 
 
 def test_an_old_text_retried_with_only_its_indentation_changed_is_the_same_failing_edit(make_session):

@@ -49,12 +49,13 @@ PLACEHOLDERS: dict[str, frozenset[str]] = {
 }
 ADVICE = "advice."
 #: error types that have advice (``advice.<type>``), quoted as $advice; "none": no error type;
-#: "refused_edit", "failed_check", "code_command", "prose_command", "missing_program" and "unknown_package":
-#: an edit the editor refused, one it refused because its own check failed, source code or text sent as
-#: a command, a program not installed, a package name the package manager does not know
+#: "refused_edit", "ambiguous_edit", "failed_check", "code_command", "prose_command", "missing_program" and
+#: "unknown_package": an edit the editor refused, one whose text to replace is there more than once, one
+#: it refused because its own check failed, source code or text sent as a command, a program not
+#: installed, a package name the package manager does not know
 ADVICE_TYPES: tuple[str, ...] = ("timeout", "not_found", "permission", "syntax", "network", "resource", "dependency",
-                                 "execution", "test", "refused_edit", "failed_check", "code_command", "prose_command",
-                                 "missing_program", "unknown_package", "none")
+                                 "execution", "test", "refused_edit", "ambiguous_edit", "failed_check", "code_command",
+                                 "prose_command", "missing_program", "unknown_package", "none")
 
 
 def base_key(key: str) -> str:

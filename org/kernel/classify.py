@@ -176,6 +176,10 @@ def check_failed(error_line: str | None) -> bool:
     return (error_line or "").startswith(EDIT_REFUSED + CHECK_FAILED)
 
 
+# The text to replace is there more than once: the edit must say which occurrence, not match better.
+_AMBIGUOUS_OLD_TEXT = re.compile(r"Multiple occurrences of old_str|matches of the string to replace, but replace_all is false")
+
+
 def old_text_refused(error_line: str | None) -> bool:
     """The editor refused the edit for its text to replace (not there, or there more than once)."""
     return edit_refused(error_line) and _OLD_TEXT_REFUSED.search(error_line) is not None
@@ -232,14 +236,14 @@ _UNKNOWN_PACKAGE = re.compile(r"Unable to locate package|has no installation can
 
 def advice_kind(error_type: str | None, error_line: str | None, command: str | None = None) -> str:
     """Which advice fits a failure: its error type's, except for an edit the editor refused
-    (no path or quoting to fix: the edit does not match the file, or the editor's own check
-    failed), source code or text sent as a command (no quoting to fix, no program to install),
+    (no path or quoting to fix: the edit does not match the file, its text to replace is there
+    more than once, or the editor's own check failed), source code or text sent as a command (no quoting to fix, no program to install),
     a program that is not installed (no path or command name to correct) and a
     package the package manager does not know (installing it again is no fix)."""
     if check_failed(error_line):
         return "failed_check"
     if edit_refused(error_line):
-        return "refused_edit"
+        return "ambiguous_edit" if _AMBIGUOUS_OLD_TEXT.search(error_line or "") else "refused_edit"
     sent = sent_as_command(command, error_line)
     if sent:
         return sent
