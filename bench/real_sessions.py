@@ -29,8 +29,8 @@ code in after the pause, an edit that went in: the ones a pause could have cost 
 counted over the whole replay: a turn after a pause is the user resuming), and the waste
 sessions (``bench/waste_sessions.py``: 5 or more turns of the same failure or of no-effect
 reruns, read from the raw trace alone) and the share of them steered at least once (goal at
-least 3 of 4), also counting only steering inside a stretch of waste. ``--sample N --seed S``
-writes N random steering, block and pause events with the turns around them to
+least 3 of 4), also counting only steering inside a stretch of waste or a pause before its
+end. ``--sample N --seed S`` writes N random steering, block and pause events with the turns around them to
 ``--sample-file`` (Markdown) for reading by hand. ``--source-summary`` takes a folder of
 corpora (one per source) and prints one row of goal figures per source.
 """
@@ -245,7 +245,7 @@ def measure(corpus: Path, args: argparse.Namespace, doctrine: dict[str, Any], ev
             if waste:
                 goals["waste sessions"] += 1
                 goals["waste steered"] += bool(every)
-                goals["waste steered in stretch"] += any(w.first <= e["turn"] <= w.last for w in waste for e in every)
+                goals["waste steered in stretch"] += any(w.met_by(e) for w in waste for e in every)
                 if not every:
                     named.setdefault("waste_not_steered", []).append(f"{name} ({waste[0].kind}: turns {waste[0].first}-{waste[0].last})")
             if events_out:

@@ -68,6 +68,11 @@ class Waste:
     def last(self) -> int:
         return self.turns[-1]
 
+    def met_by(self, event: dict) -> bool:
+        """Whether a supervision event (``turn``, ``action``) answered this stretch: a steering
+        inside it, or a pause before its end (a chat paused before the waste began stops it)."""
+        return self.first <= event["turn"] <= self.last or (event["action"] == "pause" and event["turn"] <= self.last)
+
 
 def normal_command(command: str) -> str:
     return " ".join(command.split())

@@ -70,3 +70,12 @@ def test_an_editor_creating_one_file_after_another_is_not_a_rerun():
     turns = [{"turn": n, "tool": "str_replace_editor", "args": {"command": "create", "path": f"debug_{n}.py", "file_text": f"print({n})"},
               "output": f"File created successfully at: debug_{n}.py"} for n in range(1, 7)]
     assert waste_in(turns) == []
+
+
+def test_a_stretch_of_waste_is_met_by_steering_inside_it_or_a_pause_before_its_end():
+    [stretch] = [w for w in waste_in([run(n, "python a.py", crash("0x1"), exit_code=1) for n in range(10, 15)])
+                 if w.kind == "same failure"]
+    assert (stretch.first, stretch.last) == (10, 14)
+    assert stretch.met_by({"turn": 12, "action": "steer"})
+    assert not stretch.met_by({"turn": 8, "action": "steer"}) and not stretch.met_by({"turn": 15, "action": "steer"})
+    assert stretch.met_by({"turn": 8, "action": "pause"}) and not stretch.met_by({"turn": 15, "action": "pause"})
