@@ -149,6 +149,21 @@ def test_a_model_going_round_the_same_three_commands_is_told_once_and_paused_aft
     (tmp_path / "figures.json").write_text(json.dumps({"ran": ran, "main_calls": result["main_calls"]}))
 
 
+def test_a_model_sending_java_source_as_the_command_is_told_to_put_it_in_a_file(tree, tmp_path):  # noqa: F811
+    """Agent-Zero's shell runs a Java class sent as the command line by line (`bash: class: command
+    not found`, then `syntax error near unexpected token`): no program is missing, and quoting is
+    not what to fix."""
+    install_pack(tree, activate=True)
+    java = "class Parent {\n    public Child child;\n}"
+    script = [command(f"declare the class {i}", java) for i in range(1, 8)] + [FINAL]
+    result = run_chat(tree, script, tmp_path, harness_args=("--stop-when-paused",))
+    steering = [w for w in warnings(result) if "[SUPERVISOR]" in w]
+    assert steering and "[SUPERVISOR] Loop" in steering[0], (steering, [m["content"][-300:] for m in result["history"]][:6])
+    assert "source code, not a shell command" in steering[0], steering
+    assert "quoting" not in steering[0] and "not installed" not in steering[0], steering
+    assert result["paused"], log_headings(result)
+
+
 def test_a_model_that_changes_course_after_the_first_steering_is_not_blocked_or_paused(tree, tmp_path):  # noqa: F811
     install_pack(tree, activate=True)
     counter = tmp_path / "runs.txt"
