@@ -479,6 +479,11 @@ def test_a_refused_edit_and_a_program_not_installed_get_advice_that_fits_them(ma
     assert "the editor changed nothing" in edit and "quoting" not in edit
     assert "the program is not installed here" in javac and "check the path" not in javac
     assert "the program is not installed here" in curl
+    # a build tool finding no Java where JAVA_HOME points (deepseek-chat, dubbo-7041): the JDK is what is missing
+    for no_jdk in ("Error: JAVA_HOME is not defined correctly.",
+                   "ERROR: JAVA_HOME is not set and no 'java' command could be found in your PATH."):
+        verdict = classify_output(f"{no_jdk}\n  We cannot execute /usr/lib/jvm/zulu8/bin/java\n")
+        assert advice_kind(verdict.error_type, verdict.error_line) == "missing_program", no_jdk
 
 
 def test_text_sent_as_a_command_is_told_so_not_to_install_a_program(make_session):

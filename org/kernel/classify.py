@@ -196,6 +196,11 @@ def missing_program(error_line: str | None) -> bool:
     return _MISSING_PROGRAM.search(error_line or "") is not None
 
 
+# A build tool that found no Java where JAVA_HOME or PATH points (Maven's wrapper, Gradle): the
+# JDK is missing, which setting JAVA_HOME to another guess does not change.
+_NO_JDK = re.compile(r"JAVA_HOME is not defined correctly|JAVA_HOME is not set and no 'java' command could be found")
+
+
 # Text sent as a command: the shell runs its first word as a program ("DISCUSSION", "The", "Were
 # still facing errors. Lets"). A label in capitals or a sentence's opening word names no program.
 _OPENERS = (r"The|There|These|This|That|It|Its|We|I|Let's|Lets|Here|After|Since|Now|Next|Then|First|Finally|However|So"
@@ -238,7 +243,7 @@ def advice_kind(error_type: str | None, error_line: str | None, command: str | N
     """Which advice fits a failure: its error type's, except for an edit the editor refused
     (no path or quoting to fix: the edit does not match the file, its text to replace is there
     more than once, or the editor's own check failed), source code or text sent as a command (no quoting to fix, no program to install),
-    a program that is not installed (no path or command name to correct) and a
+    a program that is not installed (no path or command name to correct, no JAVA_HOME to guess) and a
     package the package manager does not know (installing it again is no fix)."""
     if check_failed(error_line):
         return "failed_check"
@@ -249,7 +254,7 @@ def advice_kind(error_type: str | None, error_line: str | None, command: str | N
         return sent
     if error_type == "not_found" and prose_as_command(error_line):
         return "prose_command"
-    if error_type == "not_found" and missing_program(error_line):
+    if (error_type == "not_found" and missing_program(error_line)) or _NO_JDK.search(error_line or ""):
         return "missing_program"
     if error_type == "dependency" and _UNKNOWN_PACKAGE.search(error_line or ""):
         return "unknown_package"
