@@ -242,9 +242,10 @@ _UNKNOWN_PACKAGE = re.compile(r"Unable to locate package|has no installation can
 def advice_kind(error_type: str | None, error_line: str | None, command: str | None = None) -> str:
     """Which advice fits a failure: its error type's, except for an edit the editor refused
     (no path or quoting to fix: the edit does not match the file, its text to replace is there
-    more than once, or the editor's own check failed), source code or text sent as a command (no quoting to fix, no program to install),
-    a program that is not installed (no path or command name to correct, no JAVA_HOME to guess) and a
-    package the package manager does not know (installing it again is no fix)."""
+    more than once, or the editor's own check failed), source code or text sent as a command
+    (``command``: no quoting to fix, no program to install), a program that is not installed
+    (no path or command name to correct, no JAVA_HOME to guess) and a package the package
+    manager does not know (installing it again is no fix)."""
     if check_failed(error_line):
         return "failed_check"
     if edit_refused(error_line):
