@@ -170,12 +170,36 @@ def test_replies_without_a_tool_call_in_a_row(make_session):
     assert (turn, anomaly) == (4, "loop") and "last 3 replies called no tool" in text
 
 
+def farewells(n: int) -> list[dict]:
+    return [sh(f"echo 'I could not fix the bug, attempt {i}. Goodbye.'", f"I could not fix the bug, attempt {i}. Goodbye.")
+            for i in range(n)]
+
+
 def test_farewell_echoes_are_not_progress(make_session):
     session = make_session(doctrine={"max_turns_without_progress": 6})
-    session.run(sh("python app.py", TYPE_ERROR),
-                *[sh(f"echo 'I could not fix the bug, attempt {n}. Goodbye.'", f"I could not fix the bug, attempt {n}. Goodbye.")
-                  for n in range(11)])
+    session.run(sh("python app.py", TYPE_ERROR), *farewells(11))
     assert "stall" in [a for _, a in session.anomalies()]
+
+
+def test_calls_that_only_print_the_agent_s_own_text_are_replies_without_a_tool(make_session):
+    """An agent that gave up and says goodbye through `echo`, each time anew: told once, on the
+    third, never blocked or paused."""
+    session = make_session()
+    session.run(sh("python app.py", TYPE_ERROR), *farewells(11))
+    [(turn, anomaly, text)] = session.steering()
+    assert (turn, anomaly) == (4, "loop")
+    assert text.startswith("[SUPERVISOR] Loop: your last 3 calls only printed text you wrote (the latest: `echo 'I could not")
+    assert not any(r.blocked or r.paused for r in session.results)
+
+
+def test_status_echoes_between_real_work_and_thinking_tools_are_no_loop(make_session):
+    session = make_session()
+    session.run(sh("echo 'Step 1: reproduce'", "Step 1: reproduce"), sh("python app.py", TYPE_ERROR),
+                sh("echo 'Step 2: fix'", "Step 2: fix"), sh("echo \"$PATH\"", "/usr/bin"), sh("echo done > status.txt"),
+                sh("sleep 5"), sh("sleep 10"), sh("sleep 15"),
+                *[{"tool": "sequential-thinking.sequentialthinking", "args": {"thought": f"Thought {n}"}, "output": "ok"}
+                  for n in range(4)])
+    assert "loop" not in [a for _, a in session.anomalies()]
 
 
 def test_waiting_is_not_progress(make_session):

@@ -24,15 +24,15 @@ from org.supervisor.snapshot import Snapshot
 TOOLS = ["code_execution_tool", "text_editor", "search_engine", "wait", "response"]
 
 outcome = st.builds(
-    lambda turn, tool, ok, error, sig, out, msg, novel, kind, line, command, waits: ToolOutcome(
+    lambda turn, tool, ok, error, sig, out, msg, novel, kind, line, command, waits, prints: ToolOutcome(
         turn, tool, ok, None if ok else error, sig, out, msg, novel, kind, line, f"e{hash(line) % 3}" if line else None, command,
-        waits=waits),
+        waits=waits, prints=prints),
     st.integers(0, 500), st.sampled_from(TOOLS), st.booleans(),
     st.sampled_from(["not_found", "timeout", "execution", "x" * 64]),
     st.sampled_from(["s1", "s2", "s3"]), st.sampled_from(["h1", "h2"]),
     st.sampled_from(["", "cat: /x: No such file", "Traceback …"]), st.booleans(),
     st.sampled_from(["inspect", "edit", "run"]), st.sampled_from([None, "KeyError: 'x'", "cat: /x: No such file or directory"]),
-    st.sampled_from([None, "python app.py", "cat /x"]), st.booleans(),
+    st.sampled_from([None, "python app.py", "cat /x"]), st.booleans(), st.booleans(),
 )
 
 doctrine = st.builds(
@@ -116,6 +116,20 @@ def test_a_reported_outcome_answers_every_question_the_detectors_ask_a_live_one(
                  ToolOutcome(1, "t", False, "execution", "s", "h", "", error_signature="e")):
         reported = OutcomeSignal(**{name: getattr(live, name) for name in OutcomeSignal.model_fields})
         assert [getattr(reported, name) for name in asked] == [getattr(live, name) for name in asked]
+
+
+def test_every_field_of_a_live_outcome_is_carried_in_the_report():
+    """A field the unit knows but its report leaves out would make the XO judge otherwise."""
+    from dataclasses import fields
+
+    from org.contracts.salute import OutcomeSignal
+
+    live = ToolOutcome(7, "code_execution_tool", False, "execution", "s", "h", "", novel=True, kind="edit", error_line="E: x",
+                       error_signature="e", command="python a.py", shape="sh", baseline=True, blocked=True, waits=True, prints=True)
+    carried = {f.name for f in fields(ToolOutcome)} - {"message_preview"}  # no tool output leaves the unit
+    assert carried <= set(OutcomeSignal.model_fields)
+    [reported] = signals_from_snapshot(Snapshot(turn=8, role_id=ROLE.role_id, doctrine=ROLE.doctrine, outcomes=(live,))).outcomes
+    assert {name: getattr(reported, name) for name in carried} == {name: getattr(live, name) for name in carried}
 
 
 def test_failures_in_a_row_of_exempt_calls_are_carried_whole():

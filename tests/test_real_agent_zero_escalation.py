@@ -164,6 +164,19 @@ def test_a_model_sending_java_source_as_the_command_is_told_to_put_it_in_a_file(
     assert result["paused"], log_headings(result)
 
 
+def test_a_model_saying_goodbye_through_echo_is_told_once_and_never_blocked(tree, tmp_path):  # noqa: F811
+    """A model that gave up and prints a new farewell each turn: no call repeats, and each
+    output is new, but nothing is done; it is told so once, on the third."""
+    install_pack(tree, activate=True)
+    script = [command("check", "python3 -c 'import nosuchmodule_xyz'")]
+    script += [command(f"farewell {i}", f"echo 'I could not fix it, attempt {i}. Goodbye.'") for i in range(1, 8)] + [FINAL]
+    result = run_chat(tree, script, tmp_path, harness_args=("--stop-when-paused",))
+    steering = [w for w in warnings(result) if "[SUPERVISOR]" in w]
+    assert len(steering) == 1 and "your last 3 calls only printed text you wrote" in steering[0], steering
+    assert not result["paused"] and "Supervisor: blocked" not in log_headings(result)
+    assert sum("Goodbye." in m["content"] for m in result["history"] if "echo" not in m["content"]) >= 7
+
+
 def test_a_model_that_changes_course_after_the_first_steering_is_not_blocked_or_paused(tree, tmp_path):  # noqa: F811
     install_pack(tree, activate=True)
     counter = tmp_path / "runs.txt"

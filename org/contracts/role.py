@@ -128,7 +128,9 @@ class LoopDoctrine(Contract):
         "one of them failing, that make a loop."))
     churn_threshold: int = Field(3, ge=2, description="The same error this many times in a task, from different actions, is churn.")
     rerun_threshold: int = Field(3, ge=1, description="The same run giving the same result again after other work this many times: the work has no effect.")
-    no_tool_threshold: int = Field(3, ge=2, description="The model answering this many times in a row without calling a tool is a loop.")
+    no_tool_threshold: int = Field(3, ge=2, description=(
+        "The model answering this many times in a row without calling a tool, or calling one only to print its own text "
+        "(`echo 'Done.'`), is a loop."))
     exempt_tools: list[str] = Field(default_factory=list, description="Tools never counted as looping, such as pollers.")
 
 

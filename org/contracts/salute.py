@@ -90,6 +90,7 @@ class OutcomeSignal(Contract):
     baseline: bool = Field(False, description="Its error was there before the agent's first edit of the task.")
     blocked: bool = Field(False, description="The breaker did not run the call: it stands for the failure it would have repeated.")
     waits: bool = Field(False, description="The call polled a process already running (Agent-Zero's `runtime: output`): never a loop.")
+    prints: bool = Field(False, description="The call only printed text the agent wrote (a farewell `echo`): a reply sent as a command.")
 
     @property
     def result(self) -> str:

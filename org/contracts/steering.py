@@ -38,6 +38,7 @@ PLACEHOLDERS: dict[str, frozenset[str]] = {
     "rerun": frozenset({"action", "times", "outcome"}),
     "rerun_unchanged": frozenset({"action", "times", "outcome"}),
     "loop_no_tool": frozenset({"times"}),
+    "loop_printing": frozenset({"times", "action"}),
     "context_warning": frozenset({"percent"}),
     "context_critical": frozenset({"percent"}),
     "cascade": frozenset({"tools", "count"}),

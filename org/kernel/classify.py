@@ -772,7 +772,8 @@ def without_running_notice(text: str | None) -> str:
 
 # Saying something rather than looking at anything: a farewell or status `echo` is no progress,
 # and nor is waiting (`sleep 30 && echo done`).
-_SHELL_SAY = re.compile(r"^(?:echo|printf)\b[^|<>;&$`]*$|^(?:pwd|whoami|id|date|true|:)\s*$|^sleep \d+(?:\.\d+)?[smhd]?\s*$")
+_SHELL_PRINT = r"^(?:echo|printf)\b[^|<>;&$`]*$"
+_SHELL_SAY = re.compile(_SHELL_PRINT + r"|^(?:pwd|whoami|id|date|true|:)\s*$|^sleep \d+(?:\.\d+)?[smhd]?\s*$")
 
 
 # A tool for thinking aloud or keeping a to-do list (OpenHands' and Anthropic's `think`, the MCP server
@@ -780,16 +781,26 @@ _SHELL_SAY = re.compile(r"^(?:echo|printf)\b[^|<>;&$`]*$|^(?:pwd|whoami|id|date|
 _THINK_TOOL = re.compile(r"(?:^|[._-])(?:think|thinking|sequential_?thinking|todo_?write)$", re.IGNORECASE)
 
 
+def _all_parts(args: Any, pattern: re.Pattern[str]) -> bool:
+    """Every part of the call's shell command (`a && b; c`, one per line) matches ``pattern``."""
+    command = command_of(args)
+    parts = [part.strip() for part in re.split(r"\s*(?:&&|;|\n)\s*", _without_cd(command))] if command else []
+    return any(parts) and all(pattern.match(part) for part in parts if part)
+
+
 def says_only(args: Any, tool: str = "") -> bool:
     """The call only prints text the agent wrote itself (``echo "Done"``, a thinking tool) or
     waits (``sleep 30``): it looks at nothing."""
-    if _THINK_TOOL.search(tool):
-        return True
-    command = command_of(args)
-    if command is None:
-        return False
-    text = _without_cd(command)
-    return all(_SHELL_SAY.match(part.strip()) for part in re.split(r"\s*(?:&&|;|\n)\s*", text) if part.strip()) if text else False
+    return _THINK_TOOL.search(tool) is not None or _all_parts(args, _SHELL_SAY)
+
+
+_PRINTS = re.compile(_SHELL_PRINT)
+
+
+def prints_only(args: Any) -> bool:
+    """The shell command only prints text the agent wrote (``echo "I could not fix it. Goodbye."``):
+    a reply sent as a command, which does nothing (thinking tools and waits are not replies)."""
+    return _all_parts(args, _PRINTS)
 
 
 #: A command as steering quotes it.

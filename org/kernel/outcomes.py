@@ -37,6 +37,7 @@ from .classify import (
     line_keys,
     old_text_refused,
     opening_exit_code,
+    prints_only,
     reports_content,
     run_text,
     says_only,
@@ -151,6 +152,7 @@ class ToolOutcome:
     baseline: bool = False  # its error was there before the agent's first edit of the task
     blocked: bool = False  # the breaker did not run it: it stands for the failure it would have repeated
     waits: bool = False  # it polled a process already running (waits_on_process): never a loop
+    prints: bool = False  # it only printed text the agent wrote (a farewell `echo`, prints_only): a reply sent as a command
 
     @property
     def worked(self) -> bool:
@@ -257,12 +259,13 @@ class ToolLedger:
     def record(self, tool: str, ok: bool, error_type: str | None, signature: str, out_hash: str, message: str,
                kind: str = "run", error_line: str | None = None, command: str | None = None, *,
                identity: str | None = None, shape: str = "", said: bool = False, leaves_code: bool = False,
-               waits: bool = False) -> ToolOutcome:
+               waits: bool = False, prints: bool = False) -> ToolOutcome:
         """Record one outcome. ``identity`` is the text naming the error (:attr:`.classify.Verdict.identity`);
         without it the error has no signature. ``leaves_code``: the edit changes none of the code
         under work (a script of the agent's own, a checkout): the baseline goes on. ``waits``: the
         call polled a process already running; what the process printed anew is progress, and a
-        turn spent waiting on it counts toward no stall (the time is the process's)."""
+        turn spent waiting on it counts toward no stall (the time is the process's). ``prints``:
+        the call only printed the agent's own text (a reply sent as a command)."""
         self.recorded = True
         self.last_tool_turn = self.turn
         error = error_signature(identity)
@@ -273,7 +276,7 @@ class ToolLedger:
             self.last_progress_turn = min(self.turn, self.last_progress_turn + 1)
         baseline = self._baseline(ok, "run" if leaves_code else kind, None if ok else error)
         outcome = ToolOutcome(self.turn, tool, ok, error_type, signature, out_hash, preview(message), progress,
-                              kind, error_line, error, command, shape or signature, baseline, waits=waits)
+                              kind, error_line, error, command, shape or signature, baseline, waits=waits, prints=prints)
         self.outcomes.append(outcome)
         return outcome
 
@@ -412,7 +415,8 @@ def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: boo
         ledger.learn_lines(output)
     return ledger.record(tool, ok, error_type, signature, out_hash, output or "", kind, error_line, short_command(args, tool),
                          identity=verdict.identity, shape=call_shape(tool, args, kind, signature, error_line),
-                         said=says_only(args, tool), leaves_code=kind == "edit" and leaves_code(args), waits=waits)
+                         said=says_only(args, tool), leaves_code=kind == "edit" and leaves_code(args), waits=waits,
+                         prints=ok and prints_only(args))
 
 
 def record_blocked(data: dict, tool: str, args: Any, blocked: Any) -> ToolOutcome:

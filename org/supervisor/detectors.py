@@ -151,13 +151,21 @@ def detect_oscillation(s: Snapshot) -> Finding | None:
 
 
 def detect_no_tool(s: Snapshot) -> Finding | None:
-    """The model answered N times in a row without calling a tool: nothing gets done."""
-    n = s.turns_without_tool
+    """The model answered N times in a row without calling a tool, or its last N calls only
+    printed text it wrote (farewell or status `echo`s, each one new): nothing gets done."""
     limit = s.doctrine.loop.no_tool_threshold
-    if n is None or n < limit or s.native_repeat_warning:
+    if s.native_repeat_warning:
         return None
-    return Finding(anomaly="loop", template="loop_no_tool", turn=s.turn, evidence={
-        "pattern": "no_tool", "times": n, "episode": f"no_tool:{s.turn - n}"})
+    n = s.turns_without_tool
+    if n is not None and n >= limit:
+        return Finding(anomaly="loop", template="loop_no_tool", turn=s.turn, evidence={
+            "pattern": "no_tool", "times": n, "episode": f"no_tool:{s.turn - n}"})
+    printed = next((i for i, o in enumerate(reversed(s.outcomes)) if not o.prints), len(s.outcomes))
+    if printed < limit:
+        return None
+    last = s.outcomes[-1]
+    return Finding(anomaly="loop", template="loop_printing", turn=s.turn, evidence={
+        "pattern": "printing", "times": printed, "action": _what(last), "episode": f"no_tool:{last.turn - printed}"})
 
 
 def detect_churn(s: Snapshot) -> Finding | None:
