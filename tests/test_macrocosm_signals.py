@@ -144,13 +144,16 @@ def test_failures_in_a_row_of_exempt_calls_are_carried_whole():
 
 def test_what_churn_and_reruns_look_back_at_is_carried_and_nothing_else():
     d = Doctrine()  # repeat 3, cycles of up to 4 calls going round 2 times (8 outcomes), cascade window 5
-    tail = max(d.loop.repeat_threshold, max(CYCLE_PERIODS) * d.loop.oscillation_cycles, d.cascade.window)
+    tail = max(d.loop.repeat_threshold, d.loop.no_tool_threshold, max(CYCLE_PERIODS) * d.loop.oscillation_cycles, d.cascade.window)
 
     distinct = tuple(ToolOutcome(i, "text_editor", True, None, f"s{i}", f"h{i}", "") for i in range(64))
     assert [o.turn for o in needed_outcomes(distinct, d)] == list(range(64 - tail, 64))
     longer = tuple(ToolOutcome(i, "x", True, None, f"s{i}", "h", "") for i in range(100))
     assert [o.turn for o in needed_outcomes(longer, d)] == list(range(100 - tail, 100))
     assert needed_outcomes((), d) == ()
+    # calls that only print the agent's own text: as many as make the doctrine's streak
+    printing = tuple(ToolOutcome(i, "x", True, None, f"s{i}", f"h{i}", "", prints=True) for i in range(64))
+    assert len(needed_outcomes(printing, Doctrine(loop=LoopDoctrine(no_tool_threshold=12)))) == 12
 
     # churn: every failure with the latest error, however early in the task, and for each
     # stretch between two of them what says whether a fix was tried or something worked

@@ -160,10 +160,11 @@ def detect_no_tool(s: Snapshot) -> Finding | None:
     if n is not None and n >= limit:
         return Finding(anomaly="loop", template="loop_no_tool", turn=s.turn, evidence={
             "pattern": "no_tool", "times": n, "episode": f"no_tool:{s.turn - n}"})
-    printed = next((i for i, o in enumerate(reversed(s.outcomes)) if not o.prints), len(s.outcomes))
+    outcomes = _watched(s)
+    printed = next((i for i, o in enumerate(reversed(outcomes)) if not o.prints), len(outcomes))
     if printed < limit:
         return None
-    last = s.outcomes[-1]
+    last = outcomes[-1]
     return Finding(anomaly="loop", template="loop_printing", turn=s.turn, evidence={
         "pattern": "printing", "times": printed, "action": _what(last), "episode": f"no_tool:{last.turn - printed}"})
 

@@ -37,7 +37,8 @@ def doctrine_version(doctrine: Doctrine, pace_plan: PacePlan | None) -> str:
 def needed_outcomes(outcomes: tuple[ToolOutcome, ...], doctrine: Doctrine, stalled_since: int | None = None) -> tuple[ToolOutcome, ...]:
     """The outcomes the detectors read, for this doctrine, so that a report carries no more.
 
-    Kept whole: the latest outcomes the repeat, oscillation and cascade detectors look at.
+    Kept whole: the latest outcomes the repeat, oscillation, printing (calls that only print
+    the agent's own text) and cascade detectors look at.
     From earlier in the task (the ledger keeps at most 64): the failures with the latest
     error (churn), the edits of the latest failed edit's shape (an edit retried), the latest
     edit's run of applications and the edit before it (an edit applied again), the runs of
@@ -51,7 +52,7 @@ def needed_outcomes(outcomes: tuple[ToolOutcome, ...], doctrine: Doctrine, stall
     outcomes = outcomes[-LEDGER_LIMIT:]
     loop = doctrine.loop
     watched = [i for i, o in enumerate(outcomes) if not never_a_loop(o, loop.exempt_tools)]
-    tail = max(loop.repeat_threshold, max(CYCLE_PERIODS) * loop.oscillation_cycles)
+    tail = max(loop.repeat_threshold, loop.no_tool_threshold, max(CYCLE_PERIODS) * loop.oscillation_cycles)
     start = max(0, len(outcomes) - doctrine.cascade.window)
     if watched:
         start = min(start, watched[-tail] if len(watched) >= tail else 0)
