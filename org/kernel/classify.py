@@ -774,6 +774,7 @@ def without_running_notice(text: str | None) -> str:
 # and nor is waiting (`sleep 30 && echo done`).
 _SHELL_PRINT = r"^(?:echo|printf)\b[^|<>;&$`]*$"
 _SHELL_SAY = re.compile(_SHELL_PRINT + r"|^(?:pwd|whoami|id|date|true|:)\s*$|^sleep \d+(?:\.\d+)?[smhd]?\s*$")
+_PRINTS = re.compile(_SHELL_PRINT)
 
 
 # A tool for thinking aloud or keeping a to-do list (OpenHands' and Anthropic's `think`, the MCP server
@@ -792,9 +793,6 @@ def says_only(args: Any, tool: str = "") -> bool:
     """The call only prints text the agent wrote itself (``echo "Done"``, a thinking tool) or
     waits (``sleep 30``): it looks at nothing."""
     return _THINK_TOOL.search(tool) is not None or _all_parts(args, _SHELL_SAY)
-
-
-_PRINTS = re.compile(_SHELL_PRINT)
 
 
 def prints_only(args: Any) -> bool:
