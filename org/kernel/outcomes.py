@@ -337,6 +337,12 @@ def failures_in_a_row(outcomes: Any) -> int:
     return count
 
 
+def named(outcome: Any) -> str:
+    """The call as steering names it (a unit's outcome or one an XO read): its command when it
+    has one, else the tool."""
+    return f"`{outcome.command}`" if outcome.command else outcome.tool
+
+
 def worked_command(outcome: Any) -> bool:
     """A command that worked without changing files: what a way around a failure looks like."""
     return outcome.ok and outcome.kind != "edit" and bool(outcome.command)
@@ -413,10 +419,11 @@ def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: boo
         update_failure_record(data, tool, ok, error_type, output or "")
     if ok and output and not reports:  # a page quoting the error must not make the error's line a known one
         ledger.learn_lines(output)
+    said = says_only(args, tool)
     return ledger.record(tool, ok, error_type, signature, out_hash, output or "", kind, error_line, short_command(args, tool),
                          identity=verdict.identity, shape=call_shape(tool, args, kind, signature, error_line),
-                         said=says_only(args, tool), leaves_code=kind == "edit" and leaves_code(args), waits=waits,
-                         prints=ok and prints_only(args))
+                         said=said, leaves_code=kind == "edit" and leaves_code(args), waits=waits,
+                         prints=ok and said and prints_only(args))  # a call that prints is one that says
 
 
 def record_blocked(data: dict, tool: str, args: Any, blocked: Any) -> ToolOutcome:

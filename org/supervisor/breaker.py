@@ -78,11 +78,6 @@ def failing_run(outcomes: Sequence[ToolOutcome], signature: str, exempt: Sequenc
     return last, times
 
 
-def action_of(outcome: ToolOutcome) -> str:
-    """The call as steering names it: its command when it has one, else the tool."""
-    return f"`{outcome.command}`" if outcome.command else outcome.tool
-
-
 def _text(value: Any) -> str | None:
     return value[:200] if isinstance(value, str) else None
 

@@ -17,7 +17,7 @@ from typing import Callable
 from org.contracts import Finding
 from org.kernel.classify import edit_refused, missing_program, moves_relative
 from org.kernel.log import warn_once
-from org.kernel.outcomes import ToolOutcome, failures_in_a_row, fix_attempt, installed, never_a_loop, worked_command
+from org.kernel.outcomes import ToolOutcome, failures_in_a_row, fix_attempt, installed, named, never_a_loop, worked_command
 from org.supervisor.learnings import same_job
 
 from .snapshot import Snapshot
@@ -68,12 +68,6 @@ def repeats(o: ToolOutcome, episode: str) -> bool:
             or (o.kind == "edit" and o.ok and episode == reapplied_key(o)))
 
 
-def _what(o: ToolOutcome) -> str:
-    """The call as steering names it: its command when it has one, else the tool."""
-    command = o.command
-    return f"`{command}`" if command else o.tool
-
-
 def _outcome(o: ToolOutcome) -> str:
     return o.error_line or ("the same error" if not o.ok else "the same output, no error")
 
@@ -82,7 +76,7 @@ def _loop(s: Snapshot, last: ToolOutcome, times: int, pattern: str, episode: str
     # nothing to fix when it worked: the advice is to use what it gave, or that the edit is in
     template = ("loop_same_edit" if last.kind == "edit" else "loop_same_result") if last.worked else "loop_repeat"
     return Finding(anomaly="loop", template=template, turn=s.turn, evidence={
-        "pattern": pattern, "tool": last.tool, "action": _what(last), "times": times, "outcome": _outcome(last),
+        "pattern": pattern, "tool": last.tool, "action": named(last), "times": times, "outcome": _outcome(last),
         "error_type": last.error_type or "", "episode": episode, "subject": last.signature})
 
 
@@ -119,7 +113,7 @@ def detect_repeat(s: Snapshot) -> Finding | None:
             # the same result each time: it changed nothing (a range replaced by the same lines)
             same = len({o.result for o in edits[-times:]}) == 1
             return Finding(anomaly="loop", template="loop_same_edit" if same else "loop_reapplied", turn=s.turn, evidence={
-                "pattern": "reapplied", "action": _what(last), "times": times,
+                "pattern": "reapplied", "action": named(last), "times": times,
                 "episode": reapplied_key(last), "subject": last.signature})
     return None
 
@@ -143,9 +137,9 @@ def detect_oscillation(s: Snapshot) -> Finding | None:
         evidence = {"cycles": cycles, "count": period, "episode": " & ".join(sorted(call_key(o) for o in cycle)),
                     "subject": cycle[-1].signature}
         if period == 2:  # two calls keep the oscillation's wording
-            evidence.update(pattern="oscillation", tool_a=_what(cycle[0]), tool_b=_what(cycle[1]))
+            evidence.update(pattern="oscillation", tool_a=named(cycle[0]), tool_b=named(cycle[1]))
         else:
-            evidence.update(pattern="cycle", round=[_what(o) for o in cycle])
+            evidence.update(pattern="cycle", round=[named(o) for o in cycle])
         return Finding(anomaly="loop", template=f"loop_{evidence['pattern']}", turn=s.turn, evidence=evidence)
     return None
 
@@ -166,7 +160,7 @@ def detect_no_tool(s: Snapshot) -> Finding | None:
         return None
     last = outcomes[-1]
     return Finding(anomaly="loop", template="loop_printing", turn=s.turn, evidence={
-        "pattern": "printing", "times": printed, "action": _what(last), "episode": f"no_tool:{last.turn - printed}"})
+        "pattern": "printing", "times": printed, "action": named(last), "episode": f"no_tool:{last.turn - printed}"})
 
 
 def detect_churn(s: Snapshot) -> Finding | None:
@@ -201,7 +195,7 @@ def detect_churn(s: Snapshot) -> Finding | None:
         return None
     return Finding(anomaly="churn", template="churn", turn=s.turn, evidence={
         "error": last.error_line or last.error_type or "the same error", "times": times, "calls": len(calls),
-        "action": _what(last),  # for the advice: what was sent, when the shell could not take it as a command
+        "action": named(last),  # for the advice: what was sent, when the shell could not take it as a command
         "error_type": last.error_type or "", "episode": f"churn:{last.error_signature}", "subject": last.signature})
 
 
@@ -223,8 +217,8 @@ def _detour(s: Snapshot, outcomes: list, same: list[int], calls: int) -> Finding
         worked.append(detour)
     last = outcomes[same[-1]]
     return Finding(anomaly="churn", template="churn_detour", turn=s.turn, evidence={
-        "action": _what(last), "error": last.error_line or last.error_type or "the same error", "times": len(same),
-        "working": _what(worked[-1]), "episode": f"churn:{last.error_signature}", "subject": last.signature})
+        "action": named(last), "error": last.error_line or last.error_type or "the same error", "times": len(same),
+        "working": named(worked[-1]), "episode": f"churn:{last.error_signature}", "subject": last.signature})
 
 
 def detect_rerun(s: Snapshot) -> Finding | None:
@@ -253,7 +247,7 @@ def detect_rerun(s: Snapshot) -> Finding | None:
     limit = s.doctrine.loop.rerun_threshold * (1 if failing else 2)
     if reruns < limit or not apart or not (edited or failing):
         return None
-    evidence = {"action": _what(last), "times": reruns, "outcome": _outcome(last),
+    evidence = {"action": named(last), "times": reruns, "outcome": _outcome(last),
                 "episode": f"rerun:{last.signature}|{last.output_hash}", "subject": last.signature}
     if not edited:
         evidence["loop_episode"] = call_key(last)  # with nothing changed in between it says what a loop steering said
@@ -285,8 +279,8 @@ def repeated_calls(outcomes: list[ToolOutcome], since: int, most: int = 2) -> tu
     them), each as steering names it with its count: what a stall's turns went on."""
     window = [o for o in outcomes if o.turn > since]
     counts = Counter(o.signature for o in window)
-    named = {o.signature: o for o in window}
-    return tuple((_what(named[signature]), times) for signature, times in counts.most_common(most) if times > 1)
+    by_signature = {o.signature: o for o in window}
+    return tuple((named(by_signature[signature]), times) for signature, times in counts.most_common(most) if times > 1)
 
 
 def detect_context(s: Snapshot) -> Finding | None:

@@ -25,11 +25,11 @@ from org.kernel.dispatcher import PACE_ATTR, ROLE_ATTR
 from org.kernel.files import first_error
 from org.kernel.layers import NO_LAYERS, AgentReadings
 from org.kernel.log import warn_once
-from org.kernel.outcomes import LEDGER_KEY, ToolLedger, ToolOutcome, canonical_signature, record_blocked, record_outcome
+from org.kernel.outcomes import LEDGER_KEY, ToolLedger, ToolOutcome, canonical_signature, named, record_blocked, record_outcome
 from org.kernel.paths import OrganizationLayout
 from org.kernel.turn_readings import TurnReadings
 
-from .breaker import action_of, failing_run
+from .breaker import failing_run
 from .escalation import pause_due, pause_finding
 from .events import note, note_progress, write_turn
 from .radio_check import RadioCheckResult, SupervisorState, is_check_turn, radio_check
@@ -138,7 +138,7 @@ def steered_about_call(role_dict: Any, port: AgentPort, call: str) -> bool:
         return False  # not a call this chat repeated and failed: nothing to open
     last, times = found
     state = SupervisorState.from_dict(data.get(STATE_KEY))
-    finding = Finding(anomaly="loop", template="loop_repeat", turn=state.turn, evidence={"times": times, "action": action_of(last)})
+    finding = Finding(anomaly="loop", template="loop_repeat", turn=state.turn, evidence={"times": times, "action": named(last)})
     state.record(finding)
     opened = state.breakers.open_for(finding, last, role.doctrine)
     if opened and last is not ledger.outcomes[-1]:
