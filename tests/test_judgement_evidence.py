@@ -622,6 +622,63 @@ def test_pace_steering_says_what_brought_the_level(make_session):
     assert "Stop now (the last 8 calls failed; the latest: TypeError: bad operand), preserve" in emergency
 
 
+def test_a_cause_outside_the_code_gets_its_advice_not_a_new_method_or_a_look_at_the_changes(make_session):
+    """PACE contingent and the reruns send the agent to its changes or to a new method; for
+    reasoning sent as the command (doubao), a program that is not installed or a package the
+    package manager does not know, no change does anything: their advice is said instead."""
+    quiet = {"breaker": {"enabled": False}, "escalation": {"pause": False, "pause_after_emergency": False}}
+    session = make_session(doctrine=quiet)
+    session.run(*[sh(f"DISCUSSION\nLet's try step {n} again.", f"/bin/bash: line {n}: DISCUSSION: command not found\n")
+                  for n in range(5)])
+    [pace] = [text for _, anomaly, text in session.steering() if anomaly == "pace"]
+    assert pace.startswith("[SUPERVISOR] PACE contingent: ")
+    assert "; what you sent was text, not a command: the shell ran its words as programs" in pace
+    assert "fundamentally different method" not in pace
+
+    session = make_session(doctrine=quiet)
+    session.run(*[sh(f"apt-get install -y jdk{n}", f"E: Unable to locate package jdk{n}\n") for n in range(5)])
+    [pace] = [text for _, anomaly, text in session.steering() if anomaly == "pace"]
+    assert "; the package manager does not know that name here" in pace
+
+    # a rerun after edits: no edit brings a compiler; with only looks in between: looking again brings none either
+    missing = "/bin/bash: line 9: javac: command not found\n"
+    session = make_session(doctrine=quiet)
+    session.run(sh("sed -i 's/a/b/' src/Main.java", ""))
+    for n in range(4):
+        session.run(sh("javac Repro.java && java Repro", missing), sh(f"sed -i 's/a{n}/b{n}/' src/Main.java", ""))
+    [rerun] = [text for _, anomaly, text in session.steering() if anomaly == "rerun"]
+    assert rerun.startswith("[SUPERVISOR] No effect: ")
+    assert "No change to the code can change it; the program is not installed here" in rerun and "reach the code" not in rerun
+
+    session = make_session(doctrine=quiet)
+    session.run(sh("sed -i 's/a/b/' src/Main.java", ""))
+    for n in range(4):
+        session.run(sh("./mvnw -q compile", "Error: JAVA_HOME is not defined correctly.\n"), sh(f"ls src/d{n}", f"F{n}.java"))
+    [rerun] = [text for _, anomaly, text in session.steering() if anomaly == "rerun"]
+    assert rerun.startswith("[SUPERVISOR] Rerun: ") and "Running it again will not change it; the program is not installed" in rerun
+
+    # a failure in the code keeps the texts that send the agent to its changes (see also the test above)
+    session = make_session(doctrine=quiet)
+    session.run(sh("sed -i 's/a/b/' src/app.py", ""))
+    for n in range(4):
+        session.run(sh("python app.py", traceback("TypeError: bad operand")), sh(f"sed -i 's/a{n}/b{n}/' src/app.py", ""))
+    [rerun] = [text for _, anomaly, text in session.steering() if anomaly == "rerun"]
+    assert "check that they reach the code this runs" in rerun
+
+
+def test_the_wording_for_a_cause_outside_the_code_is_a_user_s_to_override_and_only_it_quotes_the_advice(tmp_path):
+    from org.contracts import Finding
+    from org.supervisor.steering import SteeringBook, check_template
+
+    override = tmp_path / "steering.yaml"
+    override.write_text('pace_contingent_outside_the_code: "[SUPERVISOR] PACE: $advice."\n', encoding="utf-8")
+    pace = Finding(anomaly="pace", severity="critical", template="pace_contingent", turn=9, evidence={
+        "level": "contingent", "description": "Failing", "failed": 5, "latest": "/bin/sh: 1: curl: not found",
+        "latest_action": "`curl -sO https://example.org/x`", "error_type": "not_found", "stuck": 5})
+    assert SteeringBook(override).render(pace) == "[SUPERVISOR] PACE: the program is not installed here, so check with `which`, install it, or do the job without it."
+    assert check_template("pace_contingent", "[SUPERVISOR] PACE: $advice.").startswith("unknown placeholder(s) $advice")
+
+
 def test_pace_steering_names_the_turns_without_progress_when_a_few_failures_end_a_long_stretch():
     from org.contracts import Finding
     from org.supervisor.steering import SteeringBook

@@ -164,6 +164,20 @@ def test_a_model_sending_java_source_as_the_command_is_told_to_put_it_in_a_file(
     assert result["paused"], log_headings(result)
 
 
+def test_a_model_sending_its_reasoning_as_commands_is_told_so_at_the_pace_level(tree, tmp_path):  # noqa: F811
+    """Five different paragraphs of reasoning sent as the command: every call fails, so PACE
+    goes to contingent; its steering says what was wrong with them, not "switch to a
+    fundamentally different method"."""
+    install_pack(tree, activate=True)
+    script = [command(f"think {i}", f"DISCUSSION\nThe file may be somewhere else, attempt {i}. Let us look again.")
+              for i in range(1, 7)] + [FINAL]
+    result = run_chat(tree, script, tmp_path, harness_args=("--stop-when-paused",))
+    steering = [w for w in warnings(result) if "[SUPERVISOR]" in w]
+    pace = [w for w in steering if "[SUPERVISOR] PACE contingent" in w]
+    assert pace, (steering, [m["content"][-300:] for m in result["history"]][:6])
+    assert "what you sent was text, not a command" in pace[0] and "fundamentally different method" not in pace[0], pace
+
+
 def test_a_model_saying_goodbye_through_echo_is_told_once_and_never_blocked(tree, tmp_path):  # noqa: F811
     """A model that gave up and prints a new farewell each turn: no call repeats, and each
     output is new, but nothing is done; it is told so once, on the third."""

@@ -2,7 +2,10 @@
 
 ``org/supervisor/steering.yaml`` holds the defaults; a user's ``steering.yaml`` in the
 organizations folder overrides any of them. A key ending in ``.repeated`` is the firmer
-wording used when the same anomaly persists after it was already steered once.
+wording used when the same anomaly persists after it was already steered once. A key ending in
+``_outside_the_code`` is the wording used when the failure's cause is not in the code (text or
+source code sent as a command, a program not installed, ...): it gives that cause's advice
+instead of sending the agent back to its changes.
 
 Each text starts with ``[SUPERVISOR]``, has at most three sentences and uses only the
 placeholders listed for its key. The same rules are checked by ``a0org validate`` and
@@ -23,6 +26,7 @@ TAG = "[SUPERVISOR]"
 MAX_SENTENCES = 3
 SENTENCE_END = re.compile(r"[.!?](?:\s+|$)")
 REPEATED = ".repeated"
+OUTSIDE_THE_CODE = "_outside_the_code"
 
 #: placeholders each template may use
 PLACEHOLDERS: dict[str, frozenset[str]] = {
@@ -36,13 +40,16 @@ PLACEHOLDERS: dict[str, frozenset[str]] = {
     "churn": frozenset({"error", "times", "calls", "advice"}),
     "churn_detour": frozenset({"action", "error", "times", "working"}),
     "rerun": frozenset({"action", "times", "outcome"}),
+    "rerun_outside_the_code": frozenset({"action", "times", "outcome", "advice"}),
     "rerun_unchanged": frozenset({"action", "times", "outcome"}),
+    "rerun_unchanged_outside_the_code": frozenset({"action", "times", "outcome", "advice"}),
     "loop_no_tool": frozenset({"times"}),
     "loop_printing": frozenset({"times", "action"}),
     "context_warning": frozenset({"percent"}),
     "context_critical": frozenset({"percent"}),
     "cascade": frozenset({"tools", "count"}),
     "pace_contingent": frozenset({"level", "description", "why"}),
+    "pace_contingent_outside_the_code": frozenset({"level", "description", "why", "advice"}),
     "pace_emergency": frozenset({"level", "description", "why"}),
     "heartbeat_stale": frozenset({"silence"}),
     "pause": frozenset({"nudges", "anomaly", "about"}),

@@ -247,7 +247,7 @@ def detect_rerun(s: Snapshot) -> Finding | None:
     limit = s.doctrine.loop.rerun_threshold * (1 if failing else 2)
     if reruns < limit or not apart or not (edited or failing):
         return None
-    evidence = {"action": named(last), "times": reruns, "outcome": _outcome(last),
+    evidence = {"action": named(last), "times": reruns, "outcome": _outcome(last), "error_type": last.error_type or "",
                 "episode": f"rerun:{last.signature}|{last.output_hash}", "subject": last.signature}
     if not edited:
         evidence["loop_episode"] = call_key(last)  # with nothing changed in between it says what a loop steering said
@@ -349,10 +349,14 @@ def detect_pace(s: Snapshot) -> Finding | None:
 
 def _pace_cause(s: Snapshot) -> dict:
     """What brought the level, for PACE steering to say: the calls failed in a row and the
-    latest one's line, and the turns without progress."""
+    latest one's line (with its call and error type, for the advice when its cause is not in
+    the code), and the turns without progress."""
     failed = failures_in_a_row(s.outcomes)
-    latest = (s.outcomes[-1].error_line or s.outcomes[-1].error_type or "") if failed else ""
-    return {"failed": failed, "latest": latest, "stuck": s.turns_since_progress or 0}
+    if not failed:
+        return {"failed": 0, "latest": "", "stuck": s.turns_since_progress or 0}
+    last = s.outcomes[-1]
+    return {"failed": failed, "latest": last.error_line or last.error_type or "", "latest_action": named(last),
+            "error_type": last.error_type or "", "stuck": s.turns_since_progress or 0}
 
 
 #: Priority order: the order the steering of one check reaches the agent in.

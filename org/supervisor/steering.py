@@ -11,7 +11,7 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from org.contracts import Finding
-from org.contracts.steering import ADVICE, PLACEHOLDERS, REPEATED, SENTENCE_END, TAG, base_key, check_template, count_sentences  # noqa: F401 (re-exported)
+from org.contracts.steering import ADVICE, OUTSIDE_THE_CODE, PLACEHOLDERS, REPEATED, SENTENCE_END, TAG, base_key, check_template, count_sentences  # noqa: F401 (re-exported)
 from org.kernel.classify import advice_kind
 from org.kernel.files import read_capped
 from org.kernel.loading import load_yaml
@@ -90,7 +90,9 @@ def _quoted(what: str, limit: int) -> str:
 
 #: failures whose cause is not in the agent's changes (source code or text sent as a command, a
 #: program not installed, an editor whose own check fails, a package name the package manager does
-#: not know): churn said again keeps its first wording and advice, as "undo your last changes" would mislead
+#: not know): a text with a form for them (``*_outside_the_code``) gives their advice rather than send
+#: the agent back to its changes, and churn said again keeps its first wording and advice, as "undo
+#: your last changes" would mislead
 CAUSE_OUTSIDE_THE_CODE = frozenset({"code_command", "prose_command", "missing_program", "failed_check", "unknown_package"})
 
 #: what steering was about, for a pause to say, when it named no call
@@ -208,13 +210,17 @@ class SteeringBook:
         return text
 
     def _render(self, finding: Finding, repeated: bool) -> str:
-        # the failure's line is quoted as $outcome (loop, blocked) or $error (churn)
-        line = finding.evidence.get("outcome") or finding.evidence.get("error")
-        action = finding.evidence.get("action")
-        kind = advice_kind(finding.evidence.get("error_type"), line if isinstance(line, str) else None,
+        # the failure's line is quoted as $outcome (loop, blocked) or $error (churn), or named as the latest (PACE)
+        evidence = finding.evidence
+        line = evidence.get("outcome") or evidence.get("error") or evidence.get("latest")
+        action = evidence.get("action") or evidence.get("latest_action")
+        kind = advice_kind(evidence.get("error_type"), line if isinstance(line, str) else None,
                            action if isinstance(action, str) else None)
+        outside = kind in CAUSE_OUTSIDE_THE_CODE
         key = finding.template
-        if repeated and key + REPEATED in self._templates and not (key == "churn" and kind in CAUSE_OUTSIDE_THE_CODE):
+        if outside and key + OUTSIDE_THE_CODE in self._templates:
+            key += OUTSIDE_THE_CODE
+        if repeated and key + REPEATED in self._templates and not (key == "churn" and outside):
             key += REPEATED
         template = self._templates.get(key) or self._templates[base_key(finding.template)]
         values = template_values(finding)
