@@ -108,7 +108,7 @@ def test_oscillation_needs_full_cycles():
     assert detect_oscillation(snap(outcomes=(a, b, a, b, a, b), doctrine=Doctrine(loop={"oscillation_cycles": 3}))) is not None
 
 
-def test_a_cycle_of_three_or_four_calls_going_round_twice_is_a_loop():
+def test_a_cycle_of_three_to_six_calls_going_round_twice_is_a_loop():
     a = out("A", True, args={"x": 1}, output="[File: a.py]\n1: x")
     b = out("B", False, "network", {"y": 1}, "refused")
     c = out("C", True, args={"z": 1}, output="[File: a.py]\n470: y")
@@ -118,6 +118,11 @@ def test_a_cycle_of_three_or_four_calls_going_round_twice_is_a_loop():
     assert finding.template == "loop_cycle" and finding.evidence["count"] == 3 and finding.evidence["cycles"] == 2
     assert finding.evidence["episode"].count("call:") == 3
     assert detect_oscillation(snap(outcomes=(d, a, b, c) * 2)).evidence["count"] == 4
+    # a round of six (deepseek-coder: open, search, goto, scroll, a `create` that fails, open), not one of seven
+    e, f, g = (out(name, True, args={"v": name}, output=f"{name} shown") for name in "EFG")
+    six = detect_oscillation(snap(outcomes=(a, b, c, d, e, f) * 2))
+    assert six.evidence["count"] == 6 and len(six.evidence["round"]) == 6
+    assert detect_oscillation(snap(outcomes=(a, b, c, d, e, f, g) * 2)) is None
     assert detect_oscillation(snap(outcomes=(a, b, c) * 2, doctrine=Doctrine(loop={"oscillation_cycles": 3}))) is None
 
 

@@ -145,16 +145,18 @@ def test_an_edit_applied_again_and_again_after_steering_pauses(make_session):
 @pytest.mark.parametrize("calls", [
     [view(134), view(470), run_app()],
     [run_app(), run_app(MISSING.replace("flask", "django")) | {"args": {"runtime": "terminal", "code": "python b.py"}}, view(470)],
-], ids=["failing-last", "working-last"])
+    [view(10), view(172), view(200), run_app(), view(1), view(300)],
+], ids=["failing-last", "working-last", "a-round-of-six"])
 def test_going_round_a_cycle_again_after_steering_pauses_once_the_round_is_complete(make_session, calls):
     session = make_session()
-    session.run(*calls * 2)  # the cycle steering at 6
-    session.run(*calls[:2])
-    assert actions(session) == [(6, "steer:loop")]
-    session.run(calls[2])  # once round again after it, whatever its last call gave: the proof
+    session.run(*calls * 2)  # the cycle steering at the end of the second round
+    session.run(*calls[:-1])
+    assert actions(session) == [(2 * len(calls), "steer:loop")]
+    session.run(calls[-1])  # once round again after it, whatever its last call gave: the proof
     assert session.results[-1].paused and not any(r.blocked for r in session.results)
     text = session.results[-1].pause_text
-    assert "taken in turns went unanswered 3 times" in text and all(f"`{c['args']['code']}`" in text for c in calls)
+    assert f"taken in turns went unanswered {len(calls)} times" in text, text
+    assert all(f"`{c['args']['code']}`" in text for c in calls)
 
 
 def test_checking_on_a_background_process_is_never_paused(make_session):

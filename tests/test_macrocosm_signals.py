@@ -143,7 +143,7 @@ def test_failures_in_a_row_of_exempt_calls_are_carried_whole():
 
 
 def test_what_churn_and_reruns_look_back_at_is_carried_and_nothing_else():
-    d = Doctrine()  # repeat 3, cycles of up to 4 calls going round 2 times (8 outcomes), cascade window 5
+    d = Doctrine()  # repeat 3, cycles of up to 6 calls going round 2 times (12 outcomes), cascade window 5
     tail = max(d.loop.repeat_threshold, d.loop.no_tool_threshold, max(CYCLE_PERIODS) * d.loop.oscillation_cycles, d.cascade.window)
 
     distinct = tuple(ToolOutcome(i, "text_editor", True, None, f"s{i}", f"h{i}", "") for i in range(64))
@@ -162,10 +162,10 @@ def test_what_churn_and_reruns_look_back_at_is_carried_and_nothing_else():
                for i in range(41)]
     assert [o.turn for o in needed_outcomes(tuple(failing), d)] == list(range(41))  # all failed in a row
     failing[33] = ToolOutcome(33, "code_execution_tool", True, None, "c33", "ok", "", kind="run")
-    assert [o.turn for o in needed_outcomes(tuple(failing), d)] == [0, 1, 10, 11, 20, 21, 30, 31, 33, 34, 35, 36, 37, 38, 39, 40]
+    assert [o.turn for o in needed_outcomes(tuple(failing), d)] == [0, 1, 10, 11, 20, 21, *range(41 - tail, 41)]
     failing[13] = ToolOutcome(13, "code_execution_tool", True, None, "c13", "ok", "", kind="run")
     failing[25] = ToolOutcome(25, "code_execution_tool", True, None, "c25", "e2", "", kind="edit")
-    assert [o.turn for o in needed_outcomes(tuple(failing), d)] == [0, 1, 10, 11, 13, 20, 21, 25, 30, 31, 33, 34, 35, 36, 37, 38, 39, 40]
+    assert [o.turn for o in needed_outcomes(tuple(failing), d)] == [0, 1, 10, 11, 13, 20, 21, 25, *range(41 - tail, 41)]
 
     # an edit applied again: its applications, whatever came between, back to the other edit before them
     applied = [ToolOutcome(i, "code_execution_tool", True, None, {4: "edit-B", 12: "edit-A", 20: "edit-A", 28: "edit-A"}.get(i, f"l{i}"),
@@ -176,13 +176,13 @@ def test_what_churn_and_reruns_look_back_at_is_carried_and_nothing_else():
     # reruns: each run of the latest call, and for each stretch between two runs its first
     # edit (or first outcome) and its first novel outcome
     work = []
-    for i in range(30):
+    for i in range(40):
         if i % 10 == 0:
             work.append(ToolOutcome(i, "code_execution_tool", True, None, "run", "same", "", kind="run", command="pytest"))
         else:
             work.append(ToolOutcome(i, "text_editor", True, None, f"e{i}", f"h{i}", "", novel=i > 10, kind="edit" if i == 14 else "inspect"))
-    work.append(ToolOutcome(30, "code_execution_tool", True, None, "run", "same", "", kind="run", command="pytest"))
-    assert [o.turn for o in needed_outcomes(tuple(work), d)] == [0, 1, 10, 11, 14, 20, 21, *range(31 - tail, 31)]
+    work.append(ToolOutcome(40, "code_execution_tool", True, None, "run", "same", "", kind="run", command="pytest"))
+    assert [o.turn for o in needed_outcomes(tuple(work), d)] == [0, 1, 10, 11, 14, 20, 21, *range(41 - tail, 41)]
 
 
 def test_report_size_stays_small_with_a_full_history():
@@ -231,11 +231,11 @@ def test_a_report_carries_the_detour_the_repeated_mistake_is_judged_on():
         return [out(turn, f"cat missing{n}", False, error=f"F{n}"), out(turn + 1, f'search_file "a{n}" /src/Foo.java', True),
                 out(turn + 2, f"python check{n}.py", True, kind="run")]
 
-    looks = [out(4 + n, f"ls dir{n}", True) for n in range(6)]
+    looks = [out(4 + n, f"ls dir{n}", True) for n in range(10)]
     outcomes = (out(0, 'search_file "a0" Foo.java', False, error="E"), *stretch(1, 0), *looks,
-                out(10, 'search_file "a1" Foo.java', False, error="E"), *stretch(11, 1),
-                out(14, 'search_file "a2" Foo.java', False, error="E"))
-    live = Snapshot(turn=15, role_id=ROLE.role_id, doctrine=ROLE.doctrine, outcomes=outcomes)
+                out(14, 'search_file "a1" Foo.java', False, error="E"), *stretch(15, 1),
+                out(18, 'search_file "a2" Foo.java', False, error="E"))
+    live = Snapshot(turn=19, role_id=ROLE.role_id, doctrine=ROLE.doctrine, outcomes=outcomes)
     carried = snapshot_from_signals(signals_from_snapshot(live))
     assert len(carried.outcomes) < len(outcomes)  # the first stretch is carried in part
     found = detect_churn(live)

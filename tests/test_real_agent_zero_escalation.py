@@ -131,19 +131,22 @@ def test_under_a_real_xo_a_model_that_repeats_a_working_command_after_steering_i
     (tmp_path / "figures.json").write_text(json.dumps({"ran": ran, "main_calls": result["main_calls"]}))
 
 
-def test_a_model_going_round_the_same_three_commands_is_told_once_and_paused_after_one_more_round(tree, tmp_path):  # noqa: F811
-    """A look, a failing run and another look, round and round: no call repeats in a row, so
-    nothing is blocked; the cycle is said after its second round and the chat paused once the
-    model has gone round it again."""
+@pytest.mark.parametrize("round_", [
+    ["cat /etc/hostname", "python3 -c 'import nosuchmodule_xyz'", "head -2 /etc/passwd"],
+    ["cat /etc/hostname", "ls /etc/apt", "head -2 /etc/passwd", "python3 -c 'import nosuchmodule_xyz'", "uname -s", "ls /"],
+], ids=["three", "six"])
+def test_a_model_going_round_the_same_commands_is_told_once_and_paused_after_one_more_round(tree, tmp_path, round_):  # noqa: F811
+    """Looks and a failing run, round and round: no call repeats in a row, so nothing is
+    blocked; the cycle is said after its second round and the chat paused once the model has
+    gone round it again."""
     install_pack(tree, activate=True)
-    round_ = ["cat /etc/hostname", "python3 -c 'import nosuchmodule_xyz'", "head -2 /etc/passwd"]
-    script = [command(f"step {i}", round_[i % 3]) for i in range(15)] + [FINAL]
+    script = [command(f"step {i}", round_[i % len(round_)]) for i in range(5 * len(round_))] + [FINAL]
     result = run_chat(tree, script, tmp_path, harness_args=("--stop-when-paused",))
     ran = sum("No module named 'nosuchmodule_xyz'" in m["content"] for m in result["history"])
     steering = [w for w in warnings(result) if "[SUPERVISOR]" in w]
-    assert "[SUPERVISOR] Cycle: you went round the same 3 calls (`cat /etc/hostname`" in steering[0], steering
+    assert f"[SUPERVISOR] Cycle: you went round the same {len(round_)} calls (`cat /etc/hostname`" in steering[0], steering
     assert result["paused"] and result["script_left"] > 0, (result["paused"], result["script_left"], log_headings(result))
-    assert "taken in turns went unanswered 3 times" in steering[-1], steering
+    assert f"taken in turns went unanswered {len(round_)} times" in steering[-1], steering
     assert "Supervisor: blocked" not in log_headings(result)
     assert ran <= 4, (ran, result["main_calls"])  # two rounds, the steering, one more round: then the pause
     (tmp_path / "figures.json").write_text(json.dumps({"ran": ran, "main_calls": result["main_calls"]}))

@@ -124,7 +124,7 @@ class ContextThresholds(Contract):
 class LoopDoctrine(Contract):
     repeat_threshold: int = Field(3, ge=2, description="Same action with the same outcome this many times in a row is a loop.")
     oscillation_cycles: int = Field(2, ge=2, description=(
-        "Times a cycle of two to four identical calls with the same results goes round (A-B-A-B or A-B-C-A-B-C for 2), "
+        "Times a cycle of two to six identical calls with the same results goes round (A-B-A-B or A-B-C-A-B-C for 2), "
         "one of them failing, that make a loop."))
     churn_threshold: int = Field(3, ge=2, description="The same error this many times in a task, from different actions, is churn.")
     rerun_threshold: int = Field(3, ge=1, description="The same run giving the same result again after other work this many times: the work has no effect.")

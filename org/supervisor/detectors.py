@@ -29,8 +29,9 @@ Detector = Callable[[Snapshot], Finding | None]
 _last_watched: tuple[object, object, list[ToolOutcome]] = ((), (), [])
 
 
-#: the lengths of a cycle of calls the oscillation detector looks for (A-B-A-B, A-B-C-A-B-C …)
-CYCLE_PERIODS = (2, 3, 4)
+#: the lengths of a cycle of calls the oscillation detector looks for (A-B-A-B, A-B-C-A-B-C …): up to
+#: six, a round of looks around one failing call (open, search, go to, scroll, a `create` that fails, open)
+CYCLE_PERIODS = (2, 3, 4, 5, 6)
 
 
 def _watched(s: Snapshot) -> list[ToolOutcome]:
@@ -119,7 +120,7 @@ def detect_repeat(s: Snapshot) -> Finding | None:
 
 
 def detect_oscillation(s: Snapshot) -> Finding | None:
-    """A cycle of two to four calls going round with the same results, A-B-A-B or A-B-C-A-B-C
+    """A cycle of two to six calls going round with the same results, A-B-A-B or A-B-C-A-B-C
     (identical calls, not look-alikes), at least one of them failing."""
     outcomes = _watched(s)
     cycles = s.doctrine.loop.oscillation_cycles
