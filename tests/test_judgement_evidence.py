@@ -227,6 +227,29 @@ def test_an_exit_status_the_output_states_decides_and_an_error_printed_on_purpos
     assert session.anomalies() == []
 
 
+def test_a_status_of_0_from_a_filter_at_the_end_of_a_pipeline_says_nothing_of_the_run(make_session):
+    """`python repro.py 2>&1 | tail` exits with tail's 0 whatever the script did: the output's text
+    decides, as where no status is printed; a status that is not 0 still says the pipeline failed."""
+    from org.kernel.classify import filter_sets_status
+
+    crashed = "<returncode>0</returncode>\n<output>\n" + traceback("ImportError: No module named pkg_resources") + "</output>"
+    assert not classify_output(crashed).failed  # the status decides, when it is the run's
+    assert classify_output(crashed, filter_status=True).error_line == "ImportError: No module named pkg_resources"
+    assert not classify_output("<returncode>0</returncode>\n<output>\na.py\nb.py\n</output>", filter_status=True).failed
+    assert classify_output("[The command completed with exit code 1.]", filter_status=True).failed
+    for command, filtered in (("python repro.py 2>&1 | tail -20", True), ("cd /repo && python -m pytest -x | head -50", True),
+                              ("python repro.py |& grep -v Warning", True), ("python repro.py || echo failed", False),
+                              ("echo 3 | python repro.py", False), ("set -o pipefail; python repro.py | tail", False),
+                              ("python repro.py | tail -5 && echo done", False)):
+        assert filter_sets_status(command) is filtered, command
+
+    session = make_session(doctrine={"breaker": {"enabled": False}})
+    session.run(sh("sed -i 's/a/b/' setup.py", "<returncode>0</returncode>\n<output>\n</output>"))
+    for n in range(3):
+        session.run(sh(f"pip install -e . 2>&1 | tail -{n + 3}", crashed), sh(f"sed -i 's/a{n}/b{n}/' setup.py", "<returncode>0</returncode>"))
+    assert "churn" in [a for _, a in session.anomalies()]
+
+
 # ----- other scaffolds' tools, and where an error was raised
 
 
@@ -247,6 +270,10 @@ def test_file_tools_of_other_scaffolds_are_known_by_their_arguments_and_names():
 def test_an_exit_code_line_opening_the_output_and_zsh_s_wording_are_failures():
     assert classify_output("Exit code 2\nusage: tool [-h]").failed
     assert classify_output("zsh: command not found: javac").error_type == "not_found"
+    # Claude Code's shell evaluates the command: zsh names the command, then the missing name
+    for said in ("(eval):1: command not found: pytest", "(eval):cd:1: no such file or directory: testbed"):
+        assert classify_output(said).error_line == said
+    assert advice_kind("not_found", "(eval):1: command not found: pytest") == "missing_program"
     assert not classify_output("collected 3 items\nExit code 2 was expected here").failed
 
 
@@ -620,6 +647,12 @@ def test_pace_steering_says_what_brought_the_level(make_session):
     session.run(*[sh("python app.py", traceback("TypeError: bad operand"))] * 8)
     [emergency] = [text for _, anomaly, text in session.steering() if anomaly == "pace"]
     assert "Stop now (the last 8 calls failed; the latest: TypeError: bad operand), preserve" in emergency
+
+    # failures that printed nothing have no line to quote: not their error type in its place
+    session = make_session(doctrine={"breaker": {"enabled": False}, "escalation": {"pause": False}})
+    session.run(*[sh(f"cd build_{n} && make", "<returncode>2</returncode>\n<output>\n</output>") for n in range(5)])
+    [pace] = [text for _, anomaly, text in session.steering() if anomaly == "pace"]
+    assert "has failed (the last 5 calls failed); switch" in pace, pace
 
 
 def test_a_cause_outside_the_code_gets_its_advice_not_a_new_method_or_a_look_at_the_changes(make_session):

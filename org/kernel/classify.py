@@ -5,7 +5,8 @@ Agent-Zero gives the pack no exit code, and nearly every action goes through one
 the output's text. Two rules keep it right on real sessions:
 
 * A failure is the output of an action that could not do its job (when the output states
-  the command's exit status, as some terminals print it, that decides): a Python traceback,
+  the command's exit status, as some terminals print it, that decides, unless it is the 0 of
+  a text filter ending the pipeline): a Python traceback,
   a shell diagnostic (command not found, no such file, permission denied, shell syntax
   error), a compiler error, a package manager's refusal, a timeout of Agent-Zero's own
   terminal. Output that merely *reports* problems is not: a test run with failing tests,
@@ -104,7 +105,10 @@ _DIAGNOSTICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                     r"|^Command(?:: \".*?\")? timed out\. Sen(?:t|ding) SIGINT to the process"  # OpenHands' older terminal
                     # (an exception's name, as in "ReadTimeout: …", not a parameter's "timeout: 30")
                     r"|^.*(?:\btimed out after|\b(?-i:Timeout(?:Expired)?: )|\boperation timed out|\bConnection timed out)\b.*$"),
-        ("not_found", r"^.*: (?:line \d+: )?[^\n:]*: command not found$|^zsh: (?:command not found|no such file or directory): .*$"
+        # zsh puts the name last: "zsh: command not found: x", and in a command it evaluates (Claude Code's
+        # shell) "(eval):1: command not found: x", "(eval):cd:1: no such file or directory: src"
+        ("not_found", r"^.*: (?:line \d+: )?[^\n:]*: command not found$"
+                      r"|^(?:zsh|\(eval\))(?::\w+)?(?::\d+)?: (?:command not found|no such file or directory): .*$"
                       r"|^(?:\S+: )?(?:cannot (?:access|open|stat) |can't open file )?.*: (?:\[Errno 2\] )?No such file or directory$"
                       r"|^(?:\S+: )+(?:No such file or directory)$"
                       r"|^.*: \d+: (?:[^\s:/]+: not found|cd: can't cd to .*)$"  # dash (/bin/sh): "/bin/sh: 1: javac: not found"
@@ -187,7 +191,7 @@ def old_text_refused(error_line: str | None) -> bool:
 
 # A program the shell could not find by its bare name (`javac: command not found`): it is not
 # installed here, which no edit of the project changes.
-_MISSING_PROGRAM = re.compile(r"(?:^|: )(?:line \d+: )?[^\s:/]+: command not found$|^zsh: command not found: [^\s/]+$"
+_MISSING_PROGRAM = re.compile(r"(?:^|: )(?:line \d+: )?[^\s:/]+: command not found$|^(?:zsh|\(eval\))(?::\d+)?: command not found: [^\s/]+$"
                               r"|^\S+: \d+: [^\s:/]+: not found$")
 
 
@@ -322,6 +326,20 @@ def found_nothing(command: str | None, text: str | None) -> bool:
     return not bare.strip() and stated_exit(text) == 1
 
 
+# A pipeline that ends in a text filter (`python repro.py 2>&1 | tail -20`): the shell's exit status
+# is the filter's, whatever the command before it did, unless `pipefail` is set.
+_FILTERED = re.compile(r"(?<![|&])\|&?\s*(?:head|tail|grep|egrep|fgrep|rg|sed|awk|cut|sort|uniq|wc|tee|cat|less|more|tr|nl|column)"
+                       r"\b[^|;&\n]*$")
+
+
+def filter_sets_status(command: str | None) -> bool:
+    """The command's exit status, as an output states it, is a text filter's (see ``_FILTERED``):
+    a 0 says nothing of the command before it, so the output's text decides, as where no status
+    is printed (a status that is not 0 still says the pipeline failed)."""
+    text = (command or "").strip()
+    return "pipefail" not in text and _FILTERED.search(text.splitlines()[-1] if text else "") is not None
+
+
 def stated_exit(text: str | None) -> int | None:
     """The exit status the output states (mini-swe-agent's tag, OpenHands' line, Claude Code's
     opening line); None when it states none."""
@@ -449,9 +467,11 @@ def _test_verdict(sample: str) -> Verdict | None:
     return Verdict(False, "test", _line(line), "\n".join(sorted(set(failures)) + sorted(set(errors))))
 
 
-def classify_output(text: str | None, known: Any = None) -> Verdict:
+def classify_output(text: str | None, known: Any = None, filter_status: bool = False) -> Verdict:
     """What a tool's output says (see the module's docstring). ``known``: the keys
-    (:func:`line_key`) of lines the task's successful outputs printed, which name nothing."""
+    (:func:`line_key`) of lines the task's successful outputs printed, which name nothing.
+    ``filter_status``: the exit status the output states is a text filter's (:func:`filter_sets_status`),
+    so a 0 decides nothing."""
     if not text:
         return OK
     sample = _sample(text)
@@ -479,7 +499,7 @@ def classify_output(text: str | None, known: Any = None) -> Verdict:
     if tests is not None:
         return tests
     status = stated_exit(sample)
-    if status == 0:
+    if status == 0 and not filter_status:
         return OK  # the output says the command exited 0: what it printed is what it was asked to print
     traceback = _traceback_verdict(sample, known)
     if traceback is not None:
@@ -500,7 +520,7 @@ def classify_output(text: str | None, known: Any = None) -> Verdict:
             return _named(error_type, match.group(0))
     if linted:
         return OK  # a linter that reported findings did its job, whatever status it exits with (pylint: 24)
-    if status is not None:
+    if status:
         return Verdict(True, "execution")  # a non-zero exit status, and no line that names why
     return OK
 

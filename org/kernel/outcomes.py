@@ -32,6 +32,7 @@ from .classify import (
     command_of,
     edit_refused,
     error_signature,
+    filter_sets_status,
     found_nothing,
     leaves_code,
     line_keys,
@@ -395,11 +396,13 @@ def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: boo
     if waits:
         output = without_running_notice(output)  # "still running" is no result of the poll
     reports = reports_content(tool, args)
-    verdict = classify_report(output) if reports else classify_output(output, ledger.known_lines)
+    filter_status = filter_sets_status(command_of(args))  # a status of 0 (or none) is the filter's: the text decides
+    verdict = classify_report(output) if reports else classify_output(output, ledger.known_lines, filter_status)
     code = opening_exit_code(output)
     if code:
         ledger.failures_state_exit.add(tool)
-    elif code is None and verdict.failed and verdict.error_type != "timeout" and tool in ledger.failures_state_exit:
+    elif (code is None and verdict.failed and verdict.error_type != "timeout" and tool in ledger.failures_state_exit
+          and not filter_status):
         verdict = OK  # this tool marks its failures, and did not: what it printed is what it was asked to print
     if verdict.failed and found_nothing(command_of(args), output):
         verdict = OK  # a search that found nothing answered its question

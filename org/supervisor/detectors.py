@@ -356,7 +356,7 @@ def _pace_cause(s: Snapshot) -> dict:
     if not failed:
         return {"failed": 0, "latest": "", "stuck": s.turns_since_progress or 0}
     last = s.outcomes[-1]
-    return {"failed": failed, "latest": last.error_line or last.error_type or "", "latest_action": named(last),
+    return {"failed": failed, "latest": last.error_line or "", "latest_action": named(last),
             "error_type": last.error_type or "", "stuck": s.turns_since_progress or 0}
 
 
