@@ -396,7 +396,8 @@ def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: boo
     if waits:
         output = without_running_notice(output)  # "still running" is no result of the poll
     reports = reports_content(tool, args)
-    filter_status = filter_sets_status(command_of(args))  # a status of 0 (or none) is the filter's: the text decides
+    command = command_of(args)
+    filter_status = filter_sets_status(command)  # a status of 0 (or none) is the filter's: the text decides
     verdict = classify_report(output) if reports else classify_output(output, ledger.known_lines, filter_status)
     code = opening_exit_code(output)
     if code:
@@ -404,7 +405,7 @@ def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: boo
     elif (code is None and verdict.failed and verdict.error_type != "timeout" and tool in ledger.failures_state_exit
           and not filter_status):
         verdict = OK  # this tool marks its failures, and did not: what it printed is what it was asked to print
-    if verdict.failed and found_nothing(command_of(args), output):
+    if verdict.failed and found_nothing(command, output):
         verdict = OK  # a search that found nothing answered its question
     if ok is None:
         ok = not verdict.failed
