@@ -353,11 +353,11 @@ def _pace_cause(s: Snapshot) -> dict:
     latest one's line (with its call and error type, for the advice when its cause is not in
     the code), and the turns without progress."""
     failed = failures_in_a_row(s.outcomes)
-    if not failed:
-        return {"failed": 0, "latest": "", "stuck": s.turns_since_progress or 0}
-    last = s.outcomes[-1]
-    return {"failed": failed, "latest": last.error_line or "", "latest_action": named(last),
-            "error_type": last.error_type or "", "stuck": s.turns_since_progress or 0}
+    cause = {"failed": failed, "latest": "", "stuck": s.turns_since_progress or 0}
+    if failed:
+        last = s.outcomes[-1]
+        cause.update(latest=last.error_line or "", latest_action=named(last), error_type=last.error_type or "")
+    return cause
 
 
 #: Priority order: the order the steering of one check reaches the agent in.
