@@ -175,8 +175,11 @@ def goal_figures(counts: Counter) -> dict[str, Any]:
     }
 
 
+def show(percent: float | None) -> str:
+    return "-" if percent is None else f"{percent:.1f}%"
+
+
 def print_goals(g: dict[str, Any]) -> None:
-    show = lambda v: "-" if v is None else f"{v:.1f}%"  # noqa: E731
     print(f"\ngoals: succeeded sessions steered {g['succeeded_steered']}/{g['succeeded_sessions']} "
           f"({show(g['succeeded_steered_pct'])}, goal <= 10%); succeeded paused {g['succeeded_paused']} (goal 0), "
           f"{g['succeeded_paused_before_a_change']} of them before an edit that went in; "
@@ -287,7 +290,6 @@ def summary_row(name: str, figures: dict[str, Any]) -> str:
     sessions = sum(v["sessions"] for k, v in figures.items() if k in ("succeeded", "failed", "unlabelled"))
     turns = sum(v["turns"] for k, v in figures.items() if k in ("succeeded", "failed", "unlabelled"))
     events = sum(v["events"] for k, v in figures.items() if k in ("succeeded", "failed", "unlabelled"))
-    show = lambda v: "-" if v is None else f"{v:.1f}%"  # noqa: E731
     return (f"{name:<38} {sessions:>5} {turns:>6} {100 * events / max(1, turns):>6.2f} "
             f"{g['succeeded_steered']:>3}/{g['succeeded_sessions']:<3} {show(g['succeeded_steered_pct']):>6} "
             f"{g['succeeded_paused']:>4} {g['succeeded_paused_before_a_change']:>6} {g['pauses']:>6} {g['pause_pairs_within_5']:>5} "

@@ -149,6 +149,25 @@ def test_a_stall_names_the_calls_its_turns_went_on(make_session):
     assert "Stall: 7 turns without progress (you ran `cat Types.java` 3 times and `cat src/Types.java` twice)." in text
 
 
+def test_looks_that_find_nothing_are_no_progress_and_the_stall_counts_them(make_session):
+    """A hunt where nothing is: each look is at a new place (SWE-agent's `find_file` with a new
+    name, `find` in a new folder), but finds nothing, so the task does not move."""
+    session = make_session(doctrine={"max_turns_without_progress": 6})
+    session.run(sh("javac Repro.java", "/bin/bash: line 5: javac: command not found"))
+    session.run(*[sh(f'find_file "jdk_setup_{n}.txt"', f'No matches found for "jdk_setup_{n}.txt" in /repo') for n in range(4)],
+                *[sh(f"find /opt/{n} -name javac 2>/dev/null") for n in range(3)])
+    [(turn, anomaly, text)] = session.steering()
+    assert (turn, anomaly) == (8, "stall")
+    assert text.startswith("[SUPERVISOR] Stall: 7 turns without progress (7 looks that found nothing). Reassess")
+
+
+def test_searches_that_find_something_between_ones_that_find_nothing_are_progress(make_session):
+    session = make_session(doctrine={"max_turns_without_progress": 3})
+    session.run(*[call for n in range(6) for call in (
+        sh(f"grep -rn 'def name_{n}' src"), sh(f"grep -rn 'class Name{n}' src", f"src/m{n}.py:3:class Name{n}:"))])
+    assert session.anomalies() == []
+
+
 def test_a_stall_whose_calls_were_all_different_names_none(make_session):
     session = make_session(doctrine={"max_turns_without_progress": 4, "loop": {"rerun_threshold": 50}})
     session.run(sh("python -m pytest -q", "FAILED tests/t.py::test_a - assert 1 == 2"))

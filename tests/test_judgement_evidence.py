@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from test_judgement import TOOL, sh, traceback
 
-from org.kernel.classify import advice_kind, classify_output
+from org.kernel.classify import advice_kind, classify_output, shows_nothing
 
 #: Python prints this at every interpreter start on some machines: it names no failure.
 PTH_WARNING = (
@@ -857,3 +857,13 @@ def test_reasoning_whose_apostrophes_leave_the_shell_without_a_closing_quote_is_
     session.run(sh("sed -i 's/isEnum()/isEnumType()/' src/ClassUtil.java"), *[sh(text, said) for text in texts])
     steering = [text for _, anomaly, text in session.steering() if anomaly == "churn"]
     assert steering and all("what you sent was text, not a command" in t and "undo your last changes" not in t for t in steering)
+
+
+def test_an_output_that_shows_nothing_is_known_in_every_scaffold_s_form():
+    nothing = ["", "  \n", "<returncode>1</returncode>\n<output>\n</output>",
+               "OBSERVATION:\n[Python Interpreter: /usr/bin/python]\n[Command finished with exit code 1]",
+               'No matches found for "JacksonXmlProperty" in /repo', "No files found", "Found 0 matches"]
+    something = ['Found 2 matches for "x" in /repo:\n/repo/a.py (2 matches)', "src/a.py:3:class Name:",
+                 "No matches found for a in b\nbut this line", "0 passed in 0.01s"]
+    assert all(shows_nothing(text) for text in nothing)
+    assert not any(shows_nothing(text) for text in something)

@@ -91,6 +91,7 @@ class OutcomeSignal(Contract):
     blocked: bool = Field(False, description="The breaker did not run the call: it stands for the failure it would have repeated.")
     waits: bool = Field(False, description="The call polled a process already running (Agent-Zero's `runtime: output`): never a loop.")
     prints: bool = Field(False, description="The call only printed text the agent wrote (a farewell `echo`): a reply sent as a command.")
+    empty: bool = Field(False, description="A look that showed nothing: no text, or a search's notice that nothing matched.")
 
     @property
     def result(self) -> str:

@@ -314,16 +314,30 @@ _RUN_VOLATILE = re.compile(
 _SEARCH = re.compile(r"^(?:e|f)?grep\b|^(?:rg|ag|ack|pgrep|which)\b|^git grep\b")
 
 
+def _bare(text: str | None) -> str:
+    """The output without what the terminal adds: its marks and the exit status it states."""
+    return _EXIT_STATUS.sub("", _TERMINAL_MARKS.sub("", text or "")).replace("<output>", "").replace("</output>", "").strip()
+
+
 def found_nothing(command: str | None, text: str | None) -> bool:
     """A search that found nothing: the call's last command is a search (``grep``, ``rg``,
     ``which``) and its output is an exit status of 1 and nothing else, as an empty output is
     where no status is printed. (Another command exiting 1 in silence failed: `ls` in a
     folder deleted under it.)"""
     last = re.split(r"\s*(?:&&|\|\||;|\|)\s*", (command or "").strip())[-1]
-    if not _SEARCH.match(last):
-        return False
-    bare = _EXIT_STATUS.sub("", _TERMINAL_MARKS.sub("", text or "")).replace("<output>", "").replace("</output>", "")
-    return not bare.strip() and stated_exit(text) == 1
+    return _SEARCH.match(last) is not None and not _bare(text) and stated_exit(text) == 1
+
+
+# A search tool's whole answer when nothing matched (SWE-agent's `search_dir`, `search_file` and
+# `find_file`; Claude Code's Grep and Glob).
+_NO_MATCH = re.compile(r"\A(?:No matches found\b|No files found\b|Found 0 (?:matches|files)\b)[^\n]*\Z", re.IGNORECASE)
+
+
+def shows_nothing(text: str | None) -> bool:
+    """An output with nothing in it: no text but an exit status, or a search's notice that
+    nothing matched."""
+    bare = _bare(text)
+    return not bare or _NO_MATCH.match(bare) is not None
 
 
 # A pipeline that ends in a text filter (`python repro.py 2>&1 | tail -20`): the shell's exit status

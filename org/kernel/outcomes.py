@@ -34,6 +34,7 @@ from .classify import (
     error_signature,
     filter_sets_status,
     found_nothing,
+    shows_nothing,
     leaves_code,
     line_keys,
     old_text_refused,
@@ -154,6 +155,7 @@ class ToolOutcome:
     blocked: bool = False  # the breaker did not run it: it stands for the failure it would have repeated
     waits: bool = False  # it polled a process already running (waits_on_process): never a loop
     prints: bool = False  # it only printed text the agent wrote (a farewell `echo`, prints_only): a reply sent as a command
+    empty: bool = False  # a look that showed nothing: no text, or a search's notice that nothing matched (shows_nothing)
 
     @property
     def worked(self) -> bool:
@@ -175,9 +177,10 @@ class ToolLedger:
     seen before other than right after an edit (paging through a file); a run whose result
     is new for that call and whose error (if any) has not been seen in the task; a call
     not made before whose output is new to the task (it tested something new); the final
-    answer. Edits, repeated looks, reruns with the same result, known errors coming back
-    and text the agent prints itself (a farewell `echo`) are not progress, so an agent
-    that keeps editing without the result changing stalls.
+    answer. Edits, repeated looks, looks that found nothing (an empty listing, a search
+    with no match), reruns with the same result, known errors coming back and text the agent
+    prints itself (a farewell `echo`) are not progress, so an agent that keeps editing without
+    the result changing, or keeps searching where nothing is, stalls.
     """
 
     turn: int = 0
@@ -238,6 +241,7 @@ class ToolLedger:
 
     def _progress(self, tool: str, ok: bool, kind: str, signature: str, out_hash: str, error: str | None, said: bool,
                   waits: bool, shown: bool) -> bool:
+        """Whether the call moved the task (see the class): ``shown``, its output shows something."""
         if tool == RESPONSE_TOOL:
             return ok
         if waits:  # a poll: what the program printed anew
@@ -245,6 +249,8 @@ class ToolLedger:
         if said:
             return False  # a farewell or status `echo` looks at nothing
         if kind == "inspect":  # a new place, or new content where the agent did not just edit (paging a file)
+            if not shown:
+                return False  # a look that found nothing learned only where not to look
             new_look = self._first(("look", signature))
             new_view = self._first(("view", out_hash))
             after_edit = bool(self.outcomes) and self.outcomes[-1].kind == "edit"
@@ -270,14 +276,16 @@ class ToolLedger:
         self.recorded = True
         self.last_tool_turn = self.turn
         error = error_signature(identity)
-        progress = self._progress(tool, ok, kind, signature, out_hash, error, said, waits, bool(message.strip()))
+        shown = not shows_nothing(message)
+        progress = self._progress(tool, ok, kind, signature, out_hash, error, said, waits, shown)
         if progress:
             self.last_progress_turn = self.turn
         elif waits:
             self.last_progress_turn = min(self.turn, self.last_progress_turn + 1)
         baseline = self._baseline(ok, "run" if leaves_code else kind, None if ok else error)
         outcome = ToolOutcome(self.turn, tool, ok, error_type, signature, out_hash, preview(message), progress,
-                              kind, error_line, error, command, shape or signature, baseline, waits=waits, prints=prints)
+                              kind, error_line, error, command, shape or signature, baseline, waits=waits, prints=prints,
+                              empty=ok and kind == "inspect" and not shown)
         self.outcomes.append(outcome)
         return outcome
 

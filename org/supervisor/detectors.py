@@ -272,7 +272,7 @@ def detect_stall(s: Snapshot) -> Finding | None:
     return Finding(anomaly="stall", template="stall", turn=s.turn, evidence={
         "turns": s.turns_since_progress, "limit": s.doctrine.max_turns_without_progress, "step": s.current_step, "plan": s.plan_name,
         "domain": s.bst_domain, "source": s.progress_source, "since": since, "episode": f"stall:{since}",
-        "repeated": repeated_calls(_watched(s), since)})
+        "repeated": repeated_calls(_watched(s), since), "found_nothing": sum(1 for o in s.outcomes if o.turn > since and o.empty)})
 
 
 def repeated_calls(outcomes: list[ToolOutcome], since: int, most: int = 2) -> tuple[tuple[str, int], ...]:

@@ -130,7 +130,7 @@ def signals_from_snapshot(s: Snapshot) -> SaluteSignals:
                 turn=o.turn, tool=o.tool[:200], ok=o.ok, error_type=o.error_type[:64] if o.error_type else o.error_type,
                 signature=o.signature, output_hash=o.output_hash, novel=o.novel,
                 kind=o.kind, error_line=_bounded(o.error_line), error_signature=o.error_signature, command=_bounded(o.command),
-                shape=o.shape, baseline=o.baseline, blocked=o.blocked, waits=o.waits, prints=o.prints,
+                shape=o.shape, baseline=o.baseline, blocked=o.blocked, waits=o.waits, prints=o.prints, empty=o.empty,
             )
             for o in outcomes
         ],

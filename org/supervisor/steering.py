@@ -68,10 +68,21 @@ def _why(evidence: dict[str, Any]) -> str:
     return ""
 
 
+#: a stall names the looks in it that found nothing from this many on: a hunt where nothing is
+FOUND_NOTHING_NAMED = 3
+
+
 def _repeated(evidence: dict[str, Any]) -> str:
-    """The calls a stall's turns went on, in brackets: "(you ran `open a.py` 7 times and `ls` twice)"."""
+    """What a stall's turns went on, in brackets: "(9 looks that found nothing; you ran `open a.py`
+    7 times and `ls` twice)"."""
+    parts = []
+    empty = evidence.get("found_nothing")
+    if isinstance(empty, int) and not isinstance(empty, bool) and empty >= FOUND_NOTHING_NAMED:
+        parts.append(f"{empty} looks that found nothing")
     calls = [f"{_quoted(str(what), 60)} {times_in_words(times)}" for what, times in evidence.get("repeated") or ()]
-    return f" (you ran {' and '.join(calls)})" if calls else ""
+    if calls:
+        parts.append(f"you ran {' and '.join(calls)}")
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def _round(evidence: dict[str, Any]) -> str:
