@@ -867,3 +867,19 @@ def test_an_output_that_shows_nothing_is_known_in_every_scaffold_s_form():
                  "No matches found for a in b\nbut this line", "0 passed in 0.01s"]
     assert all(shows_nothing(text) for text in nothing)
     assert not any(shows_nothing(text) for text in something)
+
+
+def mini_timeout(command: str) -> str:
+    return (f"The last command <command>{command}</command> timed out and has been killed.\nThe output of the command was:\n"
+            " <output>\nCollecting package metadata (repodata.json): ...working... \n</output>\n"
+            "Please try another command and make sure to avoid those requiring interactive input.")
+
+
+def test_mini_swe_agent_s_time_limit_is_a_timeout_named_with_its_command(make_session):
+    conda, pip = (classify_output(mini_timeout(c)) for c in ("conda env create -f environment.yml", "pip install torch"))
+    assert conda.failed and conda.error_type == pip.error_type == "timeout" and conda.identity != pip.identity
+    assert conda.error_line.startswith("The last command <command>conda env create")
+    session = make_session()
+    session.run(*[sh("conda env create -f environment.yml", mini_timeout("conda env create -f environment.yml"))] * 3)
+    [(turn, anomaly, text)] = session.steering()
+    assert (turn, anomaly) == (3, "loop") and "run it with a time limit or in the background" in text

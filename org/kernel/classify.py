@@ -103,6 +103,7 @@ _DIAGNOSTICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("timeout", r"^(?:\[SYSTEM: )?Returning control to agent after \d+ seconds (?:of execution|with no output)"
                     r"|^\[The command has no new output after \d+ seconds\b"  # OpenHands' terminal, like Agent-Zero's
                     r"|^Command(?:: \".*?\")? timed out\. Sen(?:t|ding) SIGINT to the process"  # OpenHands' older terminal
+                    r"|^.*</command> timed out and has been killed\."  # mini-swe-agent: "The last command <command>…</command> …"
                     # (an exception's name, as in "ReadTimeout: …", not a parameter's "timeout: 30")
                     r"|^.*(?:\btimed out after|\b(?-i:Timeout(?:Expired)?: )|\boperation timed out|\bConnection timed out)\b.*$"),
         # zsh puts the name last: "zsh: command not found: x", and in a command it evaluates (Claude Code's
