@@ -883,3 +883,13 @@ def test_mini_swe_agent_s_time_limit_is_a_timeout_named_with_its_command(make_se
     session.run(*[sh("conda env create -f environment.yml", mini_timeout("conda env create -f environment.yml"))] * 3)
     [(turn, anomaly, text)] = session.steering()
     assert (turn, anomaly) == (3, "loop") and "run it with a time limit or in the background" in text
+
+
+def test_a_time_limit_is_named_with_the_command_that_ran_out_of_it(make_session):
+    """SWE-agent's `EXECUTION TIMED OUT` says nothing of what ran: installs of three different
+    packages timing out after edits are three failures, not one that the edits do not reach."""
+    assert classify_output("\nEXECUTION TIMED OUT").error_type == "timeout"
+    session = make_session()
+    session.run(*[call for n, package in enumerate(("openjdk-17-jdk", "maven", "gradle")) for call in (
+        sh(f"sed -i 's/mirror{n}/mirror{n + 1}/' /etc/apt/sources.list"), sh(f"apt-get install -y {package}", "\nEXECUTION TIMED OUT"))])
+    assert "churn" not in [anomaly for _, anomaly in session.anomalies()]

@@ -48,6 +48,20 @@ def test_no_effect_is_not_said_when_the_output_changed(make_session):
     assert "rerun" not in [a for _, a in session.anomalies()]
 
 
+def test_a_rerun_said_before_the_task_moved_elsewhere_is_said_again_only_once_its_count_has_doubled(make_session):
+    """Between reruns of one failing install the agent learns new things elsewhere (the task
+    moves), edits and runs it again: the reruns' evidence is the same but for its count."""
+    timed_out = "\nEXECUTION TIMED OUT"
+    session = make_session(doctrine={"cooldown_turns": 1, "max_turns_without_progress": 50})
+    session.run(sh("apt-get install default-jdk", timed_out))
+    for n in range(8):
+        session.run(sh(f"sed -i 's/mirror{n}/mirror{n + 1}/' /etc/apt/sources.list"),
+                    sh("apt-get install default-jdk", timed_out), sh(f"cat /etc/apt/notes{n}", f"note {n}"))
+    reruns = [text for _, anomaly, text in session.steering() if anomaly == "rerun"]
+    assert len(reruns) == 2
+    assert "again 3 times after making changes" in reruns[0] and "again 6 times after making changes" in reruns[1]
+
+
 def test_no_stall_when_each_run_tests_something_new(make_session):
     session = make_session()
     session.run(*[sh(f"python -c 'from app import f; print(f({n}))'", traceback("ZeroDivisionError: division by zero")
@@ -192,6 +206,14 @@ def test_calls_that_only_print_the_agent_s_own_text_are_replies_without_a_tool(m
     assert not any(r.blocked or r.paused for r in session.results)
 
 
+def test_commands_of_shell_comments_only_run_nothing_and_are_replies_without_a_tool(make_session):
+    session = make_session()
+    session.run(sh("javac Repro.java", "/bin/bash: line 5: javac: command not found"),
+                *[sh(f"# Step {n}: find out which package manager this system has\n# then install a JDK with it") for n in range(3)])
+    [(turn, anomaly, text)] = session.steering()
+    assert (turn, anomaly) == (4, "loop") and "only printed text you wrote" in text
+
+
 def test_status_echoes_between_real_work_and_thinking_tools_are_no_loop(make_session):
     session = make_session()
     session.run(sh("echo 'Step 1: reproduce'", "Step 1: reproduce"), sh("python app.py", TYPE_ERROR),
@@ -227,3 +249,15 @@ def test_debug_prints_that_never_appear(make_session):
         session.run(sh(f"sed -i '{n + 3}i print(\"DEBUG\", items)' lib/core.py"), sh("python run_case.py", "result: []"))
     anomalies = session.anomalies()
     assert ("rerun" in [a for _, a in anomalies]) and anomalies[0][0] <= 13
+
+
+def test_the_count_a_steering_was_said_with_survives_a_reload_and_a_new_chat_forgets_it():
+    from org.contracts import Finding
+    from org.supervisor.radio_check import SupervisorState
+
+    state = SupervisorState()
+    state.record(Finding(anomaly="rerun", template="rerun", turn=5, evidence={"episode": "rerun:x|y", "times": 3}))
+    reloaded = SupervisorState.from_dict(state.to_dict())
+    assert reloaded.told == {"rerun:x|y": 3}
+    reloaded.forget_episodes()
+    assert reloaded.told == {}

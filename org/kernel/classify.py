@@ -104,6 +104,7 @@ _DIAGNOSTICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                     r"|^\[The command has no new output after \d+ seconds\b"  # OpenHands' terminal, like Agent-Zero's
                     r"|^Command(?:: \".*?\")? timed out\. Sen(?:t|ding) SIGINT to the process"  # OpenHands' older terminal
                     r"|^.*</command> timed out and has been killed\."  # mini-swe-agent: "The last command <command>…</command> …"
+                    r"|^EXECUTION TIMED OUT\b"  # SWE-agent 0.x
                     # (an exception's name, as in "ReadTimeout: …", not a parameter's "timeout: 30")
                     r"|^.*(?:\btimed out after|\b(?-i:Timeout(?:Expired)?: )|\boperation timed out|\bConnection timed out)\b.*$"),
         # zsh puts the name last: "zsh: command not found: x", and in a command it evaluates (Claude Code's
@@ -807,7 +808,7 @@ def without_running_notice(text: str | None) -> str:
 
 # Saying something rather than looking at anything: a farewell or status `echo` is no progress,
 # and nor is waiting (`sleep 30 && echo done`).
-_SHELL_PRINT = r"^(?:echo|printf)\b[^|<>;&$`]*$"
+_SHELL_PRINT = r"^(?:(?:echo|printf)\b[^|<>;&$`]*|#.*)$"  # a comment alone runs nothing: it only says
 _SHELL_SAY = re.compile(_SHELL_PRINT + r"|^(?:pwd|whoami|id|date|true|:)\s*$|^sleep \d+(?:\.\d+)?[smhd]?\s*$")
 _PRINTS = re.compile(_SHELL_PRINT)
 

@@ -432,8 +432,11 @@ def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: boo
     if ok and output and not reports:  # a page quoting the error must not make the error's line a known one
         ledger.learn_lines(output)
     said = says_only(args, tool)
+    identity = verdict.identity
+    if identity and verdict.error_type == "timeout" and command:
+        identity += " " + " ".join(command.split())  # what ran out of time: two commands timing out are two failures
     return ledger.record(tool, ok, error_type, signature, out_hash, output or "", kind, error_line, short_command(args, tool),
-                         identity=verdict.identity, shape=call_shape(tool, args, kind, signature, error_line),
+                         identity=identity, shape=call_shape(tool, args, kind, signature, error_line),
                          said=said, leaves_code=kind == "edit" and leaves_code(args), waits=waits,
                          prints=ok and said and prints_only(args))  # a call that prints is one that says
 

@@ -6,7 +6,8 @@ the error, the turn progress stopped, the PACE level…). One message per anomal
 episode: while the evidence is the same, nothing more is said, on cooldown or not; new
 evidence (a new result, a new error, the task moving) is a new episode. A stall is the one
 exception: still there after its cooldown, it is said once more, firmly (it has lasted
-longer). Two findings of one check about the same call say it once (the first, most
+longer). The task moving elsewhere does not change a rerun's or churn's evidence: said again
+after it, with its count grown, it is said only once the count has doubled (3, then 6, then 12). Two findings of one check about the same call say it once (the first, most
 severe); a stall is not said when another steering already told the agent it is stuck
 since the task last moved; nor is PACE below emergency. A rerun with nothing changed in between
 says what a loop steering about the same call and result said (or what the user resumed on).
@@ -79,6 +80,8 @@ class SupervisorState:
     emergency_turn: int | None = None
     #: the evidence (``episode``) steered about since the task last moved, and by which anomaly
     said: dict[str, str] = field(default_factory=dict)
+    #: the count (``times``) each episode was last said with, kept when the task moves
+    told: dict[str, int] = field(default_factory=dict)
     #: per anomaly: the ledger turn of the last outcome looked at, and how often the agent
     #: repeated what the steering was about since it was said
     watched: dict[str, int] = field(default_factory=dict)
@@ -104,6 +107,7 @@ class SupervisorState:
     def forget_episodes(self) -> None:
         """A new chat: nothing said or resumed in the old one holds any more."""
         self.said.clear()
+        self.told.clear()
         self.resumed.clear()
         self.ignored_times.clear()
         self.resumed_at = None
@@ -120,6 +124,12 @@ class SupervisorState:
             self.said[key] = steered.anomaly
             while len(self.said) > SAID_KEPT:
                 self.said.pop(next(iter(self.said)))
+            times = steered.evidence.get("times")
+            if is_int(times):
+                self.told.pop(key, None)
+                self.told[key] = times
+                while len(self.told) > SAID_KEPT:
+                    self.told.pop(next(iter(self.told)))
             at = steered.evidence.get("at")
             if is_int(at):
                 self.watched[steered.anomaly] = at
@@ -143,6 +153,7 @@ class SupervisorState:
             "paused_turn": self.paused_turn,
             "emergency_turn": self.emergency_turn,
             "said": dict(self.said),
+            "told": dict(self.told),
             "watched": dict(self.watched),
             "ignored_times": dict(self.ignored_times),
             "resumed": list(self.resumed),
@@ -179,6 +190,7 @@ class SupervisorState:
             paused_turn=count_or(data.get("paused_turn"), None),
             emergency_turn=count_or(data.get("emergency_turn"), None),
             said=texts(data.get("said")),
+            told=ints(data.get("told")),
             watched=ints(data.get("watched")),
             ignored_times=ints(data.get("ignored_times")),
             resumed=[k[:400] for k in resumed if isinstance(k, str)][-RESUMED_KEPT:] if isinstance(resumed, list) else [],
@@ -227,6 +239,9 @@ def _restrained(finding: Finding, state: SupervisorState, subjects: set[str]) ->
         # said already, and the evidence has not changed: nothing more, except that a stall
         # still there after its cooldown is said once more, firmly (it has lasted longer)
         return finding.anomaly != "stall" or state.episode.get("stall", 0) != 1
+    told, times = state.told.get(key) if key is not None else None, evidence.get("times")
+    if finding.anomaly not in PROVABLE and is_int(told) and is_int(times) and times < 2 * told:
+        return True  # said before the task last moved, with this count or near it: again once it has doubled
     subject = evidence.get("subject")
     if isinstance(subject, str):
         if subject in subjects:
