@@ -862,9 +862,10 @@ def test_reasoning_whose_apostrophes_leave_the_shell_without_a_closing_quote_is_
 def test_an_output_that_shows_nothing_is_known_in_every_scaffold_s_form():
     nothing = ["", "  \n", "<returncode>1</returncode>\n<output>\n</output>",
                "OBSERVATION:\n[Python Interpreter: /usr/bin/python]\n[Command finished with exit code 1]",
-               'No matches found for "JacksonXmlProperty" in /repo', "No files found", "Found 0 matches"]
+               'No matches found for "JacksonXmlProperty" in /repo', "No files found", "Found 0 matches",
+               "\nroot@a0:/a0/usr/workdir# ", "(venv) user@host:~/src$"]
     something = ['Found 2 matches for "x" in /repo:\n/repo/a.py (2 matches)', "src/a.py:3:class Name:",
-                 "No matches found for a in b\nbut this line", "0 passed in 0.01s"]
+                 "No matches found for a in b\nbut this line", "0 passed in 0.01s", "a.py\nroot@a0:/a0/usr/workdir# "]
     assert all(shows_nothing(text) for text in nothing)
     assert not any(shows_nothing(text) for text in something)
 
@@ -893,3 +894,15 @@ def test_a_time_limit_is_named_with_the_command_that_ran_out_of_it(make_session)
     session.run(*[call for n, package in enumerate(("openjdk-17-jdk", "maven", "gradle")) for call in (
         sh(f"sed -i 's/mirror{n}/mirror{n + 1}/' /etc/apt/sources.list"), sh(f"apt-get install -y {package}", "\nEXECUTION TIMED OUT"))])
     assert "churn" not in [anomaly for _, anomaly in session.anomalies()]
+
+
+def test_a_quoted_call_keeps_its_own_marks_and_its_backticks_and_ends_at_its_first_sentence():
+    from org.contracts import Finding
+    from org.supervisor.steering import SteeringBook, count_sentences
+
+    def loop(action: str) -> str:
+        return SteeringBook().render(Finding(anomaly="loop", template="loop_repeat", turn=5, evidence={
+            "pattern": "repeat", "action": action, "times": 3, "outcome": "cd..: command not found", "error_type": "not_found"}))
+    assert "you ran `cd..` 3 times" in loop("`cd..`")
+    said = loop("`# Midpoints of neighboring intervals. Then the rest`")
+    assert "you ran `# Midpoints of neighboring intervals.` 3 times" in said and count_sentences(said) <= 3

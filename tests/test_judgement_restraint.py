@@ -209,9 +209,9 @@ def test_calls_that_only_print_the_agent_s_own_text_are_replies_without_a_tool(m
 def test_commands_of_shell_comments_only_run_nothing_and_are_replies_without_a_tool(make_session):
     session = make_session()
     session.run(sh("javac Repro.java", "/bin/bash: line 5: javac: command not found"),
-                *[sh(f"# Step {n}: find out which package manager this system has\n# then install a JDK with it") for n in range(3)])
+                *[sh(f"# Step {n}. Find out which package manager this system has\n# then install a JDK with it") for n in range(3)])
     [(turn, anomaly, text)] = session.steering()
-    assert (turn, anomaly) == (4, "loop") and "only printed text you wrote" in text
+    assert (turn, anomaly) == (4, "loop") and "only printed text you wrote (the latest: `# Step 2.`)" in text
 
 
 def test_status_echoes_between_real_work_and_thinking_tools_are_no_loop(make_session):

@@ -181,6 +181,20 @@ def test_a_model_sending_its_reasoning_as_commands_is_told_so_at_the_pace_level(
     assert "what you sent was text, not a command" in pace[0] and "fundamentally different method" not in pace[0], pace
 
 
+def test_a_model_hunting_where_nothing_is_stalls_and_is_told_its_looks_found_nothing(tree, tmp_path):  # noqa: F811
+    """A missing compiler, then a search for it in one new folder after another: every look is
+    new, none finds anything, so the task does not move; the stall says so."""
+    install_pack(tree, activate=True)
+    script = [command("compile", "nosuch_compiler_xyz Repro.java")]
+    script += [command(f"hunt {i}", f"find /tmp/no_jdk_here_{i} -name javac 2>/dev/null") for i in range(1, 15)] + [FINAL]
+    result = run_chat(tree, script, tmp_path, harness_args=("--stop-when-paused",))
+    steering = [w for w in warnings(result) if "[SUPERVISOR]" in w]
+    stall = [w for w in steering if "[SUPERVISOR] Stall:" in w]
+    assert stall, (steering, [m["content"][-200:] for m in result["history"]][-4:])
+    assert "13 turns without progress (13 looks that found nothing)" in stall[0], stall
+    assert not result["paused"] and "Supervisor: blocked" not in log_headings(result)
+
+
 def test_a_model_saying_goodbye_through_echo_is_told_once_and_never_blocked(tree, tmp_path):  # noqa: F811
     """A model that gave up and prints a new farewell each turn: no call repeats, and each
     output is new, but nothing is done; it is told so once, on the third."""

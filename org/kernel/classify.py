@@ -316,9 +316,15 @@ _RUN_VOLATILE = re.compile(
 _SEARCH = re.compile(r"^(?:e|f)?grep\b|^(?:rg|ag|ack|pgrep|which)\b|^git grep\b")
 
 
+# The shell's prompt a terminal ends its output with (Agent-Zero's: "root@a0:/a0/usr/workdir# ").
+_PROMPT_LAST = re.compile(r"^(?:\([^)\n]*\) )?[\w.-]+@[\w.-]+:[^\n]*[#$][ \t]*\Z", re.MULTILINE)
+
+
 def _bare(text: str | None) -> str:
-    """The output without what the terminal adds: its marks and the exit status it states."""
-    return _EXIT_STATUS.sub("", _TERMINAL_MARKS.sub("", text or "")).replace("<output>", "").replace("</output>", "").strip()
+    """The output without what the terminal adds: its marks, the exit status it states and
+    the prompt it ends with."""
+    bare = _EXIT_STATUS.sub("", _TERMINAL_MARKS.sub("", text or "")).replace("<output>", "").replace("</output>", "")
+    return _PROMPT_LAST.sub("", bare.rstrip()).strip()
 
 
 def found_nothing(command: str | None, text: str | None) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import string
 from functools import cache
 from importlib import resources
@@ -92,10 +93,20 @@ def _round(evidence: dict[str, Any]) -> str:
     return ", ".join(calls[:-1]) + f" and {calls[-1]}" if len(calls) > 1 else "".join(calls)
 
 
+#: a sentence end inside a quoted call: a mark with a space after it (a mark just before the
+#: closing backtick ends no sentence, and is the call's own: `cd..`)
+_SENTENCE_END_INSIDE = re.compile(r"[.!?]\s")
+
+
 def _quoted(what: str, limit: int) -> str:
-    """A call as steering names it, shortened inside its backticks."""
+    """A call as steering names it, on one line and shortened inside its backticks, up to the
+    end of its first sentence (a comment sent as a command: `# Done. Next…`)."""
     if len(what) > 2 and what[0] == what[-1] == "`":
-        return f"`{_clean(what[1:-1], limit - 2)}`"
+        inside = " ".join(what[1:-1].split())
+        end = _SENTENCE_END_INSIDE.search(inside)
+        if end:
+            inside = inside[:end.start() + 1]
+        return f"`{inside if len(inside) <= limit - 2 else inside[:limit - 3].rstrip() + '…'}`"
     return _clean(what, limit)
 
 
@@ -130,7 +141,7 @@ def _about(evidence: dict[str, Any]) -> str:
 
 def template_values(finding: Finding) -> dict[str, str]:
     evidence = finding.evidence
-    values = {k: _clean(v) for k, v in evidence.items() if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
+    values = {k: _quoted(str(v), 100) for k, v in evidence.items() if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
     if "round" in evidence:
         values["round"] = _round(evidence)
     if "tools" in evidence:
