@@ -7,9 +7,10 @@ episode: while the evidence is the same, nothing more is said, on cooldown or no
 evidence (a new result, a new error, the task moving) is a new episode. A stall is the one
 exception: still there after its cooldown, it is said once more, firmly (it has lasted
 longer). The task moving elsewhere does not change a rerun's or churn's evidence: said again
-after it, with its count grown, it is said only once the count has doubled (3, then 6, then 12). Two findings of one check about the same call say it once (the first, most
-severe); a stall is not said when another steering already told the agent it is stuck
-since the task last moved; nor is PACE below emergency. A rerun with nothing changed in between
+after it, with its count grown, it is said only once the count has doubled (3, then 6, then
+12). Two findings of one check about the same call say it once (the first, most severe);
+a stall is not said when another steering already told the agent it is stuck since the
+task last moved; nor is PACE below emergency. A rerun with nothing changed in between
 says what a loop steering about the same call and result said (or what the user resumed on).
 
 The cooldown rule, per anomaly type and independent across types:

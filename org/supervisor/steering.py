@@ -17,6 +17,7 @@ from org.kernel.classify import advice_kind
 from org.kernel.files import read_capped
 from org.kernel.loading import load_yaml
 from org.kernel.log import warn_once
+from org.kernel.values import is_int
 from org.supervisor.escalation import times_in_words
 
 MAX_OVERRIDES_BYTES = 256_000
@@ -78,7 +79,7 @@ def _repeated(evidence: dict[str, Any]) -> str:
     7 times and `ls` twice)"."""
     parts = []
     empty = evidence.get("found_nothing")
-    if isinstance(empty, int) and not isinstance(empty, bool) and empty >= FOUND_NOTHING_NAMED:
+    if is_int(empty) and empty >= FOUND_NOTHING_NAMED:
         parts.append(f"{empty} looks that found nothing")
     calls = [f"{_quoted(str(what), 60)} {times_in_words(times)}" for what, times in evidence.get("repeated") or ()]
     if calls:
