@@ -152,13 +152,36 @@ def test_a_stall_names_the_calls_its_turns_went_on(make_session):
 def test_looks_that_find_nothing_are_no_progress_and_the_stall_counts_them(make_session):
     """A hunt where nothing is: each look is at a new place (SWE-agent's `find_file` with a new
     name, `find` in a new folder), but finds nothing, so the task does not move."""
-    session = make_session(doctrine={"max_turns_without_progress": 6})
+    session = make_session(doctrine={"max_turns_without_progress": 6, "max_looks_finding_nothing": 50})
     session.run(sh("javac Repro.java", "/bin/bash: line 5: javac: command not found"))
     session.run(*[sh(f'find_file "jdk_setup_{n}.txt"', f'No matches found for "jdk_setup_{n}.txt" in /repo') for n in range(4)],
                 *[sh(f"find /opt/{n} -name javac 2>/dev/null") for n in range(3)])
     [(turn, anomaly, text)] = session.steering()
     assert (turn, anomaly) == (8, "stall")
     assert text.startswith("[SUPERVISOR] Stall: 7 turns without progress (7 looks that found nothing). Reassess")
+
+
+def test_more_looks_that_found_nothing_than_the_doctrine_allows_are_a_stall_before_the_turn_limit(make_session):
+    """Five misses in a search are a search; the sixth, with nothing found in between, is a hunt."""
+    session = make_session()  # the shipped doctrine: 12 turns, 5 looks
+    session.run(sh("javac Repro.java", "/bin/bash: line 5: javac: command not found"), sh("cat Repro.java", "class Repro {}"))
+    session.run(*[sh(f"find /{top} -name javac 2>/dev/null") for top in ("usr", "opt", "etc", "srv", "home")])
+    assert session.anomalies() == []
+    session.run(sh("find /root -name javac 2>/dev/null"))
+    [(turn, anomaly, text)] = session.steering()
+    assert (turn, anomaly) == (8, "stall")
+    assert text.startswith("[SUPERVISOR] Stall: 6 turns without progress (6 looks that found nothing). Reassess")
+
+
+def test_a_new_look_that_shows_only_what_was_seen_before_is_no_progress(make_session):
+    """Searching for a JDK in one new way after another, each finding the same two folders of the
+    project: nothing new is learned."""
+    listing = "/repo/src/main/java\n/repo/src/test/java"
+    session = make_session(doctrine={"max_turns_without_progress": 4})
+    session.run(sh("javac A.java", "bash: javac: command not found"), sh("find / -name 'java*'", listing))
+    session.run(*[sh(f"find / -type {kind} -name 'java*'", listing) for kind in ("d", "l", "f")],
+                *[sh(f"find /{top} / -name 'java*'", listing) for top in ("usr", "opt", "etc")])
+    assert session.anomalies() == [(7, "stall")]
 
 
 def test_searches_that_find_something_between_ones_that_find_nothing_are_progress(make_session):

@@ -829,7 +829,10 @@ def test_greps_that_find_nothing_with_a_stated_status_are_no_failure_streak(make
     session = make_session()
     nothing = "\n[The command completed with exit code 1.]"
     session.run(*[{"tool": "execute_bash", "args": {"command": f"grep -rn 'name_{n}' src"}, "output": nothing} for n in range(8)])
-    assert session.anomalies() == []
+    # no failure: nothing for PACE; but the sixth look that found nothing is a hunt
+    assert {r.pace for r in session.results} == {"primary"}
+    [(turn, anomaly, text)] = session.steering()
+    assert (turn, anomaly) == (7, "stall") and "(6 looks that found nothing)" in text  # the task began at the first
 
 
 def test_churn_said_again_about_a_cause_outside_the_code_keeps_its_advice():

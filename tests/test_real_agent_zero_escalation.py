@@ -183,7 +183,7 @@ def test_a_model_sending_its_reasoning_as_commands_is_told_so_at_the_pace_level(
 
 def test_a_model_hunting_where_nothing_is_stalls_and_is_told_its_looks_found_nothing(tree, tmp_path):  # noqa: F811
     """A missing compiler, then a search for it in one new folder after another: every look is
-    new, none finds anything, so the task does not move; the stall says so."""
+    new, none finds anything, so the task does not move; the sixth is a stall, and it says so."""
     install_pack(tree, activate=True)
     script = [command("compile", "nosuch_compiler_xyz Repro.java")]
     script += [command(f"hunt {i}", f"find /tmp/no_jdk_here_{i} -name javac 2>/dev/null") for i in range(1, 15)] + [FINAL]
@@ -191,7 +191,7 @@ def test_a_model_hunting_where_nothing_is_stalls_and_is_told_its_looks_found_not
     steering = [w for w in warnings(result) if "[SUPERVISOR]" in w]
     stall = [w for w in steering if "[SUPERVISOR] Stall:" in w]
     assert stall, (steering, [m["content"][-200:] for m in result["history"]][-4:])
-    assert "13 turns without progress (13 looks that found nothing)" in stall[0], stall
+    assert "Stall: 6 turns without progress (6 looks that found nothing)" in stall[0], stall
     assert not result["paused"] and "Supervisor: blocked" not in log_headings(result)
 
 

@@ -173,14 +173,15 @@ class ToolLedger:
     """The current task's outcome history and the pack's own progress signal.
 
     Progress, when no HTN plan reports it, is something new learned or achieved, not any
-    new output: a look at something not looked at before in the task, or at content not
-    seen before other than right after an edit (paging through a file); a run whose result
-    is new for that call and whose error (if any) has not been seen in the task; a call
-    not made before whose output is new to the task (it tested something new); the final
-    answer. Edits, repeated looks, looks that found nothing (an empty listing, a search
-    with no match), reruns with the same result, known errors coming back and text the agent
-    prints itself (a farewell `echo`) are not progress, so an agent that keeps editing without
-    the result changing, or keeps searching where nothing is, stalls.
+    new output: a look that shows content not seen before in the task, at something not
+    looked at before or, other than right after an edit, at a place looked at before (paging
+    through a file); a run whose result is new for that call and whose error (if any) has
+    not been seen in the task; a call not made before whose output is new to the task (it
+    tested something new); the final answer. Edits, repeated looks, looks that found nothing
+    (an empty listing, a search with no match) or only what an earlier look showed, reruns
+    with the same result, known errors coming back and text the agent prints itself (a
+    farewell `echo`) are not progress, so an agent that keeps editing without the result
+    changing, or keeps searching where nothing is, stalls.
     """
 
     turn: int = 0
@@ -248,13 +249,13 @@ class ToolLedger:
             return shown and self._first(("output", out_hash))
         if said:
             return False  # a farewell or status `echo` looks at nothing
-        if kind == "inspect":  # a new place, or new content where the agent did not just edit (paging a file)
+        if kind == "inspect":  # new content: at a new place, or where the agent did not just edit (paging a file)
             if not shown:
                 return False  # a look that found nothing learned only where not to look
             new_look = self._first(("look", signature))
             new_view = self._first(("view", out_hash))
             after_edit = bool(self.outcomes) and self.outcomes[-1].kind == "edit"
-            return ok and (new_look or (new_view and not after_edit))
+            return ok and new_view and (new_look or not after_edit)
         if kind == "edit":
             return False
         new_result = self._first(("result", signature, error or out_hash))

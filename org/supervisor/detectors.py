@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Callable
+from typing import Callable, Iterable
 
 from org.contracts import Finding
 from org.kernel.classify import edit_refused, missing_program, moves_relative
@@ -256,23 +256,32 @@ def detect_rerun(s: Snapshot) -> Finding | None:
 
 
 def stalled_since(s: Snapshot) -> int | None:
-    """The turn progress stopped, when that is more turns ago than the doctrine allows; else None."""
-    if s.turns_since_progress is None or s.turns_since_progress <= s.doctrine.max_turns_without_progress:
+    """The turn progress stopped, when that is more turns ago, or more looks that found nothing
+    ago, than the doctrine allows; else None."""
+    if s.turns_since_progress is None:
         return None
-    return s.turn - s.turns_since_progress
+    since = s.turn - s.turns_since_progress
+    if s.turns_since_progress > s.doctrine.max_turns_without_progress or found_nothing_since(s.outcomes, since) > s.doctrine.max_looks_finding_nothing:
+        return since
+    return None
+
+
+def found_nothing_since(outcomes: Iterable[ToolOutcome], since: int) -> int:
+    """The looks after turn ``since`` that found nothing."""
+    return sum(1 for o in outcomes if o.turn > since and o.empty)
 
 
 def detect_stall(s: Snapshot) -> Finding | None:
-    """More turns without progress than the doctrine allows. On the first such turn, when its
-    call was an edit that went in, the stall waits a turn: the run after it shows whether the
-    fix moved the task."""
+    """More turns without progress, or more looks that found nothing since it stopped, than the
+    doctrine allows. On the first turn over the limit, when its call was an edit that went in,
+    the stall waits a turn: the run after it shows whether the fix moved the task."""
     since = stalled_since(s)
     if since is None or (_fix_going_in(s) and s.turns_since_progress == s.doctrine.max_turns_without_progress + 1):
         return None
     return Finding(anomaly="stall", template="stall", turn=s.turn, evidence={
         "turns": s.turns_since_progress, "limit": s.doctrine.max_turns_without_progress, "step": s.current_step, "plan": s.plan_name,
         "domain": s.bst_domain, "source": s.progress_source, "since": since, "episode": f"stall:{since}",
-        "repeated": repeated_calls(_watched(s), since), "found_nothing": sum(1 for o in s.outcomes if o.turn > since and o.empty)})
+        "repeated": repeated_calls(_watched(s), since), "found_nothing": found_nothing_since(s.outcomes, since)})
 
 
 def repeated_calls(outcomes: list[ToolOutcome], since: int, most: int = 2) -> tuple[tuple[str, int], ...]:
