@@ -24,26 +24,27 @@ from org.supervisor.snapshot import Snapshot
 TOOLS = ["code_execution_tool", "text_editor", "search_engine", "wait", "response"]
 
 outcome = st.builds(
-    lambda turn, tool, ok, error, sig, out, msg, novel, kind, line, command, waits, prints: ToolOutcome(
+    lambda turn, tool, ok, error, sig, out, msg, novel, kind, line, command, waits, prints, empty: ToolOutcome(
         turn, tool, ok, None if ok else error, sig, out, msg, novel, kind, line, f"e{hash(line) % 3}" if line else None, command,
-        waits=waits, prints=prints),
+        waits=waits, prints=prints, empty=empty and ok and kind == "inspect"),
     st.integers(0, 500), st.sampled_from(TOOLS), st.booleans(),
     st.sampled_from(["not_found", "timeout", "execution", "x" * 64]),
     st.sampled_from(["s1", "s2", "s3"]), st.sampled_from(["h1", "h2"]),
     st.sampled_from(["", "cat: /x: No such file", "Traceback …"]), st.booleans(),
     st.sampled_from(["inspect", "edit", "run"]), st.sampled_from([None, "KeyError: 'x'", "cat: /x: No such file or directory"]),
-    st.sampled_from([None, "python app.py", "cat /x"]), st.booleans(), st.booleans(),
+    st.sampled_from([None, "python app.py", "cat /x"]), st.booleans(), st.booleans(), st.booleans(),
 )
 
 doctrine = st.builds(
-    lambda repeat, cycles, exempt, distinct, window, warning, spread, cooldown, limit: Doctrine(
+    lambda repeat, cycles, exempt, distinct, window, warning, spread, cooldown, limit, looks: Doctrine(
         loop=LoopDoctrine(repeat_threshold=repeat, oscillation_cycles=cycles, exempt_tools=exempt),
         cascade=CascadeDoctrine(distinct_tools=distinct, window=window),
         context_thresholds=ContextThresholds(warning=warning, critical=min(1.0, warning + spread)),
-        cooldown_turns=cooldown, max_turns_without_progress=limit,
+        cooldown_turns=cooldown, max_turns_without_progress=limit, max_looks_finding_nothing=looks,
     ),
     st.integers(2, 5), st.integers(2, 3), st.lists(st.sampled_from(TOOLS), max_size=2, unique=True),
     st.integers(2, 4), st.integers(2, 9), st.floats(0.5, 0.95), st.floats(0, 0.2), st.integers(0, 4), st.integers(1, 20),
+    st.integers(1, 8),
 )
 
 ROLE = loading.load(RoleProfile, roles_dir() / "codegen.yaml")
