@@ -184,6 +184,15 @@ def test_a_new_look_that_shows_only_what_was_seen_before_is_no_progress(make_ses
     assert session.anomalies() == [(7, "stall")]
 
 
+def test_new_commands_that_give_an_output_seen_before_are_no_progress(make_session):
+    """An editor given its arguments the wrong way round answers each try with its usage line:
+    every call is new, but nothing new comes back."""
+    session = make_session(doctrine={"max_turns_without_progress": 4})
+    session.run(sh("python repro.py", traceback("ValueError: bad")))
+    session.run(*[sh(f"edit repro.py {n}:{n + 2}\nprint(1)\nend_of_edit", "Usage: edit <start_line>:<end_line>") for n in range(1, 7)])
+    assert session.anomalies() == [(7, "stall")]  # the first usage line was news
+
+
 def test_searches_that_find_something_between_ones_that_find_nothing_are_progress(make_session):
     session = make_session(doctrine={"max_turns_without_progress": 3})
     session.run(*[call for n in range(6) for call in (

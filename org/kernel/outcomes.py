@@ -175,8 +175,8 @@ class ToolLedger:
     Progress, when no HTN plan reports it, is something new learned or achieved, not any
     new output: a look that shows content not seen before in the task, at something not
     looked at before or, other than right after an edit, at a place looked at before (paging
-    through a file); a run whose result is new for that call and whose error (if any) has
-    not been seen in the task; a call not made before whose output is new to the task (it
+    through a file); a call made before whose result is new for it and whose error (if any)
+    has not been seen in the task; a call not made before whose output is new to the task (it
     tested something new); the final answer. Edits, repeated looks, looks that found nothing
     (an empty listing, a search with no match) or only what an earlier look showed, reruns
     with the same result, known errors coming back and text the agent prints itself (a
@@ -262,7 +262,8 @@ class ToolLedger:
         new_error = error is None or self._first(("error", error))
         new_call = self._first(("call", signature))
         new_output = self._first(("output", out_hash))
-        return (new_result and new_error) or (new_call and new_output)
+        # a call made before: a new result, with no error seen before; a new call: new output
+        return new_output if new_call else new_result and new_error
 
     def record(self, tool: str, ok: bool, error_type: str | None, signature: str, out_hash: str, message: str,
                kind: str = "run", error_line: str | None = None, command: str | None = None, *,
