@@ -909,3 +909,12 @@ def test_a_quoted_call_keeps_its_own_marks_and_its_backticks_and_ends_at_its_fir
     assert "you ran `cd..` 3 times" in loop("`cd..`")
     said = loop("`# Midpoints of neighboring intervals. Then the rest`")
     assert "you ran `# Midpoints of neighboring intervals.` 3 times" in said and count_sentences(said) <= 3
+
+
+def test_apt_s_error_lines_are_failures_and_pytest_s_e_lines_are_not_read_as_them():
+    held = ("Reading package lists...\nBuilding dependency tree...\nSome packages could not be installed.\n"
+            "E: Unable to correct problems, you have held broken packages.\n")
+    verdict = classify_output(held)
+    assert verdict.failed and verdict.error_line == "E: Unable to correct problems, you have held broken packages."
+    assert classify_output("W: Some index files failed to download. They have been ignored.\n").failed is False
+    assert classify_output("E       assert 1 == 2\n").failed is False  # pytest's mark, no colon: not apt's

@@ -131,6 +131,7 @@ _DIAGNOSTICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("execution", r"^[^\s:]+:\d+(?::\d+)?: (?:fatal )?error: .*$"  # gcc, clang, javac, mypy-style compilers
                       r"|(?-i:^(?:error|Error)(?:\[E\d+\])?: .*$)|^error TS\d+: .*$|^[^\s(]+\(\d+,\d+\): error .*$"
                       r"|^fatal: .*$|^npm ERR! .*$|(?-i:^ERROR: (?!pip's dependency resolver).*$)"
+                      r"|(?-i:^E: .*$)"  # apt and dpkg: "E: Unable to correct problems, you have held broken packages."
                       r"|^g?make(?:\[\d+\])?: \*\*\* .*$"  # a recipe that failed; a compiler's line above it names why
                       r"|^error (?:reading|writing) \S.*: .*$"  # Agent-Zero's text_editor
                       # Maven: its first error line with content, not its closing advice
