@@ -342,9 +342,18 @@ def found_nothing(command: str | None, text: str | None) -> bool:
 _NO_MATCH = re.compile(r"\A(?:No matches found\b|No files found\b|Found 0 (?:matches|files)\b)[^\n]*\Z", re.IGNORECASE)
 
 
+#: an output longer than this shows something: a terminal's marks, an exit status, a prompt and
+#: a search's no-match notice are a few short lines (read on every call: a long output is not scanned)
+NOTHING_CHARS = 2000
+
+
 def shows_nothing(text: str | None) -> bool:
     """An output with nothing in it: no text but an exit status, or a search's notice that
     nothing matched."""
+    if not text or text.isspace():
+        return True
+    if len(text) > NOTHING_CHARS:
+        return False
     bare = _bare(text)
     return not bare or _NO_MATCH.match(bare) is not None
 
