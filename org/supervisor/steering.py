@@ -35,14 +35,18 @@ def _load_defaults() -> Mapping[str, str]:
     return MappingProxyType({k: " ".join(v.split()) for k, v in data.items()})
 
 
+def _shortened(text: str, limit: int) -> str:
+    """The text cut to ``limit`` characters, with an ellipsis when it was cut."""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
 def _clean(value: Any, limit: int = 100) -> str:
     """One short clause: no line breaks, no sentence breaks, bounded length."""
     text = " ".join(str(value).split())
     match = SENTENCE_END.search(text)
     if match:
         text = text[: match.start()]
-    text = text.rstrip(" .!?;:,")
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    return _shortened(text.rstrip(" .!?;:,"), limit)
 
 
 def _doing(evidence: dict[str, Any]) -> str:
@@ -105,9 +109,7 @@ def _quoted(what: str, limit: int) -> str:
     if len(what) > 2 and what[0] == what[-1] == "`":
         inside = " ".join(what[1:-1].split())
         end = _SENTENCE_END_INSIDE.search(inside)
-        if end:
-            inside = inside[:end.start() + 1]
-        return f"`{inside if len(inside) <= limit - 2 else inside[:limit - 3].rstrip() + '…'}`"
+        return f"`{_shortened(inside[:end.start() + 1] if end else inside, limit - 2)}`"
     return _clean(what, limit)
 
 
