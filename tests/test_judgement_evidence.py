@@ -900,6 +900,33 @@ def test_a_time_limit_is_named_with_the_command_that_ran_out_of_it(make_session)
     assert "churn" not in [anomaly for _, anomaly in session.anomalies()]
 
 
+def test_a_run_that_ran_out_of_time_gets_the_timeout_s_advice_not_a_look_at_the_changes_or_a_new_design(make_session):
+    """An install waiting at its prompt (doubao) or a download too big for the time limit
+    (mini-swe-agent) is no result the changes failed to change, nor a design to drop: each text
+    says it ran out of time and how to run it."""
+    quiet = {"breaker": {"enabled": False}, "escalation": {"pause": False, "pause_after_emergency": False}}
+    timed_out, advice = "\nEXECUTION TIMED OUT", "run it with a time limit or in the background"
+    session = make_session(doctrine=quiet)
+    session.run(sh("apt-get install default-jdk", timed_out))
+    for n in range(3):
+        session.run(sh(f"sed -i 's/mirror{n}/mirror{n + 1}/' /etc/apt/sources.list"), sh("apt-get install default-jdk", timed_out))
+    [rerun] = [text for _, anomaly, text in session.steering() if anomaly == "rerun"]
+    assert "again 3 times after making changes and it ran out of time each time (EXECUTION TIMED OUT)" in rerun
+    assert "Your changes have not made it finish; check whether the process is hanging" in rerun and "reach the code" not in rerun
+
+    session = make_session(doctrine=quiet)
+    session.run(sh("apt-get install default-jdk", timed_out), *[call for n in range(3) for call in (
+        sh(f"cat /etc/apt/notes{n}", f"note {n}"), sh("apt-get install default-jdk", timed_out))])
+    [rerun] = [text for _, anomaly, text in session.steering() if anomaly == "rerun"]
+    assert rerun.startswith("[SUPERVISOR] Rerun: ") and "Running it again will not make it finish; check whether" in rerun
+
+    session = make_session(doctrine=quiet)
+    session.run(*[sh(f"python download.py --part {n}", mini_timeout(f"python download.py --part {n}")) for n in range(5)])
+    [pace] = [text for _, anomaly, text in session.steering() if anomaly == "pace"]
+    assert pace.startswith("[SUPERVISOR] PACE contingent: ") and pace.endswith(f"; check whether the process is hanging or waiting for input, and {advice}.")
+    assert "fundamentally different method" not in pace
+
+
 def test_a_quoted_call_keeps_its_own_marks_and_its_backticks_and_ends_at_its_first_sentence():
     from org.contracts import Finding
     from org.supervisor.steering import SteeringBook, count_sentences

@@ -5,7 +5,8 @@ organizations folder overrides any of them. A key ending in ``.repeated`` is the
 wording used when the same anomaly persists after it was already steered once. A key ending in
 ``_outside_the_code`` is the wording used when the failure's cause is not in the code (text or
 source code sent as a command, a program not installed, ...): it gives that cause's advice
-instead of sending the agent back to its changes.
+instead of sending the agent back to its changes. A key ending in ``_timed_out`` is the wording
+used when the run ran out of time: a hang is no result the changes failed to change.
 
 Each text starts with ``[SUPERVISOR]``, has at most three sentences and uses only the
 placeholders listed for its key. The same rules are checked by ``a0org validate`` and
@@ -27,6 +28,7 @@ MAX_SENTENCES = 3
 SENTENCE_END = re.compile(r"[.!?](?:\s+|$)")
 REPEATED = ".repeated"
 OUTSIDE_THE_CODE = "_outside_the_code"
+TIMED_OUT = "_timed_out"
 
 #: placeholders each template may use
 PLACEHOLDERS: dict[str, frozenset[str]] = {
@@ -41,8 +43,10 @@ PLACEHOLDERS: dict[str, frozenset[str]] = {
     "churn_detour": frozenset({"action", "error", "times", "working"}),
     "rerun": frozenset({"action", "times", "outcome"}),
     "rerun_outside_the_code": frozenset({"action", "times", "outcome", "advice"}),
+    "rerun_timed_out": frozenset({"action", "times", "outcome", "advice"}),
     "rerun_unchanged": frozenset({"action", "times", "outcome"}),
     "rerun_unchanged_outside_the_code": frozenset({"action", "times", "outcome", "advice"}),
+    "rerun_unchanged_timed_out": frozenset({"action", "times", "outcome", "advice"}),
     "loop_no_tool": frozenset({"times"}),
     "loop_printing": frozenset({"times", "action"}),
     "context_warning": frozenset({"percent"}),
@@ -50,6 +54,7 @@ PLACEHOLDERS: dict[str, frozenset[str]] = {
     "cascade": frozenset({"tools", "count"}),
     "pace_contingent": frozenset({"level", "description", "why"}),
     "pace_contingent_outside_the_code": frozenset({"level", "description", "why", "advice"}),
+    "pace_contingent_timed_out": frozenset({"level", "description", "why", "advice"}),
     "pace_emergency": frozenset({"level", "description", "why"}),
     "heartbeat_stale": frozenset({"silence"}),
     "pause": frozenset({"nudges", "anomaly", "about"}),

@@ -12,7 +12,7 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from org.contracts import Finding
-from org.contracts.steering import ADVICE, OUTSIDE_THE_CODE, PLACEHOLDERS, REPEATED, SENTENCE_END, TAG, base_key, check_template, count_sentences  # noqa: F401 (re-exported)
+from org.contracts.steering import ADVICE, OUTSIDE_THE_CODE, PLACEHOLDERS, REPEATED, SENTENCE_END, TAG, TIMED_OUT, base_key, check_template, count_sentences  # noqa: F401 (re-exported)
 from org.kernel.classify import advice_kind
 from org.kernel.files import read_capped
 from org.kernel.loading import load_yaml
@@ -117,7 +117,8 @@ def _quoted(what: str, limit: int) -> str:
 #: program not installed, an editor whose own check fails, a package name the package manager does
 #: not know): a text with a form for them (``*_outside_the_code``) gives their advice rather than send
 #: the agent back to its changes, and churn said again keeps its first wording and advice, as "undo
-#: your last changes" would mislead
+#: your last changes" would mislead. A run that ran out of time has a form of its own (``*_timed_out``):
+#: a hang is no result the changes failed to change, nor one no change can end.
 CAUSE_OUTSIDE_THE_CODE = frozenset({"code_command", "prose_command", "missing_program", "failed_check", "unknown_package"})
 
 #: what steering was about, for a pause to say, when it named no call
@@ -243,8 +244,9 @@ class SteeringBook:
                            action if isinstance(action, str) else None)
         outside = kind in CAUSE_OUTSIDE_THE_CODE
         key = finding.template
-        if outside and key + OUTSIDE_THE_CODE in self._templates:
-            key += OUTSIDE_THE_CODE
+        form = OUTSIDE_THE_CODE if outside else TIMED_OUT if kind == "timeout" else ""
+        if form and key + form in self._templates:
+            key += form
         if repeated and key + REPEATED in self._templates and not (key == "churn" and outside):
             key += REPEATED
         template = self._templates.get(key) or self._templates[base_key(finding.template)]
