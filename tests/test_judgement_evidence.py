@@ -835,6 +835,20 @@ def test_greps_that_find_nothing_with_a_stated_status_are_no_failure_streak(make
     assert (turn, anomaly) == (7, "stall") and "(6 looks that found nothing)" in text  # the task began at the first
 
 
+def test_a_poll_or_wait_answering_nothing_is_the_program_at_work_not_a_hunt(make_session):
+    """Agent-Zero's poll of a running command, or a doctrine's exempt poller reading a log, answers
+    nothing while the program works: those answers are never looks that found nothing."""
+    polls = [{"tool": "code_execution_tool", "args": {"runtime": "output", "session": 0}, "output": "\nroot@a0:/a0/usr/workdir# "}] * 8
+    reads = [{"tool": "read_build_log", "args": {"lines": 30 + n}, "output": ""} for n in range(8)]
+    for calls, doctrine in ((polls, {}), (reads, {"loop": {"exempt_tools": ["read_build_log"]}})):
+        session = make_session(doctrine=doctrine)
+        session.run(sh("make build &", "[1] 4242"), *calls)
+        assert "stall" not in [anomaly for _, anomaly in session.anomalies()], calls[0]
+    session = make_session()  # not exempt: the same answers are looks that found nothing
+    session.run(sh("make build &", "[1] 4242"), *reads)
+    assert "stall" in [anomaly for _, anomaly in session.anomalies()]
+
+
 def test_churn_said_again_about_a_cause_outside_the_code_keeps_its_advice():
     """"Undo your last changes" would send an agent whose reasoning runs as commands the wrong way."""
     from org.contracts import Finding

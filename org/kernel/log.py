@@ -10,6 +10,8 @@ import logging
 import re
 import threading
 
+from .bounded import drop_oldest
+
 #: Characters a terminal or a log reader acts on rather than shows: line breaks (a forged log
 #: line), escape sequences, direction overrides. A message may quote a name from a shared
 #: volume or a hostile file; every line the pack logs stays one line, shown as it is.
@@ -55,9 +57,8 @@ def warn_once(message: str, key: str | None = None) -> bool:
     with _lock:
         if key in _already_logged:
             return False
-        if len(_already_logged) >= _MAX_REMEMBERED:
-            _already_logged.pop(next(iter(_already_logged)))
         _already_logged[key] = None
+        drop_oldest(_already_logged, _MAX_REMEMBERED)
     logger.warning(message)
     return True
 

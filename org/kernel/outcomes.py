@@ -23,6 +23,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from .bounded import drop_oldest
 from .classify import (
     NEW_TEXT_KEYS,
     OK,
@@ -218,8 +219,7 @@ class ToolLedger:
         known = self.known_lines
         for key in line_keys(text):
             known[key] = None
-        while len(known) > KNOWN_LINES_LIMIT:
-            known.pop(next(iter(known)))
+        drop_oldest(known, KNOWN_LINES_LIMIT)
 
     def _baseline(self, ok: bool, kind: str, error: str | None) -> bool:
         """Whether this error was there before the agent's first edit (then it did not cause it)."""
@@ -235,9 +235,8 @@ class ToolLedger:
     def _first(self, key: tuple) -> bool:
         if key in self.seen:
             return False
-        if len(self.seen) >= SEEN_LIMIT:
-            self.seen.pop(next(iter(self.seen)))
         self.seen[key] = None
+        drop_oldest(self.seen, SEEN_LIMIT)
         return True
 
     def _progress(self, tool: str, ok: bool, kind: str, signature: str, out_hash: str, error: str | None, said: bool,
@@ -391,8 +390,7 @@ def update_failure_record(data: dict, tool: str, ok: bool, error_type: str | Non
         return
     previous = counts.pop(tool, 0)
     counts[tool] = (previous if is_int(previous) else 0) + 1
-    while len(counts) > CONSECUTIVE_LIMIT:  # model-invented tool names must not grow it without bound
-        counts.pop(next(iter(counts)))
+    drop_oldest(counts, CONSECUTIVE_LIMIT)  # model-invented tool names must not grow it without bound
     record["history"].append({"tool": tool, "error_type": error_type or "execution", "message_preview": preview(message)})
     del record["history"][:-FAILURE_HISTORY_LIMIT]
 

@@ -33,6 +33,7 @@ from org.contracts.knowledge import (
     KnowledgeDraft,
     ReviewItem,
 )
+from org.kernel.bounded import drop_oldest
 from org.kernel.files import atomic_write_text, exclusive
 from org.kernel.loading import DocumentError
 from org.kernel.log import logger, warn_once
@@ -134,9 +135,8 @@ class KnowledgeStore:
             return cached[1]
         document = parse_document(relpath, text, modified, file_label=str(path))
         with _PARSED_LOCK:
-            if len(_PARSED) >= _PARSED_LIMIT:
-                _PARSED.pop(next(iter(_PARSED)), None)
             _PARSED[key] = ((text, modified), document)
+            drop_oldest(_PARSED, _PARSED_LIMIT)
         return document
 
     def documents(self, category: str | None = None) -> list[Document]:

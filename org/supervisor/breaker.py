@@ -25,6 +25,7 @@ from typing import Any, Sequence
 
 from org.contracts import Finding
 from org.contracts.role import Doctrine
+from org.kernel.bounded import drop_oldest
 from org.kernel.outcomes import ToolOutcome, never_a_loop
 from org.kernel.values import count_or
 
@@ -111,8 +112,7 @@ class Breakers:
             error_line=last.error_line, error_signature=last.error_signature, output_hash=last.output_hash,
             action=finding.evidence.get("action") or last.tool,
         )
-        while len(self.open) > KEPT:
-            self.open.pop(next(iter(self.open)))
+        drop_oldest(self.open, KEPT)
         return True
 
     def check(self, signature: str, turn: int, doctrine: Doctrine) -> OpenBreaker | None:

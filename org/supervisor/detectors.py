@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Callable, Iterable
+from typing import Callable
 
 from org.contracts import Finding
 from org.kernel.classify import edit_refused, missing_program, moves_relative
@@ -258,30 +258,34 @@ def detect_rerun(s: Snapshot) -> Finding | None:
 def stalled_since(s: Snapshot) -> int | None:
     """The turn progress stopped, when that is more turns ago, or more looks that found nothing
     ago, than the doctrine allows; else None."""
+    stall = _stall(s)
+    return None if stall is None else stall[0]
+
+
+def _stall(s: Snapshot) -> tuple[int, int] | None:
+    """A stall's turn progress stopped, and the looks since that found nothing (those of watched
+    calls: a poll of a running process answering nothing is the program at work)."""
     if s.turns_since_progress is None:
         return None
     since = s.turn - s.turns_since_progress
-    if s.turns_since_progress > s.doctrine.max_turns_without_progress or found_nothing_since(s.outcomes, since) > s.doctrine.max_looks_finding_nothing:
-        return since
+    found_nothing = sum(1 for o in _watched(s) if o.turn > since and o.empty)
+    if s.turns_since_progress > s.doctrine.max_turns_without_progress or found_nothing > s.doctrine.max_looks_finding_nothing:
+        return since, found_nothing
     return None
-
-
-def found_nothing_since(outcomes: Iterable[ToolOutcome], since: int) -> int:
-    """The looks after turn ``since`` that found nothing."""
-    return sum(1 for o in outcomes if o.turn > since and o.empty)
 
 
 def detect_stall(s: Snapshot) -> Finding | None:
     """More turns without progress, or more looks that found nothing since it stopped, than the
     doctrine allows. On the first turn over the limit, when its call was an edit that went in,
     the stall waits a turn: the run after it shows whether the fix moved the task."""
-    since = stalled_since(s)
-    if since is None or (_fix_going_in(s) and s.turns_since_progress == s.doctrine.max_turns_without_progress + 1):
+    stall = _stall(s)
+    if stall is None or (_fix_going_in(s) and s.turns_since_progress == s.doctrine.max_turns_without_progress + 1):
         return None
+    since, found_nothing = stall
     return Finding(anomaly="stall", template="stall", turn=s.turn, evidence={
         "turns": s.turns_since_progress, "limit": s.doctrine.max_turns_without_progress, "step": s.current_step, "plan": s.plan_name,
         "domain": s.bst_domain, "source": s.progress_source, "since": since, "episode": f"stall:{since}",
-        "repeated": repeated_calls(_watched(s), since), "found_nothing": found_nothing_since(s.outcomes, since)})
+        "repeated": repeated_calls(_watched(s), since), "found_nothing": found_nothing})
 
 
 def repeated_calls(outcomes: list[ToolOutcome], since: int, most: int = 2) -> tuple[tuple[str, int], ...]:

@@ -43,6 +43,7 @@ from org.contracts import Finding
 from org.contracts.common import HEALTH_ORDER
 from org.contracts.finding import SEVERITY_ORDER
 from org.contracts.role import Doctrine
+from org.kernel.bounded import drop_oldest
 from org.kernel.classify import waits_then_looks
 from org.kernel.outcomes import RESPONSE_TOOL
 from org.kernel.values import count_or, is_int
@@ -123,14 +124,12 @@ class SupervisorState:
             if key not in self.said:
                 self.ignored_times.pop(steered.anomaly, None)
             self.said[key] = steered.anomaly
-            while len(self.said) > SAID_KEPT:
-                self.said.pop(next(iter(self.said)))
+            drop_oldest(self.said, SAID_KEPT)
             times = steered.evidence.get("times")
             if is_int(times):
                 self.told.pop(key, None)
                 self.told[key] = times
-                while len(self.told) > SAID_KEPT:
-                    self.told.pop(next(iter(self.told)))
+                drop_oldest(self.told, SAID_KEPT)
             at = steered.evidence.get("at")
             if is_int(at):
                 self.watched[steered.anomaly] = at
