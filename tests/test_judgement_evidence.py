@@ -960,3 +960,57 @@ def test_apt_s_error_lines_are_failures_and_pytest_s_e_lines_are_not_read_as_the
     assert verdict.failed and verdict.error_line == "E: Unable to correct problems, you have held broken packages."
     assert classify_output("W: Some index files failed to download. They have been ignored.\n").failed is False
     assert classify_output("E       assert 1 == 2\n").failed is False  # pytest's mark, no colon: not apt's
+
+
+A0_BUSY = ("[SYSTEM: Terminal session 0 might be still running. Check previous outputs and decide whether to reset and continue "
+           "or wait for more output is needed.] ")
+A0_DIALOG = ("[SYSTEM: Potential dialog detected in output. Returning control to agent after {} seconds since last output update. "
+             "Decide whether dialog actually occurred and needs to be addressed, or if it was just a false positive and wait for more output.] ")
+
+
+def openhands_busy(command: str, above: str) -> str:
+    return (f'[Below is the output of the previous command.]\n{above}\n[Your command "{command}" is NOT executed. The previous command '
+            "is still running - You CANNOT send new commands until the previous command is completed. By setting `is_input` to "
+            "`true`, you can interact with the current process: You may wait longer to see additional output of the previous "
+            "command by sending empty command '']")
+
+
+def test_a_command_the_terminal_did_not_run_for_an_earlier_one_still_running_is_known_in_each_form():
+    """Agent-Zero and OpenHands refuse a command while an earlier one runs in that terminal. What
+    the output shows above the note (the earlier program's traceback) is not this command's."""
+    for text in (A0_BUSY, A0_DIALOG.format(1), openhands_busy("pytest -q", traceback("TypeError: bad operand"))):
+        verdict = classify_output(text)
+        assert (verdict.failed, verdict.error_type) == (True, "busy"), text
+        assert "TypeError" not in verdict.error_line
+    assert classify_output(A0_BUSY).identity == classify_output(openhands_busy("ls", "")).identity  # whatever was sent
+    asked = classify_output("Do you want to continue? [Y/n] \n\n" + A0_DIALOG.format(5))  # the command itself asks
+    assert asked.error_type != "busy"
+    assert advice_kind("busy", A0_BUSY) == "busy"
+
+
+def test_commands_sent_to_a_terminal_still_running_an_earlier_one_are_told_why_they_did_not_run(make_session):
+    """Agent-Zero users' trap: an install left waiting, then command after command into the same
+    terminal, none of them run. The third is told why, and what to do about the terminal."""
+    session = make_session()
+    session.run(sh("apt-get install default-jdk", "Do you want to continue? [Y/n] \n\n" + A0_DIALOG.format(5)),
+                sh("java -version", A0_BUSY), sh("ls /usr/lib/jvm", A0_BUSY), sh("which javac", A0_BUSY))
+    [(turn, anomaly, text)] = session.steering()
+    assert (turn, anomaly) == (4, "loop")
+    assert text.startswith("[SUPERVISOR] Loop: your last 3 commands did not run ([SYSTEM: Terminal session 0 might be still running); ")
+    assert text.endswith("; that terminal is still running an earlier command, so nothing sent to it runs: wait for that "
+                         "command's output, answer its question if it asks one, or reset the session or use another one.")
+    session.run(sh("echo y | apt-get install default-jdk", A0_BUSY), sh("java -version", A0_BUSY))
+    assert len(session.steering()) == 1  # one episode: said once
+
+    # the same error, from a terminal still running: churn, when it comes, names no change to make
+    from org.contracts import Finding
+    from org.supervisor.steering import SteeringBook
+    churn = SteeringBook().render(Finding(anomaly="churn", template="churn", turn=9, evidence={
+        "error": A0_BUSY.strip(), "error_type": "busy", "times": 3, "calls": 3}))
+    assert "No change to the code can change it; that terminal is still running" in churn and "Your changes" not in churn
+
+    session = make_session(doctrine={"breaker": {"enabled": False}})
+    session.run(sh("npm start", "> app@1.0.0 start\n> node server.js\nListening on 3000"),
+                *[sh("curl -s localhost:3000/health", openhands_busy("curl -s localhost:3000/health", "Listening on 3000"))] * 3)
+    [(turn, anomaly, text)] = session.steering()
+    assert (turn, anomaly) == (4, "loop") and "Running it again will not change the result; that terminal is still running" in text

@@ -253,6 +253,25 @@ def test_a_model_polling_a_long_running_command_is_left_alone(tree, tmp_path):  
     assert not result["paused"] and "Supervisor: blocked" not in log_headings(result)
 
 
+def test_a_model_sending_commands_to_a_terminal_still_running_an_earlier_one_is_told_they_did_not_run(tree, tmp_path):  # noqa: F811
+    """Agent-Zero runs no command in a terminal session still running an earlier one ("Terminal
+    session 0 might be still running"): a model that keeps sending commands there gets nothing
+    done. The third is told why, and what to do about the terminal; then it is left to act."""
+    install_pack(tree, activate=True)
+    marks = tmp_path / "ran.txt"
+    script = [command("Start the service", "echo started; sleep 300")]
+    script += [command(f"Check {n}", f"echo check{n} >> {marks}; ls /tmp | head -{n}") for n in range(1, 6)]
+    plugins = (Path(os.environ["A0ORG_TEST_A0_ROOT"]) / "plugins" / "_code_execution").is_dir()
+    timeouts = ("--code-timeout", "2", "--output-timeout", "2") if plugins else ()  # v0.9.8: 15 s between outputs
+    result = run_chat(tree, [*script, FINAL], tmp_path, harness_args=(*timeouts, "--stop-when-paused"))
+    busy = [m["content"] for m in result["history"] if "tool_result" in m["content"] and "Terminal session 0 might be still running" in m["content"]]
+    assert len(busy) == 5 and not marks.exists(), (len(busy), result["paused"], [m["content"][-160:] for m in result["history"]][-6:])
+    steering = [w for w in warnings(result) if "[SUPERVISOR]" in w]
+    assert len(steering) == 1, "\n".join(steering)
+    assert "Loop: your last 3 commands did not run" in steering[0] and "that terminal is still running an earlier command" in steering[0]
+    (tmp_path / "figures.json").write_text(json.dumps({"steering": steering, "paused": result["paused"]}))
+
+
 def test_a_model_reading_a_file_between_patches_with_the_text_editor_is_left_alone(tree, tmp_path):  # noqa: F811
     """Agent-Zero v1.x's own `text_editor`: `text_editor:read` and `:patch` reach the hooks as
     `text_editor`; reading the same file after each patch of another is a look, and the words

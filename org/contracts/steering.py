@@ -40,6 +40,7 @@ PLACEHOLDERS: dict[str, frozenset[str]] = {
     "loop_oscillation": frozenset({"tool_a", "tool_b", "cycles"}),
     "loop_cycle": frozenset({"round", "count", "cycles"}),
     "churn": frozenset({"error", "times", "calls", "advice"}),
+    "churn_outside_the_code": frozenset({"error", "times", "calls", "advice"}),
     "churn_detour": frozenset({"action", "error", "times", "working"}),
     "rerun": frozenset({"action", "times", "outcome"}),
     "rerun_outside_the_code": frozenset({"action", "times", "outcome", "advice"}),
@@ -49,6 +50,7 @@ PLACEHOLDERS: dict[str, frozenset[str]] = {
     "rerun_unchanged_timed_out": frozenset({"action", "times", "outcome", "advice"}),
     "loop_no_tool": frozenset({"times"}),
     "loop_printing": frozenset({"times", "action"}),
+    "loop_busy": frozenset({"times", "action", "outcome", "advice"}),
     "context_warning": frozenset({"percent"}),
     "context_critical": frozenset({"percent"}),
     "cascade": frozenset({"tools", "count"}),
@@ -61,12 +63,12 @@ PLACEHOLDERS: dict[str, frozenset[str]] = {
     "blocked": frozenset({"action", "times", "outcome", "advice"}),
 }
 ADVICE = "advice."
-#: error types that have advice (``advice.<type>``), quoted as $advice; "none": no error type;
-#: "refused_edit", "ambiguous_edit", "failed_check", "code_command", "prose_command", "missing_program" and
+#: error types that have advice (``advice.<type>``), quoted as $advice; "none": no error type; "busy": the
+#: terminal did not run the command, an earlier one still running there; "refused_edit", "ambiguous_edit", "failed_check", "code_command", "prose_command", "missing_program" and
 #: "unknown_package": an edit the editor refused, one whose text to replace is there more than once, one
 #: it refused because its own check failed, source code or text sent as a command, a program not
 #: installed, a package name the package manager does not know
-ADVICE_TYPES: tuple[str, ...] = ("timeout", "not_found", "permission", "syntax", "network", "resource", "dependency",
+ADVICE_TYPES: tuple[str, ...] = ("timeout", "busy", "not_found", "permission", "syntax", "network", "resource", "dependency",
                                  "execution", "test", "refused_edit", "ambiguous_edit", "failed_check", "code_command",
                                  "prose_command", "missing_program", "unknown_package", "none")
 

@@ -499,6 +499,27 @@ def _test_verdict(sample: str) -> Verdict | None:
     return Verdict(False, "test", _line(line), "\n".join(sorted(set(failures)) + sorted(set(errors))))
 
 
+# A command the terminal did not run because an earlier one still runs there: Agent-Zero's "Terminal
+# session 0 might be still running", or its note of a dialog with nothing new above it (the earlier
+# program still waits at its question); OpenHands' "Your command "x" is NOT executed. The previous
+# command is still running". What the output shows above such a note is the earlier command's.
+_BUSY_TERMINAL = re.compile(r"^.*?(?:\bTerminal session \d+ might be still running\b|\bis NOT executed\. The previous command is still running\b).*$", _M)
+_DIALOG_NOTE_ALONE = re.compile(r"\A\s*\[SYSTEM: Potential dialog detected in output\. Returning control to agent after \d+ seconds\b[^\n]*\Z")
+#: the identity of every such answer: whatever the command, its cause is the one still running
+BUSY_TERMINAL = "the terminal is still running an earlier command"
+
+
+def busy_terminal(text: str | None) -> str | None:
+    """The terminal's note that it did not run the command, an earlier one still running there; else None."""
+    if not text:
+        return None
+    busy = _BUSY_TERMINAL.search(text)
+    if busy is not None:
+        return busy.group(0)
+    bare = _bare(text)
+    return bare if _DIALOG_NOTE_ALONE.match(bare) else None
+
+
 def classify_output(text: str | None, known: Any = None, filter_status: bool = False) -> Verdict:
     """What a tool's output says (see the module's docstring). ``known``: the keys
     (:func:`line_key`) of lines the task's successful outputs printed, which name nothing.
@@ -507,6 +528,9 @@ def classify_output(text: str | None, known: Any = None, filter_status: bool = F
     if not text:
         return OK
     sample = _sample(text)
+    busy = busy_terminal(sample)
+    if busy is not None:
+        return Verdict(True, "busy", _line(busy), BUSY_TERMINAL)
     rejected = _EDIT_REJECTED.search(sample)
     if rejected is not None and "old_str `" in sample:
         sample = _QUOTED_OLD_TEXT.sub(r"\1", sample)

@@ -361,10 +361,11 @@ def worked_command(outcome: Any) -> bool:
 def streak_neutral(ok: bool, kind: str, error_type: str | None, error_line: str | None) -> bool:
     """A failure that is no step of a failing approach, so not counted in the failure streak
     PACE escalates on (nor does it end one): a look that found nothing (an answer: the file is
-    not there), or an edit the editor refused (its linter's finding, the text to replace not
-    found: nothing changed, and the tool said exactly why). The same call sent again is still
-    a loop, and turns of them on end a stall; both say so precisely."""
-    return not ok and ((kind == "inspect" and error_type == "not_found") or edit_refused(error_line))
+    not there), an edit the editor refused (its linter's finding, the text to replace not
+    found: nothing changed, and the tool said exactly why), or a command a terminal still
+    running an earlier one did not run. The same call sent again is still a loop, commands
+    the terminal did not run are one too, and turns of them on end a stall; each says so precisely."""
+    return not ok and ((kind == "inspect" and error_type == "not_found") or error_type == "busy" or edit_refused(error_line))
 
 
 def never_a_loop(outcome: Any, tools: Any) -> bool:

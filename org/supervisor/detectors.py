@@ -147,7 +147,8 @@ def detect_oscillation(s: Snapshot) -> Finding | None:
 
 def detect_no_tool(s: Snapshot) -> Finding | None:
     """The model answered N times in a row without calling a tool, or its last N calls only
-    printed text it wrote (farewell or status `echo`s, each one new): nothing gets done."""
+    printed text it wrote (farewell or status `echo`s, each one new), or went to a terminal
+    still running an earlier command, which ran none of them: nothing gets done."""
     limit = s.doctrine.loop.no_tool_threshold
     if s.native_repeat_warning:
         return None
@@ -156,12 +157,23 @@ def detect_no_tool(s: Snapshot) -> Finding | None:
         return Finding(anomaly="loop", template="loop_no_tool", turn=s.turn, evidence={
             "pattern": "no_tool", "times": n, "episode": f"no_tool:{s.turn - n}"})
     outcomes = _watched(s)
-    printed = next((i for i, o in enumerate(reversed(outcomes)) if not o.prints), len(outcomes))
-    if printed < limit:
-        return None
-    last = outcomes[-1]
-    return Finding(anomaly="loop", template="loop_printing", turn=s.turn, evidence={
-        "pattern": "printing", "times": printed, "action": named(last), "episode": f"no_tool:{last.turn - printed}"})
+    printed = _last_in_a_row(outcomes, lambda o: o.prints)
+    if printed >= limit:
+        last = outcomes[-1]
+        return Finding(anomaly="loop", template="loop_printing", turn=s.turn, evidence={
+            "pattern": "printing", "times": printed, "action": named(last), "episode": f"no_tool:{last.turn - printed}"})
+    refused = _last_in_a_row(outcomes, lambda o: o.error_type == "busy")
+    if refused >= limit:
+        last = outcomes[-1]
+        return Finding(anomaly="loop", template="loop_busy", turn=s.turn, evidence={
+            "pattern": "busy", "times": refused, "action": named(last), "outcome": _outcome(last), "error_type": "busy",
+            "episode": f"busy:{last.turn - refused}"})
+    return None
+
+
+def _last_in_a_row(outcomes: list[ToolOutcome], alike: Callable[[ToolOutcome], bool]) -> int:
+    """How many of the last outcomes, in a row, are alike."""
+    return next((i for i, o in enumerate(reversed(outcomes)) if not alike(o)), len(outcomes))
 
 
 def detect_churn(s: Snapshot) -> Finding | None:

@@ -115,11 +115,11 @@ def _quoted(what: str, limit: int) -> str:
 
 #: failures whose cause is not in the agent's changes (source code or text sent as a command, a
 #: program not installed, an editor whose own check fails, a package name the package manager does
-#: not know): a text with a form for them (``*_outside_the_code``) gives their advice rather than send
-#: the agent back to its changes, and churn said again keeps its first wording and advice, as "undo
-#: your last changes" would mislead. A run that ran out of time has a form of its own (``*_timed_out``):
+#: not know, a terminal still running an earlier command): a text with a form for them
+#: (``*_outside_the_code``) gives their advice rather than send the agent back to its changes; churn's
+#: form has no firmer wording, as "undo your last changes" would mislead. A run that ran out of time has a form of its own (``*_timed_out``):
 #: a hang is no result the changes failed to change, nor one no change can end.
-CAUSE_OUTSIDE_THE_CODE = frozenset({"code_command", "prose_command", "missing_program", "failed_check", "unknown_package"})
+CAUSE_OUTSIDE_THE_CODE = frozenset({"code_command", "prose_command", "missing_program", "failed_check", "unknown_package", "busy"})
 
 #: what steering was about, for a pause to say, when it named no call
 _ABOUT = {"loop": "the loop", "pace": "the PACE level", "stall": "the stall", "churn": "the error that keeps coming back",
@@ -247,7 +247,7 @@ class SteeringBook:
         form = OUTSIDE_THE_CODE if outside else TIMED_OUT if kind == "timeout" else ""
         if form and key + form in self._templates:
             key += form
-        if repeated and key + REPEATED in self._templates and not (key == "churn" and outside):
+        if repeated and key + REPEATED in self._templates:
             key += REPEATED
         template = self._templates.get(key) or self._templates[base_key(finding.template)]
         values = template_values(finding)
