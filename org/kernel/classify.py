@@ -503,7 +503,7 @@ def _test_verdict(sample: str) -> Verdict | None:
 # session 0 might be still running", or its note of a dialog with nothing new above it (the earlier
 # program still waits at its question); OpenHands' "Your command "x" is NOT executed. The previous
 # command is still running". What the output shows above such a note is the earlier command's.
-_BUSY_TERMINAL = re.compile(r"^.*?(?:\bTerminal session \d+ might be still running\b|\bis NOT executed\. The previous command is still running\b).*$", _M)
+_BUSY_TERMINAL = re.compile(r"\bTerminal session \d+ might be still running\b|\bis NOT executed\. The previous command is still running\b")
 _DIALOG_NOTE_ALONE = re.compile(r"\A\s*\[SYSTEM: Potential dialog detected in output\. Returning control to agent after \d+ seconds\b[^\n]*\Z")
 #: the identity of every such answer: whatever the command, its cause is the one still running
 BUSY_TERMINAL = "the terminal is still running an earlier command"
@@ -513,9 +513,12 @@ def busy_terminal(text: str | None) -> str | None:
     """The terminal's note that it did not run the command, an earlier one still running there; else None."""
     if not text:
         return None
-    busy = _BUSY_TERMINAL.search(text)
-    if busy is not None:
-        return busy.group(0)
+    busy = _BUSY_TERMINAL.search(text) if "still running" in text else None
+    if busy is not None:  # the note's whole line
+        end = text.find("\n", busy.end())
+        return text[text.rfind("\n", 0, busy.start()) + 1:None if end < 0 else end]
+    if len(text) > NOTHING_CHARS or "Potential dialog detected" not in text:
+        return None  # the note alone is a line
     bare = _bare(text)
     return bare if _DIALOG_NOTE_ALONE.match(bare) else None
 
