@@ -261,3 +261,15 @@ def test_the_count_a_steering_was_said_with_survives_a_reload_and_a_new_chat_for
     assert reloaded.told == {"rerun:x|y": 3}
     reloaded.forget_episodes()
     assert reloaded.told == {}
+
+
+def test_nothing_is_said_after_the_agent_gave_its_answer(make_session):
+    """The answer ends the task: steering then would greet the user's next message. PACE's level,
+    still contingent from the failures before it, was said there with no cause left to name."""
+    session = make_session(doctrine={"breaker": {"enabled": False}, "escalation": {"pause": False}})
+    session.run(*[sh("cat /etc/app.yml", "cat: /etc/app.yml: Permission denied")] * 3)
+    session.run(*[sh(f"cat /etc/app{n}.yml", f"cat: /etc/app{n}.yml: Permission denied") for n in range(2)])
+    session.run({"tool": "response", "args": {"text": "I could not read the settings."}, "output": "I could not read the settings."})
+    assert session.anomalies() == [(3, "loop")]
+    session.run(*[sh(f"cat /srv/app{n}.yml", f"cat: /srv/app{n}.yml: Permission denied") for n in range(6)])
+    assert "pace" in [anomaly for _, anomaly in session.anomalies()]  # a new stretch of failures is said as before

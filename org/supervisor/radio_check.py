@@ -341,7 +341,9 @@ def radio_check(snapshot: Snapshot, state: SupervisorState) -> RadioCheckResult:
     if snapshot.turns_since_progress == 0:
         state.said.clear()  # the task moved: what was said belongs to episodes that are over
     result = decide(findings, state, snapshot.doctrine)
-    if state.paused_turn is None:
+    if last is not None and last.tool == RESPONSE_TOOL and last.turn == snapshot.turn:
+        result.steering = []  # the agent gave its answer: steering now would greet the user's next message
+    elif state.paused_turn is None:
         result.pause, result.ignored = ignored(snapshot, result, state)
     return result
 
