@@ -880,7 +880,8 @@ def test_an_output_that_shows_nothing_is_known_in_every_scaffold_s_form():
     nothing = ["", "  \n", "<returncode>1</returncode>\n<output>\n</output>",
                "OBSERVATION:\n[Python Interpreter: /usr/bin/python]\n[Command finished with exit code 1]",
                'No matches found for "JacksonXmlProperty" in /repo', "No files found", "Found 0 matches",
-               "\nroot@a0:/a0/usr/workdir# ", "(venv) user@host:~/src$", " \r\n" * 3000]
+               "\nroot@a0:/a0/usr/workdir# ", "(venv) user@host:~/src$", " \r\n" * 3000,
+               "[SYSTEM: No output returned. Consider resetting the terminal or using another session.] "]
     something = ['Found 2 matches for "x" in /repo:\n/repo/a.py (2 matches)', "src/a.py:3:class Name:",
                  "No matches found for a in b\nbut this line", "0 passed in 0.01s", "a.py\nroot@a0:/a0/usr/workdir# ",
                  "x = 1\r\n" * 20000]
@@ -973,6 +974,14 @@ def openhands_busy(command: str, above: str) -> str:
             "is still running - You CANNOT send new commands until the previous command is completed. By setting `is_input` to "
             "`true`, you can interact with the current process: You may wait longer to see additional output of the previous "
             "command by sending empty command '']")
+
+
+def test_a_runtime_agent_zero_does_not_have_ran_nothing():
+    """Agent-Zero answers `runtime: bash` with a warning and runs nothing: a failure, whose repeats are a loop."""
+    warning = ('~~~json\n{\n    "system_warning": "The runtime \'bash\' is not supported, available options are \'terminal\', '
+               '\'python\', \'nodejs\' and \'output\'."\n}\n~~~')
+    verdict = classify_output(warning)
+    assert verdict.failed and "The runtime 'bash' is not supported" in verdict.error_line
 
 
 def test_a_command_the_terminal_did_not_run_for_an_earlier_one_still_running_is_known_in_each_form():

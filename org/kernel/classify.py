@@ -134,6 +134,7 @@ _DIAGNOSTICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                       r"|(?-i:^E: .*$)"  # apt and dpkg: "E: Unable to correct problems, you have held broken packages."
                       r"|^g?make(?:\[\d+\])?: \*\*\* .*$"  # a recipe that failed; a compiler's line above it names why
                       r"|^error (?:reading|writing) \S.*: .*$"  # Agent-Zero's text_editor
+                      r"|^.*\bThe runtime '[^'\n]*' is not supported\b.*$"  # Agent-Zero's terminal: nothing ran
                       # Maven: its first error line with content, not its closing advice
                       r"|(?-i:^\[ERROR\] (?!\s*$|-> \[Help|For more information|Re-run Maven|To see the full|After correcting|\s+mvn ).*$)"
                       r"|^.*(?:returned non-zero exit status [1-9]\d*|exited with (?:exit )?(?:code|status) [1-9]\d*).*$"),
@@ -338,8 +339,9 @@ def found_nothing(command: str | None, text: str | None) -> bool:
 
 
 # A search tool's whole answer when nothing matched (SWE-agent's `search_dir`, `search_file` and
-# `find_file`; Claude Code's Grep and Glob).
-_NO_MATCH = re.compile(r"\A(?:No matches found\b|No files found\b|Found 0 (?:matches|files)\b)[^\n]*\Z", re.IGNORECASE)
+# `find_file`; Claude Code's Grep and Glob), and Agent-Zero's terminal's when it got nothing at all.
+_NO_MATCH = re.compile(r"\A(?:No matches found\b|No files found\b|Found 0 (?:matches|files)\b|\[SYSTEM: No output returned\.)[^\n]*\Z",
+                       re.IGNORECASE)
 
 
 #: an output longer than this shows something: a terminal's marks, an exit status, a prompt and
