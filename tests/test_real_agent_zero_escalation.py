@@ -272,6 +272,17 @@ def test_a_model_sending_commands_to_a_terminal_still_running_an_earlier_one_is_
     (tmp_path / "figures.json").write_text(json.dumps({"steering": steering, "paused": result["paused"]}))
 
 
+def test_a_model_asking_for_a_runtime_agent_zero_does_not_have_is_told_it_ran_nothing(tree, tmp_path):  # noqa: F811
+    """`runtime: bash` runs nothing: Agent-Zero answers with a warning. Sent again and again, it is
+    a loop about that warning, not "you have that result already"."""
+    install_pack(tree, activate=True)
+    calls = [{**command(f"List, try {n}", "ls /tmp"), "tool_args": {"runtime": "bash", "session": 0, "code": "ls /tmp"}} for n in range(4)]
+    result = run_chat(tree, [*calls, FINAL], tmp_path, harness_args=("--stop-when-paused",))
+    steering = [w for w in warnings(result) if "[SUPERVISOR]" in w]
+    assert steering and "Loop: you ran" in steering[0] and "The runtime 'bash' is not supported" in steering[0], steering
+    assert not any("You have that result already" in w for w in steering)
+
+
 def test_a_model_reading_a_file_between_patches_with_the_text_editor_is_left_alone(tree, tmp_path):  # noqa: F811
     """Agent-Zero v1.x's own `text_editor`: `text_editor:read` and `:patch` reach the hooks as
     `text_editor`; reading the same file after each patch of another is a look, and the words
