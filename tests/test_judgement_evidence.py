@@ -984,6 +984,26 @@ def test_a_runtime_agent_zero_does_not_have_ran_nothing():
     assert verdict.failed and "The runtime 'bash' is not supported" in verdict.error_line
 
 
+def a0_unknown_tool(name: str) -> str:
+    return (f"Tool {name} not found. Available tools: \n## Tools available:\n\n### response:\nfinal answer to user\n"
+            "### code_execution_tool:\nexecute terminal commands\nTraceback (most recent call last): is shown when code fails\n")
+
+
+def test_calls_of_tools_that_are_not_there_ran_nothing_and_are_told_so_not_a_cascade(make_session):
+    """Agent-Zero answers a tool it does not have with its whole list of tools (whose words name
+    nothing of the call). Three such calls in a row ran nothing: one loop steering, no cascade."""
+    verdict = classify_output(a0_unknown_tool("bash"))
+    assert (verdict.failed, verdict.error_type, verdict.error_line) == (True, "not_found", "Tool bash not found.")
+    assert advice_kind(verdict.error_type, verdict.error_line) == "unknown_tool"
+    session = make_session()
+    session.run(*[{"tool": name, "args": {"command": "ls /tmp"}, "output": a0_unknown_tool(name)} for name in ("bash", "shell", "terminal")])
+    [(turn, anomaly, text)] = session.steering()
+    assert (turn, anomaly) == (3, "loop")
+    assert text == ("[SUPERVISOR] Loop: your last 3 calls ran nothing (Tool terminal not found); there is no tool by that name "
+                    "here, so call one of the tools the answer lists, by its exact name.")
+    assert {r.pace for r in session.results} == {"primary"}  # no step of a failing approach
+
+
 def test_a_command_the_terminal_did_not_run_for_an_earlier_one_still_running_is_known_in_each_form():
     """Agent-Zero and OpenHands refuse a command while an earlier one runs in that terminal. What
     the output shows above the note (the earlier program's traceback) is not this command's."""
@@ -1005,7 +1025,7 @@ def test_commands_sent_to_a_terminal_still_running_an_earlier_one_are_told_why_t
                 sh("java -version", A0_BUSY), sh("ls /usr/lib/jvm", A0_BUSY), sh("which javac", A0_BUSY))
     [(turn, anomaly, text)] = session.steering()
     assert (turn, anomaly) == (4, "loop")
-    assert text.startswith("[SUPERVISOR] Loop: your last 3 commands did not run ([SYSTEM: Terminal session 0 might be still running); ")
+    assert text.startswith("[SUPERVISOR] Loop: your last 3 calls ran nothing ([SYSTEM: Terminal session 0 might be still running); ")
     assert text.endswith("; that terminal is still running an earlier command, so nothing sent to it runs: wait for that "
                          "command's output, answer its question if it asks one, or reset the session or use another one.")
     session.run(sh("echo y | apt-get install default-jdk", A0_BUSY), sh("java -version", A0_BUSY))

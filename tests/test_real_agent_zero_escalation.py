@@ -268,7 +268,7 @@ def test_a_model_sending_commands_to_a_terminal_still_running_an_earlier_one_is_
     assert len(busy) == 5 and not marks.exists(), (len(busy), result["paused"], [m["content"][-160:] for m in result["history"]][-6:])
     steering = [w for w in warnings(result) if "[SUPERVISOR]" in w]
     assert len(steering) == 1, "\n".join(steering)
-    assert "Loop: your last 3 commands did not run" in steering[0] and "that terminal is still running an earlier command" in steering[0]
+    assert "Loop: your last 3 calls ran nothing" in steering[0] and "that terminal is still running an earlier command" in steering[0]
     (tmp_path / "figures.json").write_text(json.dumps({"steering": steering, "paused": result["paused"]}))
 
 
@@ -281,6 +281,19 @@ def test_a_model_asking_for_a_runtime_agent_zero_does_not_have_is_told_it_ran_no
     steering = [w for w in warnings(result) if "[SUPERVISOR]" in w]
     assert steering and "Loop: you ran" in steering[0] and "The runtime 'bash' is not supported" in steering[0], steering
     assert not any("You have that result already" in w for w in steering)
+
+
+def test_a_model_calling_tools_that_are_not_there_is_told_they_ran_nothing(tree, tmp_path):  # noqa: F811
+    """Agent-Zero answers a tool it does not have with its whole list of tools. Three such calls
+    ran nothing: the third is told so, and it is no cascade of failing tools."""
+    install_pack(tree, activate=True)
+    calls = [{"thoughts": [f"Use {name}."], "headline": f"Trying {name}", "tool_name": name, "tool_args": {"command": "ls /tmp"}}
+             for name in ("bash", "shell", "terminal")]
+    result = run_chat(tree, [*calls, FINAL], tmp_path, harness_args=("--stop-when-paused",))
+    assert sum("not found. Available tools" in m["content"] for m in result["history"]) == 3
+    steering = [w for w in warnings(result) if "[SUPERVISOR]" in w and "Context is" not in w]  # each answer lists every tool
+    assert len(steering) == 1 and "Loop: your last 3 calls ran nothing (Tool terminal not found)" in steering[0], steering
+    assert "there is no tool by that name here" in steering[0]
 
 
 def test_a_model_reading_a_file_between_patches_with_the_text_editor_is_left_alone(tree, tmp_path):  # noqa: F811

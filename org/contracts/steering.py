@@ -50,7 +50,7 @@ PLACEHOLDERS: dict[str, frozenset[str]] = {
     "rerun_unchanged_timed_out": frozenset({"action", "times", "outcome", "advice"}),
     "loop_no_tool": frozenset({"times"}),
     "loop_printing": frozenset({"times", "action"}),
-    "loop_busy": frozenset({"times", "action", "outcome", "advice"}),
+    "loop_not_run": frozenset({"times", "action", "outcome", "advice"}),
     "context_warning": frozenset({"percent"}),
     "context_critical": frozenset({"percent"}),
     "cascade": frozenset({"tools", "count"}),
@@ -64,12 +64,12 @@ PLACEHOLDERS: dict[str, frozenset[str]] = {
 }
 ADVICE = "advice."
 #: error types that have advice (``advice.<type>``), quoted as $advice; "none": no error type; "busy": the
-#: terminal did not run the command, an earlier one still running there; "refused_edit", "ambiguous_edit",
-#: "failed_check", "code_command", "prose_command", "missing_program" and "unknown_package": an edit the
-#: editor refused, one whose text to replace is there more than once, one it refused because its own check
-#: failed, source code or text sent as a command, a program not installed, a package name the package
-#: manager does not know
-ADVICE_TYPES: tuple[str, ...] = ("timeout", "busy", "not_found", "permission", "syntax", "network", "resource", "dependency",
+#: terminal did not run the command, an earlier one still running there; "unknown_tool": the agent called a
+#: tool that is not there; "refused_edit", "ambiguous_edit", "failed_check", "code_command", "prose_command",
+#: "missing_program" and "unknown_package": an edit the editor refused, one whose text to replace is there
+#: more than once, one it refused because its own check failed, source code or text sent as a command, a
+#: program not installed, a package name the package manager does not know
+ADVICE_TYPES: tuple[str, ...] = ("timeout", "busy", "unknown_tool", "not_found", "permission", "syntax", "network", "resource", "dependency",
                                  "execution", "test", "refused_edit", "ambiguous_edit", "failed_check", "code_command",
                                  "prose_command", "missing_program", "unknown_package", "none")
 

@@ -96,6 +96,9 @@ _TEST_FAILURE_LINES = (
 _EXCEPTION_NAMED = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b")
 _TEST_SUCCESS = re.compile(r"^(?:OK(?: \(.*\))?|=+ (?:\d+ (?:passed|skipped|deselected|xfailed|xpassed|warnings?)(?:, )?)+ in [\d.]+s.*=*)[ \t]*$", _M)
 
+# Agent-Zero's terminal asked for a runtime it does not have.
+_UNKNOWN_RUNTIME = re.compile(r"\bThe runtime '[^'\n]*' is not supported\b")
+
 # Shell and tool diagnostics, line-anchored so that file contents mentioning the words do not match.
 _DIAGNOSTICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (name, re.compile(pattern, _M | re.IGNORECASE))
@@ -134,7 +137,7 @@ _DIAGNOSTICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                       r"|(?-i:^E: .*$)"  # apt and dpkg: "E: Unable to correct problems, you have held broken packages."
                       r"|^g?make(?:\[\d+\])?: \*\*\* .*$"  # a recipe that failed; a compiler's line above it names why
                       r"|^error (?:reading|writing) \S.*: .*$"  # Agent-Zero's text_editor
-                      r"|^.*\bThe runtime '[^'\n]*' is not supported\b.*$"  # Agent-Zero's terminal: nothing ran
+                      r"|^.*" + _UNKNOWN_RUNTIME.pattern + ".*$"  # Agent-Zero's terminal: nothing ran
                       # Maven: its first error line with content, not its closing advice
                       r"|(?-i:^\[ERROR\] (?!\s*$|-> \[Help|For more information|Re-run Maven|To see the full|After correcting|\s+mvn ).*$)"
                       r"|^.*(?:returned non-zero exit status [1-9]\d*|exited with (?:exit )?(?:code|status) [1-9]\d*).*$"),
@@ -256,6 +259,8 @@ def advice_kind(error_type: str | None, error_line: str | None, command: str | N
     manager does not know (installing it again is no fix)."""
     if check_failed(error_line):
         return "failed_check"
+    if unknown_tool(error_line):
+        return "unknown_tool"
     if edit_refused(error_line):
         return "ambiguous_edit" if _AMBIGUOUS_OLD_TEXT.search(error_line or "") else "refused_edit"
     sent = sent_as_command(command, error_line)
@@ -525,6 +530,23 @@ def busy_terminal(text: str | None) -> str | None:
     return bare if _DIALOG_NOTE_ALONE.match(bare) else None
 
 
+# Agent-Zero's answer to a call of a tool it does not have (also with no name at all: "Tool  not
+# found"), followed by its whole list of tools, whose words name nothing of this call.
+_UNKNOWN_TOOL = re.compile(r"\A\s*(Tool \S*\s*not found\.)(?= Available tools:)")
+_UNKNOWN_TOOL_LINE = re.compile(r"\ATool \S*\s*not found\.\Z")
+
+
+def unknown_tool(error_line: str | None) -> bool:
+    """The error line says the agent called a tool that is not there."""
+    return _UNKNOWN_TOOL_LINE.match(error_line or "") is not None
+
+
+def did_not_run(error_type: str | None, error_line: str | None) -> bool:
+    """The call ran nothing: a terminal still running an earlier command, a tool that is not
+    there, a runtime the terminal does not have. No step of an approach; its repeats are loops."""
+    return error_type == "busy" or unknown_tool(error_line) or _UNKNOWN_RUNTIME.search(error_line or "") is not None
+
+
 def classify_output(text: str | None, known: Any = None, filter_status: bool = False) -> Verdict:
     """What a tool's output says (see the module's docstring). ``known``: the keys
     (:func:`line_key`) of lines the task's successful outputs printed, which name nothing.
@@ -536,6 +558,9 @@ def classify_output(text: str | None, known: Any = None, filter_status: bool = F
     busy = busy_terminal(sample)
     if busy is not None:
         return Verdict(True, "busy", _line(busy), BUSY_TERMINAL)
+    unknown = _UNKNOWN_TOOL.match(sample)
+    if unknown is not None:
+        return _named("not_found", unknown.group(1))
     rejected = _EDIT_REJECTED.search(sample)
     if rejected is not None and "old_str `" in sample:
         sample = _QUOTED_OLD_TEXT.sub(r"\1", sample)

@@ -31,6 +31,7 @@ from .classify import (
     classify_output,
     classify_report,
     command_of,
+    did_not_run,
     edit_refused,
     error_signature,
     filter_sets_status,
@@ -362,10 +363,12 @@ def streak_neutral(ok: bool, kind: str, error_type: str | None, error_line: str 
     """A failure that is no step of a failing approach, so not counted in the failure streak
     PACE escalates on (nor does it end one): a look that found nothing (an answer: the file is
     not there), an edit the editor refused (its linter's finding, the text to replace not
-    found: nothing changed, and the tool said exactly why), or a command a terminal still
-    running an earlier one did not run. The same call sent again is still a loop, commands
-    the terminal did not run are one too, and turns of them on end a stall; each says so precisely."""
-    return not ok and ((kind == "inspect" and error_type == "not_found") or error_type == "busy" or edit_refused(error_line))
+    found: nothing changed, and the tool said exactly why), or a call that ran nothing (a
+    terminal still running an earlier command, a tool that is not there). The same call sent
+    again is still a loop, calls that ran nothing are one too, and turns of them on end a
+    stall; each says so precisely."""
+    return not ok and ((kind == "inspect" and error_type == "not_found") or did_not_run(error_type, error_line)
+                       or edit_refused(error_line))
 
 
 def never_a_loop(outcome: Any, tools: Any) -> bool:

@@ -15,7 +15,7 @@ from collections import Counter
 from typing import Callable
 
 from org.contracts import Finding
-from org.kernel.classify import edit_refused, missing_program, moves_relative
+from org.kernel.classify import did_not_run, edit_refused, missing_program, moves_relative
 from org.kernel.log import warn_once
 from org.kernel.outcomes import ToolOutcome, failures_in_a_row, fix_attempt, installed, named, never_a_loop, worked_command
 from org.supervisor.learnings import same_job
@@ -147,8 +147,8 @@ def detect_oscillation(s: Snapshot) -> Finding | None:
 
 def detect_no_tool(s: Snapshot) -> Finding | None:
     """The model answered N times in a row without calling a tool, or its last N calls only
-    printed text it wrote (farewell or status `echo`s, each one new), or went to a terminal
-    still running an earlier command, which ran none of them: nothing gets done."""
+    printed text it wrote (farewell or status `echo`s, each one new), or ran nothing (sent to a
+    terminal still running an earlier command, to a tool that is not there): nothing gets done."""
     limit = s.doctrine.loop.no_tool_threshold
     if s.native_repeat_warning:
         return None
@@ -162,12 +162,12 @@ def detect_no_tool(s: Snapshot) -> Finding | None:
         last = outcomes[-1]
         return Finding(anomaly="loop", template="loop_printing", turn=s.turn, evidence={
             "pattern": "printing", "times": printed, "action": named(last), "episode": f"no_tool:{last.turn - printed}"})
-    refused = _last_in_a_row(outcomes, lambda o: o.error_type == "busy")
+    refused = _last_in_a_row(outcomes, lambda o: not o.ok and did_not_run(o.error_type, o.error_line))
     if refused >= limit:
         last = outcomes[-1]
-        return Finding(anomaly="loop", template="loop_busy", turn=s.turn, evidence={
-            "pattern": "busy", "times": refused, "action": named(last), "outcome": _outcome(last), "error_type": "busy",
-            "episode": f"busy:{last.turn - refused}"})
+        return Finding(anomaly="loop", template="loop_not_run", turn=s.turn, evidence={
+            "pattern": "not_run", "times": refused, "action": named(last), "outcome": _outcome(last),
+            "error_type": last.error_type or "", "episode": f"not_run:{last.turn - refused}"})
     return None
 
 
@@ -327,8 +327,8 @@ def detect_cascade(s: Snapshot) -> Finding | None:
     cascade = s.doctrine.cascade
     streak: list[ToolOutcome] = []
     for outcome in reversed(s.outcomes[-cascade.window:]):
-        if outcome.ok:
-            break
+        if outcome.ok or did_not_run(outcome.error_type, outcome.error_line):
+            break  # a call that ran nothing (a tool that is not there) is no tool failing
         streak.append(outcome)
     tools = list(dict.fromkeys(o.tool for o in reversed(streak)))
     if len(tools) < cascade.distinct_tools:
