@@ -58,6 +58,20 @@ def test_a_model_that_ignores_steering_is_blocked_and_paused(tree, tmp_path):  #
     (tmp_path / "figures.json").write_text(json.dumps({"ran": times_run(counter), "main_calls": result["main_calls"]}))
 
 
+def test_a_model_that_keeps_sending_the_same_message_is_paused_after_agent_zero_s_own_warnings(tree, tmp_path):  # noqa: F811
+    """Agent-Zero v1.7 and older warn about a message sent again unchanged, run no tool, and warn
+    again for as long as the model goes on (its users' best-known loop). The third warning
+    unheard, the chat is paused."""
+    install_pack(tree, activate=True)
+    counter = tmp_path / "runs.txt"
+    call = command("Check the config", counted(counter))
+    result = run_chat(tree, [call] * 10 + [FINAL], tmp_path, harness_args=("--stop-when-paused",))
+    warned = [m for m in result["history"] if "You have sent the same message again" in m["content"]]
+    assert times_run(counter) == 1 and len(warned) == 3, (times_run(counter), len(warned))
+    assert result["paused"] and result["script_left"] > 0 and "Supervisor: paused" in log_headings(result)
+    assert any("Paused: steering about the message you keep sending unchanged went unanswered twice" in w for w in warnings(result))
+
+
 def chat_under_a_real_xo(tree: Path, tmp_path: Path, script: list[dict]) -> tuple[dict, str, VolumeLayout, str, float]:
     """The script run in a unit linked to a real `a0org xo` process on a volume: the chat's result,
     the XO's log, the volume, the unit's id and the chat's seconds."""

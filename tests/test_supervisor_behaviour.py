@@ -23,6 +23,27 @@ def test_no_loop_steering_on_the_turn_agent_zero_warned_about_a_repeat(make_sess
     assert [(t, a) for t, a in session.anomalies() if a == "loop"] == [(6, "loop")]  # heard at the next check
 
 
+def test_a_model_that_keeps_sending_the_same_message_after_agent_zero_s_warnings_is_paused(make_session, era):
+    """Agent-Zero (v1.7 and older) warns about a message sent again unchanged and runs no tool,
+    for as long as the model goes on: its warning is the steering, and the same message after it
+    twice is the proof it went unheard. The model stuck so is paused; one that changes is not."""
+    session = make_session(era=era)
+    same = {**fail("code_execution_tool"), "response": "the same message"}
+    session.run(same, same, same)  # warned at 2 and 3
+    assert not session.results[-1].paused and all(r.native_warnings for r in session.results[1:])
+    session.run(same)  # warned a third time: its warning went unheard twice
+    assert session.results[-1].paused
+    assert session.results[-1].pause_text.startswith("[SUPERVISOR] Paused: steering about the message you keep sending unchanged went "
+                                                     "unanswered twice. When you are resumed, change your approach before anything else.")
+    session.run(same, same, same)  # the user resumed the chat and the task has not moved since: they have decided
+    assert not any(r.paused for r in session.results[-3:])
+
+    changing = make_session(era=era)
+    changing.run(*[{**fail("code_execution_tool"), "response": "a message"}] * 2, *[{**ok("code_execution_tool", n), "response": f"new {n}"}
+                                                                                   for n in range(3)])
+    assert not any(r.paused for r in changing.results)
+
+
 def test_every_steering_is_tagged_and_at_most_three_sentences(make_session):
     session = make_session(doctrine={"radio_check_interval_turns": 1, "max_turns_without_progress": 2})
     session.run(*[fail(t) for t in "abc"], *[fail("d") for _ in range(3)], ok("x", 1, context_fill=0.95),

@@ -60,6 +60,8 @@ STUCK = frozenset({"loop", "churn", "rerun", "cascade", "pace"})
 SAID_KEPT = 64
 #: episodes the user resumed are remembered, the latest this many
 RESUMED_KEPT = 32
+#: Agent-Zero's own warnings about the same message sent again, in a row, counted among the ignored
+SAME_MESSAGE = "same_message"
 
 _PRIORITY = {name: index for index, name in enumerate(("pace", "context", "cascade", "loop", "churn", "rerun", "stall"))}
 _HEALTH_FOR_SEVERITY = {"warning": "degraded", "critical": "critical", "emergency": "critical"}
@@ -297,6 +299,15 @@ def ignored(snapshot: Snapshot, result: RadioCheckResult, state: SupervisorState
         return None, 0  # nothing done, or the task just moved
     if state.resumed_at is not None and moved_at is not None and moved_at <= state.resumed_at:
         return None, 0  # the user resumed the chat and the task has not moved since: they have decided
+    if snapshot.native_repeat_warning:
+        # Agent-Zero warned that the model sent the same message again (and ran no tool): its
+        # warning is the steering, the same message after it the proof that it went unheard
+        warned = state.ignored_times[SAME_MESSAGE] = state.ignored_times.get(SAME_MESSAGE, 0) + 1
+        if escalation.pause and warned > escalation.pause_after_ignored:
+            return Finding(anomaly="loop", template="loop_no_tool", turn=snapshot.turn, evidence={
+                "action": "the message you keep sending unchanged", "episode": SAME_MESSAGE}), warned - 1
+        return None, 0
+    state.ignored_times.pop(SAME_MESSAGE, None)
     for finding in result.findings:
         anomaly, key = finding.anomaly, finding.evidence.get("episode")
         if anomaly not in PROVABLE or not isinstance(key, str) or key not in state.said:
