@@ -62,7 +62,8 @@ def test_stall_from_htn_state_references_the_step(make_session, era):
 
 
 def test_stall_without_htn_uses_the_pack_progress_signal(make_session, era):
-    session = make_session(era=era, doctrine={"radio_check_interval_turns": 1, "max_turns_without_progress": 4})
+    # (the pause when such replies go on after the loop steering is tested on its own, in test_supervisor_behaviour)
+    session = make_session(era=era, doctrine={"radio_check_interval_turns": 1, "max_turns_without_progress": 4, "escalation": {"pause": False}})
     session.run(ok("code_execution_tool", 1))
     # turns with no tool call (talking, not acting) make no progress
     session.run(*[{"response": f"thinking about it ({i})"} for i in range(5)])

@@ -44,6 +44,16 @@ def test_a_model_that_keeps_sending_the_same_message_after_agent_zero_s_warnings
     assert not any(r.paused for r in changing.results)
 
 
+def test_replies_without_a_tool_call_that_go_on_after_steering_are_paused_once(make_session):
+    """In Agent-Zero every reply must call a tool: told at the third reply without one, the model
+    that replies so twice more is paused; after the user resumes, not again for that stretch."""
+    session = make_session()
+    session.run(ok("code_execution_tool", 1), *[{"response": f"Still thinking, step {n}."} for n in range(8)])
+    assert [(r.turn, a) for r in session.results for a, _ in r.steering] == [(4, "loop")]
+    assert [r.turn for r in session.results if r.paused] == [6]
+    assert "steering about your replies that call no tool went unanswered twice" in session.results[5].pause_text
+
+
 def test_every_steering_is_tagged_and_at_most_three_sentences(make_session):
     session = make_session(doctrine={"radio_check_interval_turns": 1, "max_turns_without_progress": 2})
     session.run(*[fail(t) for t in "abc"], *[fail("d") for _ in range(3)], ok("x", 1, context_fill=0.95),

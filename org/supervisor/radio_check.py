@@ -27,9 +27,12 @@ the very action again with the same failing result (a blocked attempt counts)
 ``escalation.pause_after_ignored`` times, or with the same result of a call that worked (the
 same output, the same edit going in again) ``escalation.pause_after_ignored_working`` times
 (not a wait, then a look: checking on a background process); after a steering about calls taken
-in turns (an oscillation, a cycle), once round them again; or, after PACE emergency
-steering, it goes on to a failure it already had, as many times. Never while the progress
+in turns (an oscillation, a cycle), once round them again; after PACE emergency
+steering, it goes on to a failure it already had, as many times; after Agent-Zero's own
+warning about a message sent again unchanged, it sends it as many times more; told that its
+replies call no tool, it replies without one as many times more. Never while the progress
 signal moves, and after the user resumed the chat, not again until the task has moved since.
+Nothing is said or paused on the turn of the final answer: the task is over.
 
 The state is a plain JSON-able dict so it survives a chat reload with ``agent.data``.
 """
@@ -295,10 +298,13 @@ def ignored(snapshot: Snapshot, result: RadioCheckResult, state: SupervisorState
     escalation = snapshot.doctrine.escalation
     last = snapshot.outcomes[-1] if snapshot.outcomes else None
     moved_at = snapshot.turn - snapshot.turns_since_progress if snapshot.turns_since_progress is not None else None
+    if state.resumed_at is not None and (moved_at is None or moved_at <= state.resumed_at):
+        return None, 0  # the user resumed the chat and the task has not moved since: they have decided
+    replies = _replies_unheard(result, state, snapshot)
+    if replies is not None:
+        return replies
     if last is None or moved_at == snapshot.turn:
         return None, 0  # nothing done, or the task just moved
-    if state.resumed_at is not None and moved_at is not None and moved_at <= state.resumed_at:
-        return None, 0  # the user resumed the chat and the task has not moved since: they have decided
     if snapshot.native_repeat_warning:
         # Agent-Zero warned that the model sent the same message again (and ran no tool): its
         # warning is the steering, the same message after it the proof that it went unheard
@@ -337,6 +343,22 @@ def ignored(snapshot: Snapshot, result: RadioCheckResult, state: SupervisorState
         times = state.ignored_times["pace"] = state.ignored_times.get("pace", 0) + 1
         if times >= escalation.pause_after_ignored:
             return emergency, times
+    return None, 0
+
+
+def _replies_unheard(result: RadioCheckResult, state: SupervisorState, snapshot: Snapshot) -> tuple[Finding | None, int] | None:
+    """Told that its replies called no tool, the model replied without one again: each further
+    reply is the steering unheard (in Agent-Zero every reply must call a tool, the answer too;
+    one that does not is a message it could not read). None when there is no such steering."""
+    finding = next((f for f in result.findings if f.template == "loop_no_tool"), None)
+    key = finding.evidence.get("episode") if finding is not None else None
+    if not isinstance(key, str) or key not in state.said or key in state.resumed:
+        return None
+    times = finding.evidence.get("times")
+    unheard = times - snapshot.doctrine.loop.no_tool_threshold if is_int(times) else 0
+    if snapshot.doctrine.escalation.pause and unheard >= snapshot.doctrine.escalation.pause_after_ignored:
+        return Finding(anomaly="loop", template="loop_no_tool", turn=snapshot.turn, evidence={
+            "action": "your replies that call no tool", "episode": key}), unheard
     return None, 0
 
 
