@@ -298,6 +298,8 @@ def ignored(snapshot: Snapshot, result: RadioCheckResult, state: SupervisorState
     escalation = snapshot.doctrine.escalation
     last = snapshot.outcomes[-1] if snapshot.outcomes else None
     moved_at = snapshot.turn - snapshot.turns_since_progress if snapshot.turns_since_progress is not None else None
+    if not snapshot.native_repeat_warning:
+        state.ignored_times.pop(SAME_MESSAGE, None)  # Agent-Zero's warnings, counted in a row
     if state.resumed_at is not None and (moved_at is None or moved_at <= state.resumed_at):
         return None, 0  # the user resumed the chat and the task has not moved since: they have decided
     replies = _replies_unheard(result, state, snapshot)
@@ -313,7 +315,6 @@ def ignored(snapshot: Snapshot, result: RadioCheckResult, state: SupervisorState
             return Finding(anomaly="loop", template="loop_no_tool", turn=snapshot.turn, evidence={
                 "action": "the message you keep sending unchanged", "episode": SAME_MESSAGE}), warned - 1
         return None, 0
-    state.ignored_times.pop(SAME_MESSAGE, None)
     for finding in result.findings:
         anomaly, key = finding.anomaly, finding.evidence.get("episode")
         if anomaly not in PROVABLE or not isinstance(key, str) or key not in state.said:
