@@ -167,6 +167,19 @@ def test_checking_on_a_background_process_is_never_paused(make_session):
     assert not any(r.paused or r.blocked for r in session.results)
 
 
+def test_checking_on_a_background_process_with_a_wait_between_is_never_paused(make_session):
+    """The same check with Agent-Zero's `wait` tool between (exempt in the shipped roles): the
+    wait and the look, two calls, are what `sleep 60 && tail` is in one."""
+    look = {"tool": TOOL, "args": {"runtime": "terminal", "code": "tail -2 build.log"}, "output": "[INFO] Compiling module core\n"}
+    session = make_session()
+    session.run(*[call for n in range(10) for call in (look, {"tool": "wait", "args": {"seconds": 60},
+                                                             "output": f"Wait complete. Reached 2026-11-27T18:{n:02d}:00+00:00."})])
+    assert not any(r.paused or r.blocked for r in session.results)
+    session = make_session()  # with nothing between, the same look after its steering takes the proof as before
+    session.run(*[look] * 8)
+    assert any(r.paused for r in session.results)
+
+
 def test_the_proof_a_working_call_needs_is_set_per_doctrine(make_session):
     session = make_session(doctrine={"escalation": {"pause_after_ignored_working": 5}})
     session.run(*[view()] * 7)  # steered at 3, then ignored four times

@@ -323,6 +323,22 @@ def test_a_model_calling_tools_that_are_not_there_is_told_they_ran_nothing(tree,
     assert "there is no tool by that name here" in steering[0]
 
 
+def test_a_model_checking_on_a_build_with_agent_zero_s_wait_tool_between_is_never_paused(tree, tmp_path):  # noqa: F811
+    """A look, Agent-Zero's own `wait`, the same look, and again: checking on something running,
+    as `sleep 60 && tail log` is in one call. The unchanged look may be said once; never paused."""
+    install_pack(tree, activate=True)
+    log = tmp_path / "build.log"
+    log.write_text("[INFO] Compiling module core\n")
+    look = command("Check the build", f"tail -1 {log}")
+    checks = [call for n in range(1, 8) for call in (
+        {**look, "thoughts": [f"Check {n} on the build."]},
+        {"thoughts": [f"Wait before check {n + 1}."], "headline": "Waiting", "tool_name": "wait", "tool_args": {"seconds": 1}})]
+    result = run_chat(tree, [*checks, FINAL], tmp_path, harness_args=("--stop-when-paused",))
+    assert sum("Compiling module core" in m["content"] and "tool_result" in m["content"] for m in result["history"]) == 7
+    assert not result["paused"] and "Supervisor: paused" not in log_headings(result)
+    assert "Supervisor: blocked" not in log_headings(result)
+
+
 def test_a_model_reading_a_file_between_patches_with_the_text_editor_is_left_alone(tree, tmp_path):  # noqa: F811
     """Agent-Zero v1.x's own `text_editor`: `text_editor:read` and `:patch` reach the hooks as
     `text_editor`; reading the same file after each patch of another is a look, and the words

@@ -26,7 +26,7 @@ The proof that steering is ignored (:func:`ignored`): after a loop steering, the
 the very action again with the same failing result (a blocked attempt counts)
 ``escalation.pause_after_ignored`` times, or with the same result of a call that worked (the
 same output, the same edit going in again) ``escalation.pause_after_ignored_working`` times
-(not a wait, then a look: checking on a background process); after a steering about calls taken
+(not a wait, then a look, in one call or two: checking on a background process); after a steering about calls taken
 in turns (an oscillation, a cycle), once round them again; after PACE emergency
 steering, it goes on to a failure it already had, as many times; after Agent-Zero's own
 warning about a message sent again unchanged, it sends it as many times more; told that its
@@ -48,7 +48,7 @@ from org.contracts.finding import SEVERITY_ORDER
 from org.contracts.role import Doctrine
 from org.kernel.bounded import drop_oldest
 from org.kernel.classify import waits_then_looks
-from org.kernel.outcomes import RESPONSE_TOOL
+from org.kernel.outcomes import RESPONSE_TOOL, never_a_loop
 from org.kernel.values import count_or, is_int
 
 from .breaker import Breakers
@@ -321,7 +321,7 @@ def ignored(snapshot: Snapshot, result: RadioCheckResult, state: SupervisorState
             continue
         if last.turn <= state.watched.get(anomaly, last.turn) or not repeats(last, key):
             continue
-        if last.worked and waits_then_looks(last.command):
+        if last.worked and (waits_then_looks(last.command) or _after_a_wait(snapshot)):
             continue  # checking on a background process: waiting is its time
         # a call that worked is never blocked, so each repeat really runs: it takes more proof
         needed = escalation.pause_after_ignored_working if last.worked else escalation.pause_after_ignored
@@ -345,6 +345,13 @@ def ignored(snapshot: Snapshot, result: RadioCheckResult, state: SupervisorState
         if times >= escalation.pause_after_ignored:
             return emergency, times
     return None, 0
+
+
+def _after_a_wait(snapshot: Snapshot) -> bool:
+    """The call before the latest one waited (a wait tool the doctrine exempts, a poll): the
+    look that followed checks on something running, as `sleep 60 && tail log` does in one call."""
+    outcomes = snapshot.outcomes
+    return len(outcomes) > 1 and never_a_loop(outcomes[-2], snapshot.doctrine.loop.exempt_tools)
 
 
 def _replies_unheard(result: RadioCheckResult, state: SupervisorState, snapshot: Snapshot) -> tuple[Finding | None, int] | None:
