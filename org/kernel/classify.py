@@ -538,13 +538,18 @@ _UNKNOWN_TOOL_LINE = re.compile(r"\ATool \S*\s*not found\.\Z")
 
 def unknown_tool(error_line: str | None) -> bool:
     """The error line says the agent called a tool that is not there."""
-    return _UNKNOWN_TOOL_LINE.match(error_line or "") is not None
+    return bool(error_line) and error_line.startswith("Tool ") and _UNKNOWN_TOOL_LINE.match(error_line) is not None
 
 
 def did_not_run(error_type: str | None, error_line: str | None) -> bool:
     """The call ran nothing: a terminal still running an earlier command, a tool that is not
-    there, a runtime the terminal does not have. No step of an approach; its repeats are loops."""
-    return error_type == "busy" or unknown_tool(error_line) or _UNKNOWN_RUNTIME.search(error_line or "") is not None
+    there, a runtime the terminal does not have. No step of an approach; its repeats are loops.
+    (Read for every failure of every check: the words come before any pattern.)"""
+    if error_type == "busy":
+        return True
+    if not error_line:
+        return False
+    return unknown_tool(error_line) or ("is not supported" in error_line and _UNKNOWN_RUNTIME.search(error_line) is not None)
 
 
 def classify_output(text: str | None, known: Any = None, filter_status: bool = False) -> Verdict:
