@@ -532,8 +532,9 @@ def busy_terminal(text: str | None) -> str | None:
 
 # Agent-Zero's answer to a call of a tool it does not have (also with no name at all: "Tool  not
 # found"), followed by its whole list of tools, whose words name nothing of this call.
-_UNKNOWN_TOOL = re.compile(r"\A\s*(Tool \S*\s*not found\.)(?= Available tools:)")
-_UNKNOWN_TOOL_LINE = re.compile(r"\ATool \S*\s*not found\.\Z")
+_TOOL_NOT_FOUND = r"Tool \S*\s*not found\."
+_UNKNOWN_TOOL = re.compile(rf"\A\s*({_TOOL_NOT_FOUND})(?= Available tools:)")
+_UNKNOWN_TOOL_LINE = re.compile(rf"\A{_TOOL_NOT_FOUND}\Z")
 
 
 def unknown_tool(error_line: str | None) -> bool:

@@ -26,9 +26,9 @@ The proof that steering is ignored (:func:`ignored`): after a loop steering, the
 the very action again with the same failing result (a blocked attempt counts)
 ``escalation.pause_after_ignored`` times, or with the same result of a call that worked (the
 same output, the same edit going in again) ``escalation.pause_after_ignored_working`` times
-(not a wait, then a look, in one call or two: checking on a background process); after a steering about calls taken
-in turns (an oscillation, a cycle), once round them again; after PACE emergency
-steering, it goes on to a failure it already had, as many times; after Agent-Zero's own
+(not a wait, then a look, in one call or two: checking on a background process); after a
+steering about calls taken in turns (an oscillation, a cycle), once round them again; after PACE
+emergency steering, it goes on to a failure it already had, as many times; after Agent-Zero's own
 warning about a message sent again unchanged, it sends it as many times more; told that its
 replies call no tool, it replies without one as many times more. Never while the progress
 signal moves, and after the user resumed the chat, not again until the task has moved since.
@@ -312,8 +312,7 @@ def ignored(snapshot: Snapshot, result: RadioCheckResult, state: SupervisorState
         # warning is the steering, the same message after it the proof that it went unheard
         warned = state.ignored_times[SAME_MESSAGE] = state.ignored_times.get(SAME_MESSAGE, 0) + 1
         if escalation.pause and warned > escalation.pause_after_ignored:
-            return Finding(anomaly="loop", template="loop_no_tool", turn=snapshot.turn, evidence={
-                "action": "the message you keep sending unchanged", "episode": SAME_MESSAGE}), warned - 1
+            return _unheard(snapshot, "the message you keep sending unchanged", SAME_MESSAGE), warned - 1
         return None, 0
     for finding in result.findings:
         anomaly, key = finding.anomaly, finding.evidence.get("episode")
@@ -347,6 +346,11 @@ def ignored(snapshot: Snapshot, result: RadioCheckResult, state: SupervisorState
     return None, 0
 
 
+def _unheard(snapshot: Snapshot, what: str, episode: str) -> Finding:
+    """What to pause on when the steering unheard named no call: ``what`` the model kept doing."""
+    return Finding(anomaly="loop", template="loop_no_tool", turn=snapshot.turn, evidence={"action": what, "episode": episode})
+
+
 def _after_a_wait(snapshot: Snapshot) -> bool:
     """The call before the latest one waited (a wait tool the doctrine exempts, a poll): the
     look that followed checks on something running, as `sleep 60 && tail log` does in one call."""
@@ -365,8 +369,7 @@ def _replies_unheard(result: RadioCheckResult, state: SupervisorState, snapshot:
     times = finding.evidence.get("times")
     unheard = times - snapshot.doctrine.loop.no_tool_threshold if is_int(times) else 0
     if snapshot.doctrine.escalation.pause and unheard >= snapshot.doctrine.escalation.pause_after_ignored:
-        return Finding(anomaly="loop", template="loop_no_tool", turn=snapshot.turn, evidence={
-            "action": "your replies that call no tool", "episode": key}), unheard
+        return _unheard(snapshot, "your replies that call no tool", key), unheard
     return None, 0
 
 
