@@ -138,7 +138,7 @@ def summary(outcomes: list[ChatOutcome], skipped: int = 0) -> dict[str, Any]:
         "blocked": sum(o.count("block") for o in outcomes), "paused": sum(o.count("pause") for o in outcomes),
         "steering_per_100_turns": round(100 * steered / turns, 2) if turns else None,
         "by_kind": dict(sorted(kinds.items())),
-        "per_chat": [{"chat": o.chat.id, "name": redact(o.chat.name)[:40], "era": o.chat.era, "turns": o.chat.turns,
+        "per_chat": [{"chat": o.chat.id, "name": " ".join(redact(o.chat.name).split())[:40], "era": o.chat.era, "turns": o.chat.turns,
                       "steered": o.count("steer"), "blocked": o.count("block"), "paused": o.count("pause"),
                       "summarised": sum(a.summarised for a in o.chat.agents),
                       "recorded_steering": sum(a.recorded_steering for a in o.chat.agents)} for o in outcomes],

@@ -390,6 +390,36 @@ def test_a_subordinate_quoting_the_error_is_no_failure_of_the_delegation(tree, t
     assert not [w for w in warnings(result) if "[SUPERVISOR]" in w], warnings(result)
 
 
+def test_a_chain_of_subordinates_handing_the_task_on_is_stopped_at_the_second_relay(tree, tmp_path):  # noqa: F811
+    """A model that delegates whatever it is given: A0 hands the task to A1, A1 hands it on to
+    A2 as it came, and A2 would hand it to A3 (agent0ai/agent-zero issue 72). The second relay is
+    not run: A2 is told, does the task itself, and the answers go back up; no A3 is made."""
+    if not (Path(os.environ["A0ORG_TEST_A0_ROOT"]) / "plugins").is_dir():
+        pytest.skip("v0.9.8's subordinate takes its model from the default settings, which the harness cannot point at the script")
+    install_pack(tree, activate=True)
+    poem = tmp_path / "poem.txt"
+    task = f"Write a short poem about programmers and save it to {poem}."
+
+    def delegation(agent: str, message: str) -> dict:
+        return {"thoughts": [f"{agent}: a subordinate can do this."], "headline": "Delegating", "tool_name": "call_subordinate",
+                "tool_args": {"message": message, "reset": "true"}}
+
+    def answer(agent: str) -> dict:
+        return {"thoughts": [f"{agent}: report."], "headline": "Reporting", "tool_name": "response",
+                "tool_args": {"text": f"{agent}: the poem is in {poem}."}}
+
+    script = [delegation("A0", task), delegation("A1", f"Please do this task: {task}"), delegation("A2", f"{task} Keep it short."),
+              command("Write the poem", f"printf 'Code and coffee\\n' > {poem}"), answer("A2"), answer("A1"), FINAL]
+    result = run_chat(tree, script, tmp_path)
+    assert poem.read_text() == "Code and coffee\n"  # the work was done, by A2
+    headings = log_headings(result)
+    assert "Supervisor: blocked" in headings, headings
+    assert not [h for h in headings if "A3" in h], headings  # no third subordinate was made
+    blocked = next(item["content"] for item in result["log"] if item["heading"] == "Supervisor: blocked")
+    assert blocked.startswith("[SUPERVISOR] Blocked: A1 passed this task down to you as it came"), blocked
+    assert result["script_left"] == 0, result["script_left"]  # each agent answered its superior
+
+
 def test_researching_the_error_through_mcp_tools_is_no_cascade(tree, tmp_path):  # noqa: F811
     """The run fails, the agent searches for the error and fetches a page about it through an MCP
     server's tools (Agent-Zero calls them `docs.search` and `docs.fetch`), and runs it again: the

@@ -128,6 +128,17 @@ def test_what_is_printed_is_redacted(tmp_path):
     assert status == 0 and actions and secret not in out + err and "[REDACTED]" in actions[0]["text"]
 
 
+def test_a_chat_name_on_several_lines_keeps_the_table_one_row_per_chat(tmp_path):
+    """Agent-Zero names chats with the utility model, whose answer may start with blank lines."""
+    chat = json.loads((CHATS / "v1.7/loop/chat.json").read_text())
+    chat["name"] = "\n\nSkill Boss\tWorkflows\n"
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "chat.json").write_text(json.dumps(chat))
+    status, _, out, _ = run(tmp_path / "c", tmp_path / "r")
+    rows = [line for line in out.splitlines() if "Skill Boss" in line]
+    assert status == 0 and len(rows) == 1 and "Skill Boss Workflows" in rows[0], out
+
+
 def test_the_replay_writes_only_to_a_folder_of_its_own(tmp_path):
     organizations = tmp_path / "organizations"
     organizations.mkdir()

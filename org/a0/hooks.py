@@ -12,12 +12,13 @@ from types import ModuleType
 from typing import Any
 
 from org.kernel import dispatcher
-from org.kernel.agent_scope import chat_project, top_agent
+from org.kernel.agent_scope import chat_project, handed_down, top_agent
 from org.kernel.agent_zero import AgentPort, agent_number, read_attr
 from org.kernel.log import logger, warn_once
 from org.kernel.store import OrganizationStore
 from org.kernel.turn_readings import diagnosed_verdict, organization_active, read_turn
 from org.macrocosm import unit
+from org.supervisor.handoff import DELEGATION_TOOL
 from org.supervisor.microcosm import MicrocosmSupervisor
 
 store = OrganizationStore()
@@ -61,7 +62,8 @@ async def tool_execute_before(agent: Any, tool_args: Any = None, tool_name: Any 
         await message_loop_prompts_before(agent)
         tool = tool_name if isinstance(tool_name, str) and tool_name else "unknown"
         # read after the inbox, whose steering may have changed the agent (a pause)
-        supervisor.tool_start(read_turn(agent), AgentPort(agent), tool, tool_args if tool_args is not None else _tool_args(agent))
+        handed = handed_down(agent) if tool == DELEGATION_TOOL else None
+        supervisor.tool_start(read_turn(agent), AgentPort(agent), tool, tool_args if tool_args is not None else _tool_args(agent), handed)
     except Exception as exc:
         _failed("org circuit breaker", exc)
 

@@ -61,6 +61,7 @@ PLACEHOLDERS: dict[str, frozenset[str]] = {
     "heartbeat_stale": frozenset({"silence"}),
     "pause": frozenset({"nudges", "anomaly", "about"}),
     "blocked": frozenset({"action", "times", "outcome", "advice"}),
+    "blocked_handoff": frozenset({"superiors", "task"}),
 }
 ADVICE = "advice."
 #: error types that have advice (``advice.<type>``), quoted as $advice; "none": no error type; "busy": the

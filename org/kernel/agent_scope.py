@@ -21,6 +21,9 @@ from .paths import _a0_root
 
 PROJECT_KEY = "project"
 SUPERIOR_KEY = "_superior"
+#: On an agent's data: what its latest ``call_subordinate`` handed on (``org.supervisor.handoff.record``).
+#: A subordinate runs only inside its superior's call, so the record it reads is of the call that made its task.
+HANDOFF_KEY = "_org_handoff"
 #: Where paths inside the Agent-Zero container start; mapped to the real base folder when it is elsewhere.
 CONTAINER_ROOT = PurePosixPath("/a0")
 _THOUGHTS = re.compile(r'"thoughts"\s*:\s*\[(.*?)\]', re.DOTALL)
@@ -53,6 +56,14 @@ def top_agent(agent: Any) -> Any:
         current = superior
     top = read_attr(read_attr(agent, "context"), "agent0")
     return top if top is not None and agent_number(top) == 0 else None
+
+
+def handed_down(agent: Any) -> dict | None:
+    """The superior's record of the delegation that gave ``agent`` its task (a copy), or None."""
+    data = read_attr(agent, "data")
+    superior_data = read_attr(data.get(SUPERIOR_KEY) if isinstance(data, dict) else None, "data")
+    handoff = superior_data.get(HANDOFF_KEY) if isinstance(superior_data, dict) else None
+    return dict(handoff) if isinstance(handoff, dict) else None
 
 
 def _workdir_setting() -> str | None:
@@ -115,4 +126,4 @@ def last_thoughts(agent: Any) -> list[str]:
         return [s.encode().decode("unicode_escape", "ignore") for s in _STRING.findall(match.group(1))] if match else []
 
 
-__all__ = ["a0_root", "agent_workdir", "chat_project", "last_thoughts", "resolve_in", "top_agent"]
+__all__ = ["a0_root", "agent_workdir", "chat_project", "handed_down", "last_thoughts", "resolve_in", "top_agent"]

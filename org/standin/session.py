@@ -80,9 +80,11 @@ def steering_anomaly(heading: str | None) -> str | None:
 class StandInSession:
     """One agent, one monologue, the pack's hook files loaded as Agent-Zero loads them."""
 
-    def __init__(self, era: str = "D", extension_folders: list[Path] | None = None, ctx_length: int = 32000):
+    def __init__(self, era: str = "D", extension_folders: list[Path] | None = None, ctx_length: int = 32000,
+                 agent: StandInAgent | None = None):
+        """``agent``: the agent to run (a subordinate, ``StandInAgent.subordinate()``), else a new agent 0."""
         self.era = era
-        self.agent = StandInAgent(era=era, ctx_length=ctx_length)
+        self.agent = agent if agent is not None else StandInAgent(era=era, ctx_length=ctx_length)
         self.loop_data = self.agent.loop_data
         folders = extension_folders or [extensions_dir()]
         self.points = {point: load_point(folders, point, era) for point in HOOK_POINTS}

@@ -19,6 +19,7 @@ from typing import Any, Callable
 from org.contracts import Finding, RoleProfile
 from org.contracts.common import PACE_LEVELS
 from org.kernel import salute
+from org.kernel.agent_scope import HANDOFF_KEY
 from org.kernel.agent_zero import AgentPort
 from org.kernel.cascade import project_steering
 from org.kernel.dispatcher import PACE_ATTR, ROLE_ATTR
@@ -29,6 +30,7 @@ from org.kernel.outcomes import LEDGER_KEY, ToolLedger, ToolOutcome, canonical_s
 from org.kernel.paths import OrganizationLayout
 from org.kernel.turn_readings import TurnReadings
 
+from . import handoff
 from .breaker import failing_run
 from .escalation import pause_due, pause_finding
 from .events import note, note_progress, write_turn
@@ -291,9 +293,13 @@ class MicrocosmSupervisor:
                  content=f"{text} The supervisor paused this chat; resume it when you have looked, and supervision starts over.",
                  kvps={"anomaly": finding.anomaly})
 
-    def tool_start(self, readings: TurnReadings, port: AgentPort, tool_name: str, tool_args: Any) -> bool:
-        """Before a tool runs: block it when its breaker is open. True when it was blocked."""
+    def tool_start(self, readings: TurnReadings, port: AgentPort, tool_name: str, tool_args: Any, handed_down: Any = None) -> bool:
+        """Before a tool runs: block it when its breaker is open, or when it relays a task down a
+        chain of subordinates none of which began it (``handed_down``: the superior's record of
+        the delegation that gave this agent its task). True when it was blocked."""
         data = port.data
+        if tool_name == handoff.DELEGATION_TOOL:
+            return self._hand_on(readings, port, tool_args, handed_down)
         saved = data.get(STATE_KEY)
         if not isinstance(saved, dict) or not saved.get("breakers"):
             return False  # no open breaker: the common case costs one dict look-up
@@ -320,6 +326,32 @@ class MicrocosmSupervisor:
         data[STATE_KEY] = state.to_dict()
         write_turn(data, readings.chat, readings.project, self._layout_provider)
         return breaker is not None
+
+    def _hand_on(self, readings: TurnReadings, port: AgentPort, tool_args: Any, handed_down: Any) -> bool:
+        """Record what a delegation hands on; block it when it is the second relay in a row (:mod:`.handoff`)."""
+        data = port.data
+        ledger = data.get(LEDGER_KEY)
+        own_work = isinstance(ledger, ToolLedger) and any(o.tool != handoff.DELEGATION_TOOL for o in ledger.outcomes)
+        message = handoff.message_of(tool_args)
+        relays = handoff.relays(readings.number, handed_down, message, own_work)
+        data[HANDOFF_KEY] = handoff.record(message, relays)
+        role = role_profile(readings.role)
+        if relays < handoff.RELAYS_BLOCKED or role is None or not role.doctrine.breaker.enabled:
+            return False
+        if handoff.DELEGATION_TOOL in role.doctrine.loop.exempt_tools:
+            return False
+        state = SupervisorState.from_dict(data.get(STATE_KEY))
+        finding = Finding(anomaly="loop", template="blocked_handoff", turn=state.turn, evidence={
+            "superiors": handoff.relayed_by(readings.number, relays), "task": message or ""})
+        text = self.steering(self._layout_provider(), readings.project).render(finding)
+        if not port.block_tool(text):
+            return False
+        state.nudged("loop")
+        port.log(type="warning", heading=f"{STEERING_HEADING}blocked", content=text)
+        note(data, "block", role.role_id, state.turn, anomaly="loop", template="blocked_handoff")
+        data[STATE_KEY] = state.to_dict()
+        write_turn(data, readings.chat, readings.project, self._layout_provider)
+        return True
 
     def tool_done(self, data: dict, tool_name: str, tool_args: Any, output: str, verdict: Any) -> ToolOutcome:
         """After a tool ran (or was blocked): record its outcome in the chat's state ``data`` and let the breakers see it."""
