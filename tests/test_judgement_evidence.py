@@ -1031,6 +1031,14 @@ def test_commands_sent_to_a_terminal_still_running_an_earlier_one_are_told_why_t
     session.run(sh("echo y | apt-get install default-jdk", A0_BUSY), sh("java -version", A0_BUSY))
     assert len(session.steering()) == 1  # one episode: said once
 
+    # polls of the earlier command that show nothing new come between: still one episode
+    poll = {"tool": "code_execution_tool", "args": {"runtime": "output", "session": 0},
+            "output": "[SYSTEM: Returning control to agent after 90 seconds with no output. Process might be still running.]"}
+    session = make_session()
+    session.run(sh("python generate.py", "Generating post 1\n\n" + A0_DIALOG.format(5)), sh("ls out/", A0_BUSY), poll,
+                sh("tail out/log", A0_BUSY), poll, poll, sh("ps aux", A0_BUSY), sh("wc -l out/*", A0_BUSY), poll, sh("ls", A0_BUSY))
+    assert [(turn, anomaly) for turn, anomaly, _ in session.steering()] == [(7, "loop")]
+
     # the same error, from a terminal still running: churn, when it comes, names no change to make
     from org.contracts import Finding
     from org.supervisor.steering import SteeringBook

@@ -161,18 +161,19 @@ def detect_no_tool(s: Snapshot) -> Finding | None:
     if printed >= limit:
         last = outcomes[-1]
         return Finding(anomaly="loop", template="loop_printing", turn=s.turn, evidence={
-            "pattern": "printing", "times": printed, "action": named(last), "episode": f"no_tool:{last.turn - printed}"})
+            "pattern": "printing", "times": printed, "action": named(last), "episode": f"no_tool:{outcomes[-printed].turn}"})
     refused = _last_in_a_row(outcomes, lambda o: not o.ok and did_not_run(o.error_type, o.error_line))
     if refused >= limit:
         last = outcomes[-1]
         return Finding(anomaly="loop", template="loop_not_run", turn=s.turn, evidence={
             "pattern": "not_run", "times": refused, "action": named(last), "outcome": _outcome(last),
-            "error_type": last.error_type or "", "episode": f"not_run:{last.turn - refused}"})
+            "error_type": last.error_type or "", "episode": f"not_run:{outcomes[-refused].turn}"})
     return None
 
 
 def _last_in_a_row(outcomes: list[ToolOutcome], alike: Callable[[ToolOutcome], bool]) -> int:
-    """How many of the last outcomes, in a row, are alike."""
+    """How many of the last outcomes, in a row, are alike. Their episode is named by the turn of
+    the first of them: polls and exempt tools may come between, so the turns are not a run."""
     return next((i for i, o in enumerate(reversed(outcomes)) if not alike(o)), len(outcomes))
 
 
