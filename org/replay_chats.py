@@ -141,6 +141,7 @@ def summary(outcomes: list[ChatOutcome], skipped: int = 0) -> dict[str, Any]:
         "per_chat": [{"chat": o.chat.id, "name": " ".join(redact(o.chat.name).split())[:40], "era": o.chat.era, "turns": o.chat.turns,
                       "steered": o.count("steer"), "blocked": o.count("block"), "paused": o.count("pause"),
                       "summarised": sum(a.summarised for a in o.chat.agents),
+                      "from_log": any(a.from_log for a in o.chat.agents),
                       "recorded_steering": sum(a.recorded_steering for a in o.chat.agents)} for o in outcomes],
     }
 
@@ -150,7 +151,8 @@ def render_summary(figures: dict[str, Any], folder: Path) -> str:
     for row in figures["per_chat"]:
         notes = []
         if row["summarised"]:
-            notes.append(f"{row['summarised']} summarised message(s) not replayed")
+            read = "the turns were read from the UI log" if row["from_log"] else "not replayed"
+            notes.append(f"{row['summarised']} summarised message(s){'; ' if row['from_log'] else ' '}{read}")
         if row["recorded_steering"]:
             notes.append(f"ran supervised: {row['recorded_steering']} steering in the chat")
         lines.append(f"{row['chat'][:14]:<14} {row['name'][:24]:<24} {row['era']:<3} {row['turns']:>5} {row['steered']:>7} "

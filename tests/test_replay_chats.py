@@ -12,7 +12,7 @@ import pytest
 from conftest import ROOT
 from pack_commands import a0org
 
-from org.a0.saved_chats import ChatError, chat_files, read_chat
+from org.a0.saved_chats import ChatError, chat_files, log_turns, read_chat
 from org.kernel import events
 from org.replay_chats import MARKER, replay_chats
 from org.stats import stats
@@ -40,6 +40,52 @@ def test_saved_chats_of_both_versions_read_as_turns():
     delegate = read_chat(CHATS / "v1.7/delegate/chat.json")
     assert [(a.number, len(a.turns)) for a in delegate.agents] == [(0, 2), (1, 4)]
     assert delegate.agents[0].turns[0].output == "No c (subordinate)."
+
+
+def test_the_ui_log_of_every_recorded_chat_shows_the_turns_of_its_history():
+    """The log Agent-Zero saves with a chat (its last 1000 UI items) reads as the same turns as the
+    history: each reply, its tool and arguments, the tool's answer, the user's messages and the
+    subordinate's task. Only an answer over 15,000 characters is cut in the log."""
+    for path in chat_files(CHATS):
+        chat, logged = read_chat(path), log_turns(json.loads(path.read_text())["log"])
+        for agent in chat.agents:
+            kept = [(t.user, t.tool, t.args) for t in agent.turns]
+            assert [(t.user, t.tool, t.args) for t in logged[agent.number]] == kept, (path, agent.number)
+            for from_history, from_log in zip(agent.turns, logged[agent.number]):
+                output = from_history.output
+                if output is not None and len(output) > 15_000:
+                    assert "Characters hidden >>" in from_log.output and from_log.output[:1000] == output[:1000]
+                else:
+                    assert from_log.output == output, (path, from_history.turn)
+
+
+def summarised(chat: dict, replies: int) -> dict:
+    """The chat as Agent-Zero leaves it once it compressed the first ``replies`` turns of the
+    current topic (the user's message stays): one message holds their summary."""
+    history = json.loads(chat["agents"][0]["history"])
+    messages = history["current"]["messages"]
+    summary = {**messages[1], "ai": False, "content": {"messages_summary": "The agent read the file and failed."}}
+    history["current"]["messages"] = [messages[0], summary, *messages[1 + 2 * replies:]]
+    chat["agents"][0]["history"] = json.dumps(history)
+    return chat
+
+
+@pytest.mark.parametrize("version", ["v1.7", "v0.9.8.2"])
+def test_turns_agent_zero_compressed_out_of_the_history_are_read_from_the_log(tmp_path, version):
+    chat = summarised(json.loads((CHATS / version / "loop/chat.json").read_text()), replies=3)
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "chat.json").write_text(json.dumps(chat))
+    read = read_chat(tmp_path / "c" / "chat.json").agents[0]
+    assert read.from_log and read.summarised == 1 and len(read.turns) == 5
+    assert read.turns[0].user == "Read /nonexistent/file" and read.turns[2].args["code"] == "cat /nonexistent/file"
+    status, actions, out, _ = run(tmp_path / "c", tmp_path / "r")
+    assert status == 0 and [(a["turn"], a["action"]) for a in actions] == [(3, "steer"), (4, "block")], out
+    assert "1 summarised message(s); the turns were read from the UI log" in out
+
+    chat["log"] = {"logs": []}  # a chat saved without its log: what the history holds
+    (tmp_path / "c" / "chat.json").write_text(json.dumps(chat))
+    status, actions, out, _ = run(tmp_path / "c", tmp_path / "r")
+    assert status == 0 and actions == [] and "1 summarised message(s) not replayed" in out
 
 
 def test_a_folder_of_chats_from_both_versions_replays_with_a_summary_and_events(tmp_path):

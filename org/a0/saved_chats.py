@@ -10,11 +10,19 @@ model's replies are the ``ai`` messages (its raw text); the others are the user'
 (``{"user_message": ...}``), tool results (``{"tool_name", "tool_result"}``), warnings
 (``{"system_warning": ...}``) and summaries of messages Agent-Zero compressed away
 (``{"messages_summary": ...}``).
+
+The turns a summary replaced are still in the chat's UI log (``log.logs``, its last 1000 items,
+each content cut to 15,000 characters): an ``agent`` item is a reply (``kvps``: its
+``tool_name`` and ``tool_args``), the next tool item of the same agent (``agentno``) is what the
+tool answered, a ``user`` item is the user's message to agent 0 and a ``subagent`` item of agent N
+is the message that starts agent N+1's task. An agent whose history lost turns to summaries is
+read from the log when the log holds more of its turns.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -28,6 +36,10 @@ CHAT_FILE = "chat.json"
 #: Where a tree keeps them: v0.9.8 and newer, then v0.8.1 to v0.9.7.
 CHAT_FOLDERS = ("usr/chats", "tmp/chats")
 SUPERVISOR_MARK = "[SUPERVISOR]"
+#: log items that hold what a tool answered (a tool of its own kind, or ``tool`` for the others)
+LOG_TOOL_ITEMS = frozenset({"code_exe", "tool", "response", "subagent", "browser", "mcp", "error"})
+#: what the terminal's log item shows before the output: the runtime and the command
+_TERMINAL_PREFIX = re.compile(r"^(?:bash>|PS>|python> |nodejs> |node> )[^\n]*\n\n")
 
 
 class ChatError(Exception):
@@ -44,6 +56,8 @@ class AgentTurns:
     summarised: int = 0
     #: supervisor warnings already in the history (the chat ran with the pack)
     recorded_steering: int = 0
+    #: the turns were read from the UI log (the history had lost some to summaries)
+    from_log: bool = False
 
 
 @dataclass
@@ -91,6 +105,7 @@ def read_chat(path: Path) -> SavedChat:
     if not isinstance(data, dict) or not isinstance(data.get("agents"), list):
         raise ChatError("agents: missing; not an Agent-Zero saved chat")
     agents, ids = [], False
+    logged: dict[int, list[TraceTurn]] | None = None
     for index, agent in enumerate(data["agents"]):
         where = f"agents[{index}]"
         if not isinstance(agent, dict):
@@ -98,7 +113,12 @@ def read_chat(path: Path) -> SavedChat:
         messages, has_ids = history_messages(agent.get("history"), where)
         ids = ids or has_ids
         number = agent.get("number") if isinstance(agent.get("number"), int) else index
-        agents.append(turns_of(messages, number))
+        turns = turns_of(messages, number)
+        if turns.summarised:
+            logged = log_turns(data.get("log")) if logged is None else logged
+            if len(logged.get(number, ())) > len(turns.turns):
+                turns.turns, turns.from_log = logged[number], True
+        agents.append(turns)
     project = (data.get("data") or {}).get("project") if isinstance(data.get("data"), dict) else None
     fallback = path.parent.name if path.name == CHAT_FILE else path.stem  # <id>/chat.json, or v0.8.0's <id>.json
     return SavedChat(path=path, id=str(data.get("id") or fallback)[:200], name=str(data.get("name") or ""),
@@ -191,3 +211,36 @@ def turns_of(messages: list[dict[str, Any]], number: int) -> AgentTurns:
         elif isinstance(content, str) and not started:
             started, pending_user = True, content  # a user message saved as plain text
     return agent
+
+
+def log_turns(log: Any) -> dict[int, list[TraceTurn]]:
+    """Each agent's turns as the chat's UI log shows them (see the module's docstring)."""
+    items = log.get("logs") if isinstance(log, dict) else log
+    turns: dict[int, list[TraceTurn]] = {}
+    task: dict[int, str] = {}  # agent -> the message that starts its next task
+    waiting: dict[int, TraceTurn] = {}  # agent -> its latest turn, until its tool's item comes
+    for item in items if isinstance(items, list) else ():
+        if not isinstance(item, dict):
+            continue
+        kind, agent = item.get("type"), item.get("agentno")
+        agent = agent if isinstance(agent, int) else 0
+        content = item.get("content") if isinstance(item.get("content"), str) else ""
+        kvps = item.get("kvps") if isinstance(item.get("kvps"), dict) else {}
+        if kind == "user":
+            task[0] = content
+        elif kind == "agent" and (kvps or content.strip()):  # no content, no kvps: a model call that failed
+            tool = kvps.get("tool_name")
+            args = kvps.get("tool_args")
+            mine = turns.setdefault(agent, [])
+            turn = TraceTurn(turn=len(mine) + 1, user=task.pop(agent, None), tool=str(tool) if tool else None,
+                             args=args if isinstance(args, dict) else {} if tool else None,
+                             response=content.strip() or json.dumps(kvps, ensure_ascii=False, sort_keys=True, default=str))
+            mine.append(turn)
+            waiting[agent] = turn
+        elif kind in LOG_TOOL_ITEMS:
+            if kind == "subagent" and isinstance(kvps.get("message"), str):
+                task[agent + 1] = kvps["message"]
+            turn = waiting.pop(agent, None)
+            if turn is not None and turn.tool and kind != "response":  # the answer is no tool result in the history either
+                turn.output = _TERMINAL_PREFIX.sub("", content, count=1) if kind == "code_exe" else content
+    return turns

@@ -363,10 +363,10 @@ def main():
         override = configure(layout, root, port, args)
         if layout == "v1":
             from helpers import history as hist
-            from helpers import runtime
+            from helpers import message_queue, runtime
         else:
             from python.helpers import history as hist
-            from python.helpers import runtime
+            from python.helpers import message_queue, runtime
         runtime.args["dockerized"] = "true"  # no RFC/SSH to a dev container
         import initialize
         from agent import AgentContext, UserMessage
@@ -382,6 +382,7 @@ def main():
         if args.project:  # first: a project folder that exists already would be created under another name
             enter_project(context, args.project)
         apply_plugin_switches(args.plugin_switch)
+        message_queue.log_user_message(context, args.message, [])  # as the UI's message API does before it
         task = context.communicate(UserMessage(message=args.message, attachments=[]))
         if args.stop_when_paused:
             deadline = time.monotonic() + args.timeout
@@ -395,6 +396,7 @@ def main():
             out["result"] = task.result_sync(args.timeout)
         out["results"] = [out["result"]]
         for message in args.then:
+            message_queue.log_user_message(context, message, [])
             task = context.communicate(UserMessage(message=message, attachments=[]))
             out["results"].append(task.result_sync(args.timeout))
         out["paused"] = bool(context.paused)

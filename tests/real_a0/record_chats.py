@@ -5,8 +5,9 @@
 
 Runs each scenario below as one chat (tests/real_a0/harness.py, without the pack), and keeps
 the chat file Agent-Zero saved (``usr/chats/<id>/chat.json``) as ``DIR/<scenario>/chat.json``.
-What replay does not read is stripped to keep the files small: the log shown in the UI and
-the text of the last prompt (``ctx_window.text``; its token count stays). ``delegate`` is
+What replay does not read is stripped to keep the files small: the text of the last prompt
+(``ctx_window.text``; its token count stays). The log shown in the UI is kept: replay reads the
+turns Agent-Zero compressed out of a history from it. ``delegate`` is
 recorded on v1.x only: v0.9.8.x gives the subordinate the default model settings rather than the
 harness's, so its subordinate never reaches the scripted model.
 """
@@ -57,7 +58,6 @@ SCENARIOS: dict[str, tuple[str, list[str], list[dict]]] = {
 
 
 def strip(chat: dict) -> dict:
-    chat["log"] = {**chat.get("log", {}), "logs": []}
     for agent in chat.get("agents", []):
         window = (agent.get("data") or {}).get("ctx_window")
         if isinstance(window, dict):
