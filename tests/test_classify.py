@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from org.kernel.classify import action_kind, classify_output, classify_report, error_signature, run_text, short_command
+from org.kernel.classify import action_kind, carries_program, classify_output, classify_report, error_signature, run_text, short_command
 
 PYTEST_PASS = """============================= test session starts ==============================
 platform linux -- Python 3.11.7, pytest-8.1.1, pluggy-1.4.0
@@ -243,3 +243,15 @@ def test_a_file_tool_s_call_runs_no_command_and_is_named_by_the_tool_and_its_fil
 ])
 def test_a_reporting_tool_fails_only_when_it_says_so_itself(output, failed):
     assert classify_report(output).failed is failed
+
+
+@pytest.mark.parametrize(("args", "carries"), [
+    ({"runtime": "python", "code": "import json\nprint(json.load(open('a.json')))"}, True),
+    ({"runtime": "terminal", "code": "cd /repo && python3 << 'EOF'\nimport json\nEOF"}, True),
+    ({"runtime": "terminal", "code": "python -c \"import sys; print(sys.path)\""}, True),
+    ({"runtime": "terminal", "code": "python scrape.py"}, False),
+    ({"runtime": "terminal", "code": "sed -i 's/a/b/' app.py && python app.py"}, False),
+    ({"path": "/repo/app.py"}, False),
+])
+def test_a_call_carries_its_program_when_its_code_is_what_runs(args, carries):
+    assert carries_program(args) is carries

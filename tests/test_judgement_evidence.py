@@ -655,6 +655,36 @@ def test_pace_steering_says_what_brought_the_level(make_session):
     assert "has failed (the last 5 calls failed); switch" in pace, pace
 
 
+def program(code: str, output: str) -> dict:
+    """Agent-Zero's `runtime: python`: the call's code is the program."""
+    return {"tool": "code_execution_tool", "args": {"runtime": "python", "code": code}, "output": output}
+
+
+BUGS = ["SyntaxError: f-string: expecting '}'", "IndentationError: expected an indented block after 'for' statement on line 9",
+        "KeyError: 'odds'", "TypeError: 'set' object is not subscriptable", "AttributeError: 'list' object has no attribute 'get'"]
+
+
+def test_a_program_being_debugged_bug_after_bug_is_not_told_to_change_approach(make_session):
+    """A scraper written anew in each call fails each time with another bug: each fix went in and
+    uncovered the next one. PACE rises to contingent from the failures in a row, but "change the
+    design or the library" is wrong there (real Agent-Zero chats: two such steerings were false)."""
+    quiet = {"breaker": {"enabled": False}, "escalation": {"pause": False}}
+    session = make_session(doctrine=quiet)
+    results = session.run(*[program(f"import requests\n# version {n}\nscrape()", traceback(bug)) for n, bug in enumerate(BUGS)])
+    assert results[-1].pace == "contingent" and [a for _, a, _ in session.steering()] == []
+
+    # the same five bugs from a script run again and again with nothing changed: no debugging
+    session = make_session(doctrine=quiet)
+    session.run(*[sh(f"python scrape.py --try {n}", traceback(bug)) for n, bug in enumerate(BUGS)])
+    assert [a for _, a, _ in session.steering()] == ["pace"]
+
+    # a bug that comes back is no new bug uncovered; a module not installed is no bug of the program
+    for bugs in ([*BUGS[:4], BUGS[0]], [*BUGS[:4], "ModuleNotFoundError: No module named 'websocket'"]):
+        session = make_session(doctrine=quiet)
+        session.run(*[program(f"import requests\n# version {n}\nscrape()", traceback(bug)) for n, bug in enumerate(bugs)])
+        assert "pace" in [a for _, a, _ in session.steering()], bugs
+
+
 def test_a_cause_outside_the_code_gets_its_advice_not_a_new_method_or_a_look_at_the_changes(make_session):
     """PACE contingent and the reruns send the agent to its changes or to a new method; for
     reasoning sent as the command (doubao), a program that is not installed or a package the

@@ -767,6 +767,16 @@ def _program_edits(args: Any, command: str) -> bool:
     return (_runs_program(args) or _FED_TO_PROGRAM.match(first) is not None) and _WRITES_FILE.search(command) is not None
 
 
+def carries_program(args: Any) -> bool:
+    """The call's code is the program it runs, written anew in the call: Agent-Zero's `runtime:
+    python` or `nodejs`, a heredoc fed to an interpreter, `python -c "…"`."""
+    command = command_of(args)
+    if command is None:
+        return False
+    text = _without_cd(command)
+    return _runs_program(args) or _FED_TO_PROGRAM.match(text.partition("\n")[0]) is not None or _INLINE_PROGRAM.search(text) is not None
+
+
 def action_kind(tool: str, args: Any) -> ActionKind:
     """Whether a call looks (``inspect``), changes files (``edit``) or runs something (``run``)."""
     if tool in INSPECT_TOOLS:

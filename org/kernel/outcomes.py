@@ -28,6 +28,7 @@ from .classify import (
     NEW_TEXT_KEYS,
     OK,
     action_kind,
+    carries_program,
     classify_output,
     classify_report,
     command_of,
@@ -158,6 +159,7 @@ class ToolOutcome:
     waits: bool = False  # it polled a process already running (waits_on_process): never a loop
     prints: bool = False  # it only printed text the agent wrote (a farewell `echo`, prints_only): a reply sent as a command
     empty: bool = False  # a look that showed nothing: no text, or a search's notice that nothing matched (shows_nothing)
+    program: bool = False  # its code is the program it runs, written in the call (classify.carries_program)
 
     @property
     def worked(self) -> bool:
@@ -268,13 +270,14 @@ class ToolLedger:
     def record(self, tool: str, ok: bool, error_type: str | None, signature: str, out_hash: str, message: str,
                kind: str = "run", error_line: str | None = None, command: str | None = None, *,
                identity: str | None = None, shape: str = "", said: bool = False, leaves_code: bool = False,
-               waits: bool = False, prints: bool = False) -> ToolOutcome:
+               waits: bool = False, prints: bool = False, program: bool = False) -> ToolOutcome:
         """Record one outcome. ``identity`` is the text naming the error (:attr:`.classify.Verdict.identity`);
         without it the error has no signature. ``leaves_code``: the edit changes none of the code
         under work (a script of the agent's own, a checkout): the baseline goes on. ``waits``: the
         call polled a process already running; what the process printed anew is progress, and a
         turn spent waiting on it counts toward no stall (the time is the process's). ``prints``:
-        the call only printed the agent's own text (a reply sent as a command)."""
+        the call only printed the agent's own text (a reply sent as a command). ``program``: the
+        call's code is the program it ran."""
         self.recorded = True
         self.last_tool_turn = self.turn
         error = error_signature(identity)
@@ -287,7 +290,7 @@ class ToolLedger:
         baseline = self._baseline(ok, "run" if leaves_code else kind, None if ok else error)
         outcome = ToolOutcome(self.turn, tool, ok, error_type, signature, out_hash, preview(message), progress,
                               kind, error_line, error, command, shape or signature, baseline, waits=waits, prints=prints,
-                              empty=ok and kind == "inspect" and not shown)
+                              empty=ok and kind == "inspect" and not shown, program=program)
         self.outcomes.append(outcome)
         return outcome
 
@@ -442,7 +445,8 @@ def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: boo
     return ledger.record(tool, ok, error_type, signature, out_hash, output or "", kind, error_line, short_command(args, tool),
                          identity=identity, shape=call_shape(tool, args, kind, signature, error_line),
                          said=said, leaves_code=kind == "edit" and leaves_code(args), waits=waits,
-                         prints=ok and said and prints_only(args))  # a call that prints is one that says
+                         prints=ok and said and prints_only(args),  # a call that prints is one that says
+                         program=carries_program(args))
 
 
 def record_blocked(data: dict, tool: str, args: Any, blocked: Any) -> ToolOutcome:
