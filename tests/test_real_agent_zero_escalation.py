@@ -420,6 +420,24 @@ def test_a_chain_of_subordinates_handing_the_task_on_is_stopped_at_the_second_re
     assert result["script_left"] == 0, result["script_left"]  # each agent answered its superior
 
 
+def test_a_program_debugged_bug_after_bug_is_not_told_to_change_approach(tree, tmp_path):  # noqa: F811
+    """Five programs run with `runtime: python`, each failing with another bug (as a model writing
+    a scraper anew in each call does): PACE rises from the failures in a row, but each fix went in
+    and uncovered the next bug, so no "change the design" is said."""
+    install_pack(tree, activate=True)
+    bugs = ['print(f"{1")', "for i in range(3):\nprint(i)", "print({}['odds'])", "print({1}[0])", "print([].get('a'))"]
+
+    def version(n: int, code: str) -> dict:
+        return {"thoughts": [f"Version {n} of the scraper."], "headline": f"Version {n}", "tool_name": "code_execution_tool",
+                "tool_args": {"runtime": "python", "session": 0, "reset": False, "code": f"# version {n}\n{code}"}}
+
+    result = run_chat(tree, [*[version(n, code) for n, code in enumerate(bugs, start=1)], FINAL], tmp_path)
+    errors = ("SyntaxError", "IndentationError", "KeyError", "TypeError", "AttributeError")
+    outputs = [m["content"] for m in result["history"] if '"tool_result"' in m["content"]]
+    assert all(any(e in o for o in outputs) for e in errors), outputs  # each version really failed with its own bug
+    assert not [w for w in warnings(result) if "PACE" in w], warnings(result)
+
+
 def test_researching_the_error_through_mcp_tools_is_no_cascade(tree, tmp_path):  # noqa: F811
     """The run fails, the agent searches for the error and fetches a page about it through an MCP
     server's tools (Agent-Zero calls them `docs.search` and `docs.fetch`), and runs it again: the
