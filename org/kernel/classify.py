@@ -733,6 +733,8 @@ _EDITOR_NAMES = re.compile(r"(?:^|[_.:-])(?:text_?)?editor$", re.IGNORECASE)
 _PROGRAM_RUNTIMES = frozenset({"python", "nodejs"})
 #: A program given in the command line (`python -c "…"`, `node -e '…'`): its `>` is no redirect.
 _INLINE_PROGRAM = re.compile(r"(\b(?:python3?|node|ruby|perl)(?:\s+-\w+)*?\s+-[ce]\s+)([\"'])(?:\\.|(?!\2)[^\\])*\2")
+#: The start of `python -c "…"`, `node -e '…'`: the program follows in the command.
+_PROGRAM_INLINE = re.compile(r"(?:python3?|node|ruby|perl)(?:\s+-\w+)*?\s+-[ce]\s")
 #: A heredoc fed to an interpreter: its body is a program. (A one-line `python -c` that writes a
 #: file mostly writes the task's output, not its code: it stays a run.)
 _FED_TO_PROGRAM = re.compile(r"^(?:python3?|node|ruby|perl)\b[^<\n]*<<")
@@ -773,8 +775,10 @@ def carries_program(args: Any) -> bool:
     command = command_of(args)
     if command is None:
         return False
-    text = _without_cd(command)
-    return _runs_program(args) or _FED_TO_PROGRAM.match(text.partition("\n")[0]) is not None or _INLINE_PROGRAM.search(text) is not None
+    if _runs_program(args):
+        return True
+    first = _without_cd(command[:500]).partition("\n")[0]  # the interpreter is named at the start
+    return _FED_TO_PROGRAM.match(first) is not None or _PROGRAM_INLINE.match(first) is not None
 
 
 def action_kind(tool: str, args: Any) -> ActionKind:
