@@ -228,6 +228,13 @@ def test_pace_fires_at_contingent_and_emergency(level, expected):
     assert (finding.severity if finding else None) == expected
 
 
+def test_pace_contingent_is_not_said_on_a_turn_agent_zero_warned_about_a_message_sent_again():
+    """Agent-Zero's own warning already tells the model to do something else (a real chat got
+    "change approach" on that very turn, one turn after a churn steering); "stop" still goes in."""
+    assert detect_pace(snap(pace_level="contingent", native_repeat_warning=True)) is None
+    assert detect_pace(snap(pace_level="emergency", native_repeat_warning=True)).severity == "emergency"
+
+
 def test_pace_finding_carries_the_role_description_and_emergency_is_cooldown_exempt():
     contingent = detect_pace(snap(pace_level="contingent"))
     emergency = detect_pace(snap(pace_level="emergency"))

@@ -375,11 +375,14 @@ def detect_pace(s: Snapshot) -> Finding | None:
     """The PACE level the dispatcher set; said only while the task is not visibly moving: not
     emergency while there was progress within the last turns or an edit just applied ("stop,
     this is unrecoverable" is wrong while a working fix goes in), and not contingent ("change
-    approach") while each failure is another bug of the program being debugged."""
+    approach") while each failure is another bug of the program being debugged, nor on a turn
+    Agent-Zero itself warned about a message sent again."""
     if s.pace_level not in ("contingent", "emergency"):
         return None
     if _moving(s) and (s.pace_level == "emergency" or _debugging(s)):
         return None
+    if s.pace_level == "contingent" and s.native_repeat_warning:
+        return None  # Agent-Zero just told it to do something else: "change approach" would say it twice
     description = getattr(s.pace_plan, s.pace_level).description if s.pace_plan else ""
     # one episode per level for as long as the task does not move
     since = s.turn - s.turns_since_progress if s.turns_since_progress is not None else None
