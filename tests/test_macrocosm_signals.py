@@ -126,7 +126,8 @@ def test_every_field_of_a_live_outcome_is_carried_in_the_report():
     from org.contracts.salute import OutcomeSignal
 
     live = ToolOutcome(7, "code_execution_tool", False, "execution", "s", "h", "", novel=True, kind="edit", error_line="E: x",
-                       error_signature="e", command="python a.py", shape="sh", baseline=True, blocked=True, waits=True, prints=True)
+                       error_signature="e", command="python a.py", shape="sh", baseline=True, blocked=True, waits=True, prints=True,
+                       empty=True, program=True)
     carried = {f.name for f in fields(ToolOutcome)} - {"message_preview"}  # no tool output leaves the unit
     assert carried <= set(OutcomeSignal.model_fields)
     [reported] = signals_from_snapshot(Snapshot(turn=8, role_id=ROLE.role_id, doctrine=ROLE.doctrine, outcomes=(live,))).outcomes

@@ -92,6 +92,7 @@ class OutcomeSignal(Contract):
     waits: bool = Field(False, description="The call polled a process already running (Agent-Zero's `runtime: output`): never a loop.")
     prints: bool = Field(False, description="The call only printed text the agent wrote (a farewell `echo`): a reply sent as a command.")
     empty: bool = Field(False, description="A look that showed nothing: no text, or a search's notice that nothing matched.")
+    program: bool = Field(False, description="The call's code is the program it ran, written in the call (Agent-Zero's `runtime: python`, a heredoc).")
 
     @property
     def result(self) -> str:
