@@ -1061,6 +1061,12 @@ def test_commands_sent_to_a_terminal_still_running_an_earlier_one_are_told_why_t
     session.run(sh("echo y | apt-get install default-jdk", A0_BUSY), sh("java -version", A0_BUSY))
     assert len(session.steering()) == 1  # one episode: said once
 
+    # after an edit (so no error is the baseline), commands into the busy terminal: one steering, not a churn beside it
+    session = make_session()
+    session.run(sh("sed -i 's/8000/8080/' server.py", ""), sh("python server.py", "Serving on 8080\n\n" + A0_DIALOG.format(5)),
+                sh("curl localhost:8080", A0_BUSY), sh("ps aux | grep server", A0_BUSY), sh("tail server.log", A0_BUSY))
+    assert [(turn, anomaly) for turn, anomaly, _ in session.steering()] == [(5, "loop")]
+
     # polls of the earlier command that show nothing new come between: still one episode
     poll = {"tool": "code_execution_tool", "args": {"runtime": "output", "session": 0},
             "output": "[SYSTEM: Returning control to agent after 90 seconds with no output. Process might be still running.]"}

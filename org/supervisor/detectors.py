@@ -162,13 +162,18 @@ def detect_no_tool(s: Snapshot) -> Finding | None:
         last = outcomes[-1]
         return Finding(anomaly="loop", template="loop_printing", turn=s.turn, evidence={
             "pattern": "printing", "times": printed, "action": named(last), "episode": f"no_tool:{outcomes[-printed].turn}"})
-    refused = _last_in_a_row(outcomes, lambda o: not o.ok and did_not_run(o.error_type, o.error_line))
+    refused = _not_run_in_a_row(outcomes)
     if refused >= limit:
         last = outcomes[-1]
         return Finding(anomaly="loop", template="loop_not_run", turn=s.turn, evidence={
             "pattern": "not_run", "times": refused, "action": named(last), "outcome": _outcome(last),
             "error_type": last.error_type or "", "episode": f"not_run:{outcomes[-refused].turn}"})
     return None
+
+
+def _not_run_in_a_row(outcomes: list[ToolOutcome]) -> int:
+    """How many of the last calls, in a row, ran nothing (classify.did_not_run)."""
+    return _last_in_a_row(outcomes, lambda o: not o.ok and did_not_run(o.error_type, o.error_line))
 
 
 def _last_in_a_row(outcomes: list[ToolOutcome], alike: Callable[[ToolOutcome], bool]) -> int:
@@ -184,11 +189,14 @@ def detect_churn(s: Snapshot) -> Finding | None:
     runs). An error that was there before the agent's first change to the code is not one its
     changes caused: it churns only when installs or builds that worked keep leaving it. An
     edit the editor refused changed nothing (its retries are the loop detector's), and a call
-    the breaker blocked did not run: no error came back."""
+    the breaker blocked did not run: no error came back. Calls in a row that ran nothing (a
+    terminal still busy) are the no-tool loop's to say, once."""
     outcomes = _watched(s)
     last = outcomes[-1] if outcomes else None
     if last is None or last.ok or last.blocked or last.error_signature is None or edit_refused(last.error_line):
         return None  # only failures named by their own line churn; failing tests reported by a working run and refused edits do not
+    if _not_run_in_a_row(outcomes) >= s.doctrine.loop.no_tool_threshold:
+        return None
     same = [i for i, o in enumerate(outcomes) if not o.ok and not o.blocked and o.error_signature == last.error_signature]
     if last.baseline:
         # there before the agent changed any code: its edits did not cause it, but installs and

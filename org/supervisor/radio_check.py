@@ -309,9 +309,12 @@ def ignored(snapshot: Snapshot, result: RadioCheckResult, state: SupervisorState
         return None, 0  # nothing done, or the task just moved
     if snapshot.native_repeat_warning:
         # Agent-Zero warned that the model sent the same message again (and ran no tool): its
-        # warning is the steering, the same message after it the proof that it went unheard
+        # warning is the steering, the same message after it the proof that it went unheard. It
+        # runs nothing, so it needs the proof a call that works needs: on real chats models sent
+        # it 3 to 5 times in a row and went on by themselves, and Agent-Zero after v1.7 itself
+        # stops the monologue at its fifth warning
         warned = state.ignored_times[SAME_MESSAGE] = state.ignored_times.get(SAME_MESSAGE, 0) + 1
-        if escalation.pause and warned > escalation.pause_after_ignored:
+        if escalation.pause and warned > escalation.pause_after_ignored_working:
             return _unheard(snapshot, "the message you keep sending unchanged", SAME_MESSAGE), warned - 1
         return None, 0
     for finding in result.findings:
