@@ -62,3 +62,21 @@ def test_openhands_empty_command_and_claude_code_bash_output_are_polls_too(make_
     session.run(*[{"tool": "execute_bash", "args": {"command": "", "is_input": "true"}, "output": still}] * 6,
                 *[{"tool": "BashOutput", "args": {"bash_id": "0b5701"}, "output": "<status>running</status>"}] * 6)
     assert actions(session) == []
+
+
+def test_looking_back_to_back_at_a_log_that_moves_by_itself_is_told_to_wait_between_looks(make_session):
+    """A job writes its log while the agent looks at it with the same command: the look showed other
+    lines before, with no change of the agent's between, so the same line three times in a row is
+    the job's pace, not a result to act on (real Agent-Zero chats: `tail -1 gchat-debug.log`)."""
+    session = make_session()
+    look = "tail -1 /a0/usr/workdir/job.log"
+    session.run(sh(look, "[Summarizing 11/61] #alerts"), sh(look, "[Summarizing 12/61] #team"), *[sh(look, "[Summarizing 13/61] #ads")] * 3)
+    [(turn, anomaly, text)] = session.steering()
+    assert (turn, anomaly) == (5, "loop") and f"you ran `{look}` 3 times in a row" in text
+    assert "Wait before looking again" in text and "You have that result already" not in text
+
+    # the same look showing something else only after the agent's own edit: a result to act on
+    session = make_session()
+    session.run(sh("cat config.yml", "port: 80"), sh("sed -i 's/80/8080/' config.yml"), *[sh("cat config.yml", "port: 8080")] * 3)
+    [(turn, anomaly, text)] = session.steering()
+    assert (turn, anomaly) == (5, "loop") and "You have that result already" in text

@@ -343,6 +343,24 @@ def test_a_model_checking_on_a_build_with_agent_zero_s_wait_tool_between_is_neve
     assert "Supervisor: blocked" not in log_headings(result)
 
 
+def test_looking_back_to_back_at_a_log_a_job_writes_is_told_to_wait_between_looks(tree, tmp_path):  # noqa: F811
+    """A job started in the background writes its log; the model looks at it with the same command,
+    once before the job's next line and then back to back after it: the look changed by itself
+    before, so the same line three times in a row is told to wait between looks."""
+    install_pack(tree, activate=True)
+    log = tmp_path / "job.log"
+    start = command("Start the job", f"(echo 'step 1' >> {log}; sleep 4; echo 'step 2' >> {log}) > /dev/null 2>&1 &")
+    look = command("Check the job", f"tail -1 {log}")
+    pause = {"thoughts": ["Give the job time."], "headline": "Waiting", "tool_name": "wait", "tool_args": {"seconds": 7}}
+    script = [start, {**look, "thoughts": ["First look."]}, pause,
+              *[{**look, "thoughts": [f"Look {n}."]} for n in (2, 3, 4)], FINAL]
+    result = run_chat(tree, script, tmp_path)
+    shown = [m["content"] for m in result["history"] if '"tool_result"' in m["content"] and "step " in m["content"]]
+    assert any("step 1" in s for s in shown) and sum("step 2" in s for s in shown) == 3, shown  # the job really moved, once
+    steering = [w for w in warnings(result) if "[SUPERVISOR]" in w]
+    assert len(steering) == 1 and "Wait before looking again" in steering[0], steering
+
+
 def test_a_model_reading_a_file_between_patches_with_the_text_editor_is_left_alone(tree, tmp_path):  # noqa: F811
     """Agent-Zero v1.x's own `text_editor`: `text_editor:read` and `:patch` reach the hooks as
     `text_editor`; reading the same file after each patch of another is a look, and the words

@@ -35,6 +35,7 @@ PLACEHOLDERS: dict[str, frozenset[str]] = {
     "stall": frozenset({"turns", "limit", "doing", "repeated"}),
     "loop_repeat": frozenset({"tool", "action", "times", "outcome", "advice"}),
     "loop_same_result": frozenset({"action", "times"}),
+    "loop_same_look": frozenset({"action", "times"}),
     "loop_same_edit": frozenset({"action", "times"}),
     "loop_reapplied": frozenset({"action", "times"}),
     "loop_oscillation": frozenset({"tool_a", "tool_b", "cycles"}),

@@ -73,9 +73,29 @@ def _outcome(o: ToolOutcome) -> str:
     return o.error_line or ("the same error" if not o.ok else "the same output, no error")
 
 
+def _changed_by_itself(outcomes: list[ToolOutcome], last: ToolOutcome) -> bool:
+    """The call showed other output before, with no edit of the agent's between: what it looks at
+    (a log, a process, a folder a job writes to) moves on its own time."""
+    seen = None
+    for o in outcomes:
+        if o.kind == "edit":
+            seen = None  # a change of the agent's own explains what the look shows next
+        elif o.signature == last.signature:
+            if seen is not None and o.output_hash != seen:
+                return True
+            seen = o.output_hash
+    return False
+
+
 def _loop(s: Snapshot, last: ToolOutcome, times: int, pattern: str, episode: str) -> Finding:
-    # nothing to fix when it worked: the advice is to use what it gave, or that the edit is in
-    template = ("loop_same_edit" if last.kind == "edit" else "loop_same_result") if last.worked else "loop_repeat"
+    # nothing to fix when it worked: the advice is to use what it gave, or that the edit is in,
+    # or, for a look at something that moves by itself, to wait between looks
+    if not last.worked:
+        template = "loop_repeat"
+    elif last.kind == "edit":
+        template = "loop_same_edit"
+    else:
+        template = "loop_same_look" if _changed_by_itself(s.outcomes, last) else "loop_same_result"
     return Finding(anomaly="loop", template=template, turn=s.turn, evidence={
         "pattern": pattern, "tool": last.tool, "action": named(last), "times": times, "outcome": _outcome(last),
         "error_type": last.error_type or "", "episode": episode, "subject": last.signature})
