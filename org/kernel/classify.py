@@ -731,10 +731,11 @@ _EDITOR_NAMES = re.compile(r"(?:^|[_.:-])(?:text_?)?editor$", re.IGNORECASE)
 
 #: Agent-Zero's code runtimes that run the code as a program, not as shell.
 _PROGRAM_RUNTIMES = frozenset({"python", "nodejs"})
-#: A program given in the command line (`python -c "…"`, `node -e '…'`): its `>` is no redirect.
-_INLINE_PROGRAM = re.compile(r"(\b(?:python3?|node|ruby|perl)(?:\s+-\w+)*?\s+-[ce]\s+)([\"'])(?:\\.|(?!\2)[^\\])*\2")
-#: The start of `python -c "…"`, `node -e '…'`: the program follows in the command.
-_PROGRAM_INLINE = re.compile(r"(?:python3?|node|ruby|perl)(?:\s+-\w+)*?\s+-[ce]\s")
+#: The start of a program given in the command line (`python -c "…"`, `node -e '…'`)
+_INLINE_START = r"\b(?:python3?|node|ruby|perl)(?:\s+-\w+)*?\s+-[ce]\s+"
+#: A program given in the command line, its quoted body included: its `>` is no redirect.
+_INLINE_PROGRAM = re.compile(rf"({_INLINE_START})([\"'])(?:\\.|(?!\2)[^\\])*\2")
+_STARTS_INLINE_PROGRAM = re.compile(_INLINE_START)
 #: A heredoc fed to an interpreter: its body is a program. (A one-line `python -c` that writes a
 #: file mostly writes the task's output, not its code: it stays a run.)
 _FED_TO_PROGRAM = re.compile(r"^(?:python3?|node|ruby|perl)\b[^<\n]*<<")
@@ -778,7 +779,7 @@ def carries_program(args: Any) -> bool:
     if _runs_program(args):
         return True
     first = _without_cd(command[:500]).partition("\n")[0]  # the interpreter is named at the start
-    return _FED_TO_PROGRAM.match(first) is not None or _PROGRAM_INLINE.match(first) is not None
+    return _FED_TO_PROGRAM.match(first) is not None or _STARTS_INLINE_PROGRAM.match(first) is not None
 
 
 def action_kind(tool: str, args: Any) -> ActionKind:

@@ -298,8 +298,8 @@ class MicrocosmSupervisor:
         chain of subordinates none of which began it (``handed_down``: the superior's record of
         the delegation that gave this agent its task). True when it was blocked."""
         data = port.data
-        if tool_name == handoff.DELEGATION_TOOL:
-            return self._hand_on(readings, port, tool_args, handed_down)
+        if tool_name == handoff.DELEGATION_TOOL and self._hand_on(readings, port, tool_args, handed_down):
+            return True
         saved = data.get(STATE_KEY)
         if not isinstance(saved, dict) or not saved.get("breakers"):
             return False  # no open breaker: the common case costs one dict look-up
