@@ -1057,7 +1057,7 @@ def test_commands_sent_to_a_terminal_still_running_an_earlier_one_are_told_why_t
     assert (turn, anomaly) == (4, "loop")
     assert text.startswith("[SUPERVISOR] Loop: your last 3 calls ran nothing ([SYSTEM: Terminal session 0 might be still running); ")
     assert text.endswith("; that terminal is still running an earlier command, so nothing sent to it runs: wait for that "
-                         "command's output, answer its question if it asks one, or reset the session or use another one.")
+                         "command's output, answer its question if it asks one, or use another session (resetting this one ends what runs in it).")
     session.run(sh("echo y | apt-get install default-jdk", A0_BUSY), sh("java -version", A0_BUSY))
     assert len(session.steering()) == 1  # one episode: said once
 
