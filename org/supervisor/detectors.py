@@ -176,6 +176,8 @@ def detect_no_tool(s: Snapshot) -> Finding | None:
     if n is not None and n >= limit:
         return Finding(anomaly="loop", template="loop_no_tool", turn=s.turn, evidence={
             "pattern": "no_tool", "times": n, "episode": f"no_tool:{s.turn - n}"})
+    # an episode of printing or of calls that ran nothing is named by the turn of its first call,
+    # so the polls and waits between them do not make the same stretch a new one
     outcomes = _watched(s)
     printed = _last_in_a_row(outcomes, lambda o: o.prints)
     if printed >= limit:
@@ -197,8 +199,8 @@ def _not_run_in_a_row(outcomes: list[ToolOutcome]) -> int:
 
 
 def _last_in_a_row(outcomes: list[ToolOutcome], alike: Callable[[ToolOutcome], bool]) -> int:
-    """How many of the last outcomes, in a row, are alike. Their episode is named by the turn of
-    the first of them: polls and exempt tools may come between, so the turns are not a run."""
+    """How many of the last outcomes, in a row, are alike (polls and exempt tools may come
+    between them, so their turns need not be consecutive)."""
     return next((i for i, o in enumerate(reversed(outcomes)) if not alike(o)), len(outcomes))
 
 
@@ -386,12 +388,11 @@ def _moving(s: Snapshot) -> bool:
 CODE_ERRORS = frozenset({"syntax", "execution", "test"})
 
 
-def _debugging(s: Snapshot) -> bool:
+def _debugging(s: Snapshot, failed: int) -> bool:
     """The failures in a row are each another error of the agent's own program (a SyntaxError,
     then an IndentationError elsewhere, then a TypeError), and each one after the first came from
     changed code (an edit, or a program written anew in the call): each fix went in and uncovered
     the next bug, which is debugging, not an approach that keeps failing."""
-    failed = failures_in_a_row(s.outcomes)
     streak = list(s.outcomes)[-failed:] if failed else []
     errors = {o.error_signature for o in streak}
     return (bool(streak) and None not in errors and len(errors) == len(streak)
@@ -407,7 +408,8 @@ def detect_pace(s: Snapshot) -> Finding | None:
     Agent-Zero itself warned about a message sent again."""
     if s.pace_level not in ("contingent", "emergency"):
         return None
-    if _moving(s) and (s.pace_level == "emergency" or _debugging(s)):
+    failed = failures_in_a_row(s.outcomes)
+    if _moving(s) and (s.pace_level == "emergency" or _debugging(s, failed)):
         return None
     if s.pace_level == "contingent" and s.native_repeat_warning:
         return None  # Agent-Zero just told it to do something else: "change approach" would say it twice
@@ -415,7 +417,7 @@ def detect_pace(s: Snapshot) -> Finding | None:
     # one episode per level for as long as the task does not move
     since = s.turn - s.turns_since_progress if s.turns_since_progress is not None else None
     episode = f"pace:{s.pace_level}:{'' if since is None else since}"
-    evidence = {"level": s.pace_level, "description": description, **_pace_cause(s), "episode": episode}
+    evidence = {"level": s.pace_level, "description": description, **_pace_cause(s, failed), "episode": episode}
     if since is not None:
         evidence["since"] = since
     if s.pace_level == "emergency":
@@ -424,11 +426,10 @@ def detect_pace(s: Snapshot) -> Finding | None:
     return Finding(anomaly="pace", severity="critical", template="pace_contingent", turn=s.turn, evidence=evidence)
 
 
-def _pace_cause(s: Snapshot) -> dict:
-    """What brought the level, for PACE steering to say: the calls failed in a row and the
+def _pace_cause(s: Snapshot, failed: int) -> dict:
+    """What brought the level, for PACE steering to say: the ``failed`` calls in a row and the
     latest one's line (with its call and error type, for the advice when its cause is not in
     the code), and the turns without progress."""
-    failed = failures_in_a_row(s.outcomes)
     cause = {"failed": failed, "latest": "", "stuck": s.turns_since_progress or 0}
     if failed:
         last = s.outcomes[-1]
