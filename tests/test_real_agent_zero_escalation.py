@@ -75,14 +75,15 @@ def test_a_model_that_keeps_sending_the_same_message_is_paused_after_agent_zero_
 def test_a_model_that_goes_on_replying_without_a_tool_call_after_steering_is_paused(tree, tmp_path):  # noqa: F811
     """Every reply must call a tool in Agent-Zero, the answer too: one that does not is a message
     it could not read ("misformat"), and a model that cannot write one goes on for ever (a local
-    model's best-known loop). Told at the third, paused when it goes on twice more."""
+    model's best-known loop). Told at the third, paused when it goes on four times more (such a
+    reply runs nothing: the proof a call that works needs)."""
     install_pack(tree, activate=True)
-    replies = [f"I am still thinking about step {n} of the plan." for n in range(1, 9)]
+    replies = [f"I am still thinking about step {n} of the plan." for n in range(1, 11)]
     result = run_chat(tree, [command("Look", "ls /tmp | head -3"), *replies, FINAL], tmp_path, harness_args=("--stop-when-paused",))
     steering = [w for w in warnings(result) if "[SUPERVISOR]" in w]
     assert any("Loop: your last 3 replies called no tool" in w for w in steering), steering
     assert result["paused"] and result["script_left"] > 0 and "Supervisor: paused" in log_headings(result)
-    assert any("Paused: steering about your replies that call no tool went unanswered twice" in w for w in steering)
+    assert any("Paused: steering about your replies that call no tool went unanswered 4 times" in w for w in steering)
 
 
 def chat_under_a_real_xo(tree: Path, tmp_path: Path, script: list[dict]) -> tuple[dict, str, VolumeLayout, str, float]:

@@ -48,12 +48,24 @@ def test_a_model_that_keeps_sending_the_same_message_after_agent_zero_s_warnings
 
 def test_replies_without_a_tool_call_that_go_on_after_steering_are_paused_once(make_session):
     """In Agent-Zero every reply must call a tool: told at the third reply without one, the model
-    that replies so twice more is paused; after the user resumes, not again for that stretch."""
+    that replies so four times more is paused (such a reply runs nothing: the proof a call that
+    works needs); after the user resumes, not again for that stretch."""
     session = make_session()
-    session.run(ok("code_execution_tool", 1), *[{"response": f"Still thinking, step {n}."} for n in range(8)])
+    session.run(ok("code_execution_tool", 1), *[{"response": f"Still thinking, step {n}."} for n in range(12)])
     assert [(r.turn, a) for r in session.results for a, _ in r.steering] == [(4, "loop")]
-    assert [r.turn for r in session.results if r.paused] == [6]
-    assert "steering about your replies that call no tool went unanswered twice" in session.results[5].pause_text
+    assert [r.turn for r in session.results if r.paused] == [8]
+    assert "steering about your replies that call no tool went unanswered 4 times" in session.results[7].pause_text
+
+
+def test_a_model_that_finds_the_format_after_five_replies_without_a_tool_is_not_paused(make_session):
+    """Models that cannot get the format right try another way each time (mini-swe-agent runs of
+    GPT-5 models on SWE-bench: a heredoc closed on the fence's line, five and six times, then the
+    right form and a fix that succeeded): steered at the third, not paused at the sixth."""
+    session = make_session()
+    session.run(ok("code_execution_tool", 1), *[{"response": f"python - <<'PY'\nprint({n})\nPY```"} for n in range(6)],
+                ok("code_execution_tool", 2))
+    assert [(r.turn, a) for r in session.results for a, _ in r.steering] == [(4, "loop")]
+    assert not any(r.paused for r in session.results)
 
 
 def test_every_steering_is_tagged_and_at_most_three_sentences(make_session):

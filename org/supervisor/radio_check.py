@@ -28,9 +28,10 @@ the very action again with the same failing result (a blocked attempt counts)
 same output, the same edit going in again) ``escalation.pause_after_ignored_working`` times
 (not a wait, then a look, in one call or two: checking on a background process); after a
 steering about calls taken in turns (an oscillation, a cycle), once round them again; after PACE
-emergency steering, it goes on to a failure it already had, as many times; after Agent-Zero's own
-warning about a message sent again unchanged, it sends it as many times more; told that its
-replies call no tool, it replies without one as many times more. Never while the progress
+emergency steering, it goes on to a failure it already had, as many times as a failing action;
+after Agent-Zero's own warning about a message sent again unchanged, or told that its replies
+call no tool, it sends such a message as many times more as a call that worked (it runs
+nothing). Never while the progress
 signal moves, and after the user resumed the chat, not again until the task has moved since.
 Nothing is said or paused on the turn of the final answer: the task is over.
 
@@ -364,14 +365,17 @@ def _after_a_wait(snapshot: Snapshot) -> bool:
 def _replies_unheard(result: RadioCheckResult, state: SupervisorState, snapshot: Snapshot) -> tuple[Finding | None, int] | None:
     """Told that its replies called no tool, the model replied without one again: each further
     reply is the steering unheard (in Agent-Zero every reply must call a tool, the answer too;
-    one that does not is a message it could not read). None when there is no such steering."""
+    one that does not is a message it could not read). Such a reply runs nothing, so it needs the
+    proof a call that works needs: models that cannot get the format right try another way each
+    time, and on real sessions some found it after 5 or 6 replies and went on to succeed. None
+    when there is no such steering."""
     finding = next((f for f in result.findings if f.template == "loop_no_tool"), None)
     key = finding.evidence.get("episode") if finding is not None else None
     if not isinstance(key, str) or key not in state.said or key in state.resumed:
         return None
     times = finding.evidence.get("times")
     unheard = times - snapshot.doctrine.loop.no_tool_threshold if is_int(times) else 0
-    if snapshot.doctrine.escalation.pause and unheard >= snapshot.doctrine.escalation.pause_after_ignored:
+    if snapshot.doctrine.escalation.pause and unheard >= snapshot.doctrine.escalation.pause_after_ignored_working:
         return _unheard(snapshot, "your replies that call no tool", key), unheard
     return None, 0
 
