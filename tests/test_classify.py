@@ -201,6 +201,11 @@ def test_two_errors_of_one_class_are_not_confused():
     ("code_execution_tool", {"code": "str_replace_editor view /testbed/a.py --view_range 1 20"}, "inspect"),
     ("code_execution_tool", {"code": "str_replace_editor str_replace /testbed/a.py --old_str 'x > 1' --new_str 'x >= 1'"}, "edit"),
     ("code_execution_tool", {"code": "str_replace_editor create /testbed/reproduce.py --file_text 'print(1)'"}, "edit"),
+    # a program that rewrites a file is an edit, also handed whole to a shell (mini-swe-agent runs of GPT-5 nano)
+    ("bash", {"command": "python - << 'PY'\np = 'a.py'\ns = open(p).read()\nopen(p, 'w').write(s.replace('x', 'y'))\nPY"}, "edit"),
+    ("bash", {"command": "bash -lc 'python - << \"PY\"\np = \"a.py\"\ns = open(p).read()\nopen(p, \"w\").write(s)\nPY'"}, "edit"),
+    ("bash", {"command": "bash -lc 'cd /repo && grep -rn slug src'"}, "inspect"),
+    ("bash", {"command": "bash -lc 'python -m pytest -q' && echo done"}, "run"),
 ])
 def test_action_kinds(tool, args, kind):
     assert action_kind(tool, args) == kind

@@ -1087,3 +1087,21 @@ def test_commands_sent_to_a_terminal_still_running_an_earlier_one_are_told_why_t
                 *[sh("curl -s localhost:3000/health", openhands_busy("curl -s localhost:3000/health", "Listening on 3000"))] * 3)
     [(turn, anomaly, text)] = session.steering()
     assert (turn, anomaly) == (4, "loop") and "Running it again will not change the result; that terminal is still running" in text
+
+
+def test_a_patch_program_handed_whole_to_a_shell_is_an_edit_and_its_error_coming_back_churns(make_session):
+    """mini-swe-agent runs of GPT-5 nano: `bash -lc 'python - << "PY" … open(p, "w").write(…)'`
+    patched a file, and the probe after each patch failed with the same TypeError. Read as runs,
+    no fix was ever tried and the error was the baseline: nothing was said for 17 turns."""
+    error = traceback("TypeError: __repr__ returned non-string (type NoneType)")
+    def patch(n: int) -> dict:
+        program = f'p = "defaults.py"\ns = open(p).read()\nopen(p, "w").write(s.replace("x{n}", "y{n}"))'
+        return sh(f"bash -lc 'python - << \"PY\"\n{program}\nPY'", "patched")
+    def probe(n: int) -> dict:
+        return sh(f"bash -lc 'python - << \"PY\"\nfrom defaults import Value\nprint(repr(Value({n})))\nPY'", error)
+    session = make_session()
+    session.run(sh("grep -n __repr__ defaults.py", "24:    def __repr__(self):"), patch(1), probe(1), patch(2), probe(2))
+    assert session.anomalies() == []
+    session.run(patch(3), probe(3))
+    [(turn, anomaly, text)] = session.steering()
+    assert (turn, anomaly) == (7, "churn") and "TypeError: __repr__ returned non-string" in text and "3 times" in text

@@ -747,10 +747,15 @@ _WRITES_FILE = re.compile(r"\bopen\((?:[^()]|\([^()]*\)){0,300}?,\s*(?:mode\s*=\
 
 #: "cd repo && …", "cd repo; …": where the action runs, not the action.
 _CD_PREFIX = re.compile(r"^(?:cd [^;&|]+(?:&&|;)\s*)+")
+#: a command handed whole to a shell (`bash -lc '…'`, `sh -c "…"`): the action is the command inside
+_SHELL_WRAPPER = re.compile(r"^(?:ba|z)?sh\s+-l?c\s+(['\"])(.*)\1\s*$", re.DOTALL)
 
 
 def _without_cd(command: str) -> str:
-    return _CD_PREFIX.sub("", command.strip())
+    """The action a command line takes: without a leading `cd DIR &&`, and out of a shell it is handed to whole."""
+    text = command.strip()
+    wrapped = _SHELL_WRAPPER.match(text)
+    return _CD_PREFIX.sub("", wrapped.group(2).strip() if wrapped else text)
 
 
 def _command_parts(text: str) -> list[str]:
