@@ -4,7 +4,10 @@
 ``python bench/run.py`` prints one JSON object per line: ``name``, ``value``, ``unit``,
 ``target`` and ``met`` where there is a target, ``baseline``/``ratio`` where a figure is
 compared with a baseline measured in the same run, and a few descriptive fields.
-``--quick`` runs far fewer iterations (a smoke check of a few seconds).
+``--quick`` runs far fewer iterations (a smoke check of a few seconds). ``--baseline-tree DIR``
+then runs ``DIR/bench/run.py`` (another commit's tree, e.g. a ``git worktree``) right after, on
+the same machine, and prints each timed figure of both with their ratio: a target in µs holds
+on one machine, a ratio to a commit measured beside it holds on any.
 
 What each figure means and how it is measured: bench/README.md. The script never
 asserts on a timing; it only reports.
@@ -23,6 +26,7 @@ import platform
 import random
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -74,9 +78,15 @@ class NoopLoop(Extension):
 # --------------------------------------------------------------------------- output
 
 
+#: the first value printed under each name, for --baseline-tree to compare
+EMITTED: dict[str, float] = {}
+
+
 def emit(name: str, value: Any, unit: str, **fields: Any) -> None:
     record: dict[str, Any] = {"name": name, "value": value, "unit": unit}
     record.update(fields)
+    if isinstance(value, (int, float)):
+        EMITTED.setdefault(name, value)
     print(json.dumps(record), flush=True)
 
 
@@ -724,10 +734,38 @@ async def main_async(cfg: Config, scratch: Path) -> None:
     await bench_memory(cfg, scratch)
 
 
+#: the figures a baseline tree's run is compared on: the per-turn costs
+COMPARED = ("idle_hook_supervisor_us", "active_radio_check_us", "active_hook_turn_us", "active_hook_turn_quiet_us")
+
+
+def compare_with_baseline(tree: Path, quick: bool, ours: dict[str, float]) -> None:
+    """Run ``tree``'s own bench (its code: PYTHONPATH first, so an editable install of this tree
+    does not stand in for it) and print, per compared figure, both values and their ratio."""
+    command = [sys.executable, str(tree / "bench" / "run.py")] + (["--quick"] if quick else [])
+    env = {**os.environ, "PYTHONPATH": str(tree) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    done = subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True)
+    theirs = {}
+    for line in done.stdout.splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and isinstance(record.get("value"), (int, float)):
+            theirs.setdefault(record.get("name"), record["value"])
+    if done.returncode != 0 or not theirs:
+        emit("baseline_tree_failed", done.returncode, "exit status", tree=str(tree), stderr=done.stderr[-2000:])
+        return
+    for name in COMPARED:
+        if name in ours and theirs.get(name):
+            emit(f"{name}_vs_baseline", r(ours[name] / theirs[name]), "ratio", this=r(ours[name]), baseline=r(theirs[name]),
+                 baseline_tree=str(tree), what=f"{name} of this tree / of the baseline tree, measured one after the other")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="far fewer iterations: a smoke check of a few seconds")
     parser.add_argument("--tmp", help="scratch folder for the organizations (default: /dev/shm when present, else the system temp dir)")
+    parser.add_argument("--baseline-tree", type=Path, help="another commit's tree: run its bench right after and print the ratios")
     args = parser.parse_args(argv)
     cfg = Config(args.quick)
 
@@ -745,6 +783,8 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(scratch, ignore_errors=True)
     emit("run_seconds", r(time.perf_counter() - started, 2), "s", quick=cfg.quick, python=platform.python_version(),
          cpus=os.cpu_count(), scratch=str(scratch.parent))
+    if args.baseline_tree is not None:
+        compare_with_baseline(args.baseline_tree.resolve(), cfg.quick, EMITTED)
     return 0
 
 
