@@ -30,8 +30,8 @@ same output, the same edit going in again) ``escalation.pause_after_ignored_work
 steering about calls taken in turns (an oscillation, a cycle), once round them again; after PACE
 emergency steering, it goes on to a failure it already had, as many times as a failing action;
 after Agent-Zero's own warning about a message sent again unchanged, or told that its replies
-call no tool, it sends such a message as many times more as a call that worked (it runs
-nothing). Never while the progress
+call no tool, it sends such a message ``escalation.pause_after_ignored_working`` times more
+(like a call that worked, it is never blocked). Never while the progress
 signal moves, and after the user resumed the chat, not again until the task has moved since.
 Nothing is said or paused on the turn of the final answer: the task is over.
 
