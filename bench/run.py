@@ -7,7 +7,8 @@ compared with a baseline measured in the same run, and a few descriptive fields.
 ``--quick`` runs far fewer iterations (a smoke check of a few seconds). ``--baseline-tree DIR``
 then runs ``DIR/bench/run.py`` (another commit's tree, e.g. a ``git worktree``) right after, on
 the same machine, and prints each timed figure of both with their ratio: a target in µs holds
-on one machine, a ratio to a commit measured beside it holds on any.
+on one machine, a ratio to a commit measured beside it holds on any. ``--rounds N`` runs each
+tree N times, in turns, and compares their medians.
 
 What each figure means and how it is measured: bench/README.md. The script never
 asserts on a timing; it only reports.
@@ -738,27 +739,45 @@ async def main_async(cfg: Config, scratch: Path) -> None:
 COMPARED = ("idle_hook_supervisor_us", "active_radio_check_us", "active_hook_turn_us", "active_hook_turn_quiet_us")
 
 
-def compare_with_baseline(tree: Path, quick: bool, ours: dict[str, float]) -> None:
-    """Run ``tree``'s own bench (its code: PYTHONPATH first, so an editable install of this tree
-    does not stand in for it) and print, per compared figure, both values and their ratio."""
+def bench_figures(tree: Path, quick: bool) -> tuple[dict[str, float], subprocess.CompletedProcess]:
+    """``tree``'s own bench run in a process of its own (its code: ``tree`` first on PYTHONPATH,
+    so an editable install of another tree does not stand in for it): the first value of each figure."""
     command = [sys.executable, str(tree / "bench" / "run.py")] + (["--quick"] if quick else [])
     env = {**os.environ, "PYTHONPATH": str(tree) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     done = subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True)
-    theirs = {}
+    figures: dict[str, float] = {}
     for line in done.stdout.splitlines():
         try:
             record = json.loads(line)
         except ValueError:
             continue
         if isinstance(record, dict) and isinstance(record.get("value"), (int, float)):
-            theirs.setdefault(record.get("name"), record["value"])
-    if done.returncode != 0 or not theirs:
-        emit("baseline_tree_failed", done.returncode, "exit status", tree=str(tree), stderr=done.stderr[-2000:])
-        return
+            figures.setdefault(record.get("name"), record["value"])
+    return figures, done
+
+
+def compare_with_baseline(tree: Path, quick: bool, ours: dict[str, float], rounds: int = 1, this_tree: Path = ROOT) -> None:
+    """Run ``tree``'s bench after this run, and with ``rounds`` over 1 this tree's and that one's
+    again in turns (a machine that drifts then drifts under both), and print, per compared figure,
+    the median of each tree's runs and their ratio."""
+    runs: tuple[list[dict[str, float]], list[dict[str, float]]] = ([ours], [])
+    for index in range(2 * rounds - 1):  # theirs, ours, theirs, …: this run was the first of ours
+        which = tree if index % 2 == 0 else this_tree
+        figures, done = bench_figures(which, quick)
+        if done.returncode != 0 or not figures:
+            emit("baseline_tree_failed", done.returncode, "exit status", tree=str(which), stderr=done.stderr[-2000:])
+            return
+        runs[index % 2 == 0].append(figures)
+    mine, theirs = runs
     for name in COMPARED:
-        if name in ours and theirs.get(name):
-            emit(f"{name}_vs_baseline", r(ours[name] / theirs[name]), "ratio", this=r(ours[name]), baseline=r(theirs[name]),
-                 baseline_tree=str(tree), what=f"{name} of this tree / of the baseline tree, measured one after the other")
+        this = [run[name] for run in mine if run.get(name)]
+        that = [run[name] for run in theirs if run.get(name)]
+        if len(this) == len(mine) and len(that) == len(theirs):
+            ratios = [a / b for a, b in zip(this, that)]
+            emit(f"{name}_vs_baseline", r(statistics.median(this) / statistics.median(that)), "ratio",
+                 this=r(statistics.median(this)), baseline=r(statistics.median(that)), rounds=rounds,
+                 round_ratios=[r(x) for x in ratios], baseline_tree=str(tree),
+                 what=f"median {name} of this tree / of the baseline tree, the two run in turns")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -766,6 +785,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="far fewer iterations: a smoke check of a few seconds")
     parser.add_argument("--tmp", help="scratch folder for the organizations (default: /dev/shm when present, else the system temp dir)")
     parser.add_argument("--baseline-tree", type=Path, help="another commit's tree: run its bench right after and print the ratios")
+    parser.add_argument("--rounds", type=int, default=1, help="with --baseline-tree: run each tree this many times, in turns (medians)")
     args = parser.parse_args(argv)
     cfg = Config(args.quick)
 
@@ -784,7 +804,7 @@ def main(argv: list[str] | None = None) -> int:
     emit("run_seconds", r(time.perf_counter() - started, 2), "s", quick=cfg.quick, python=platform.python_version(),
          cpus=os.cpu_count(), scratch=str(scratch.parent))
     if args.baseline_tree is not None:
-        compare_with_baseline(args.baseline_tree.resolve(), cfg.quick, EMITTED)
+        compare_with_baseline(args.baseline_tree.resolve(), cfg.quick, EMITTED, max(1, args.rounds))
     return 0
 
 

@@ -47,3 +47,25 @@ def test_a_baseline_tree_whose_bench_fails_is_reported_not_compared(tmp_path, ca
     compare_with_baseline(tree, False, {"active_hook_turn_us": 650.0})
     [(name, record)] = records(capsys).items()
     assert name == "baseline_tree_failed" and record["value"] == 1 and "org.kernel.report" in record["stderr"]
+
+
+def test_rounds_run_the_two_trees_in_turns_and_compare_their_medians(tmp_path, capsys):
+    order = tmp_path / "order.txt"
+    def tree(name: str, hook_turn: float) -> Path:
+        root = tmp_path / name
+        (root / "bench").mkdir(parents=True)
+        (root / "bench" / "run.py").write_text(textwrap.dedent(f"""
+            import json
+            with open({str(order)!r}, "a") as log:
+                log.write({name!r} + "\\n")
+            print(json.dumps({{"name": "active_hook_turn_us", "value": {hook_turn}, "unit": "us"}}))
+        """))
+        return root
+    baseline, this = tree("baseline", 200.0), tree("this", 400.0)
+    compare_with_baseline(baseline, True, {"active_hook_turn_us": 650.0}, rounds=3, this_tree=this)
+    # this run was the first of this tree's: then the baseline, this tree, the baseline, this tree, the baseline
+    assert order.read_text().split() == ["baseline", "this", "baseline", "this", "baseline"]
+    [(name, record)] = records(capsys).items()
+    assert name == "active_hook_turn_us_vs_baseline" and record["rounds"] == 3
+    assert (record["this"], record["baseline"], record["value"]) == (400.0, 200.0, 2.0)  # medians of 650, 400, 400 and of 200s
+    assert record["round_ratios"] == [3.25, 2.0, 2.0]
