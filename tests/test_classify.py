@@ -255,6 +255,8 @@ def test_a_reporting_tool_fails_only_when_it_says_so_itself(output, failed):
     ({"runtime": "terminal", "code": "cd /repo && python3 << 'EOF'\nimport json\nEOF"}, True),
     ({"runtime": "terminal", "code": "python -c \"import sys; print(sys.path)\""}, True),
     ({"runtime": "terminal", "code": "python scrape.py"}, False),
+    # handed whole to a shell: the wrapper's closing quote comes after a long program
+    ({"command": "bash -lc 'python - << \"PY\"\n" + "print(1)\n" * 100 + "PY'"}, True),
     ({"runtime": "terminal", "code": "sed -i 's/a/b/' app.py && python app.py"}, False),
     ({"path": "/repo/app.py"}, False),
 ])

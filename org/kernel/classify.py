@@ -31,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Literal
 
 ActionKind = Literal["inspect", "edit", "run"]
@@ -250,6 +251,7 @@ _UNKNOWN_PACKAGE = re.compile(r"Unable to locate package|has no installation can
                               r"|Could not find a version that satisfies|^npm ERR! (?:code E404|404 )|^error: package .* not found")
 
 
+@lru_cache(maxsize=1024)  # worded at every steering, and read for every failure PACE weighs
 def advice_kind(error_type: str | None, error_line: str | None, command: str | None = None) -> str:
     """Which advice fits a failure: its error type's, except for an edit the editor refused
     (no path or quoting to fix: the edit does not match the file, its text to replace is there
@@ -783,7 +785,7 @@ def carries_program(args: Any) -> bool:
         return False
     if _runs_program(args):
         return True
-    first = _without_cd(command[:500]).partition("\n")[0]  # the interpreter is named at the start
+    first = _without_cd(command).partition("\n")[0][:500]  # the interpreter is named at the start
     return _FED_TO_PROGRAM.match(first) is not None or _STARTS_INLINE_PROGRAM.match(first) is not None
 
 

@@ -11,13 +11,12 @@ order steering reaches the agent in is the radio check's.
 from __future__ import annotations
 
 import math
-from collections import Counter
 from typing import Callable
 
 from org.contracts import Finding
 from org.kernel.classify import advice_kind, did_not_run, edit_refused, missing_program, moves_relative
 from org.kernel.log import warn_once
-from org.kernel.outcomes import ToolOutcome, failures_in_a_row, fix_attempt, installed, named, never_a_loop, worked_command
+from org.kernel.outcomes import ToolOutcome, failures_in_a_row, fix_attempt, installed, named, worked_command
 from org.supervisor.learnings import same_job
 
 from .snapshot import Snapshot
@@ -39,7 +38,8 @@ def _watched(s: Snapshot) -> list[ToolOutcome]:
     global _last_watched
     exempt = s.doctrine.loop.exempt_tools
     if _last_watched[0] is not s.outcomes or _last_watched[1] is not exempt:
-        _last_watched = (s.outcomes, exempt, [o for o in s.outcomes if not never_a_loop(o, exempt)])
+        # never_a_loop, written out: it is read for every outcome at every check
+        _last_watched = (s.outcomes, exempt, [o for o in s.outcomes if not o.waits and o.tool not in exempt])
     return _last_watched[2]
 
 
@@ -144,11 +144,13 @@ def detect_oscillation(s: Snapshot) -> Finding | None:
     (identical calls, not look-alikes), at least one of them failing."""
     outcomes = _watched(s)
     cycles = s.doctrine.loop.oscillation_cycles
-    keys = [_key(o) for o in outcomes[-max(CYCLE_PERIODS) * cycles:]]
+    keys = [(o.signature, o.error_signature or o.output_hash) for o in outcomes[-max(CYCLE_PERIODS) * cycles:]]  # _key
     for period in CYCLE_PERIODS:
         width = period * cycles
         if len(keys) < width:
             return None
+        if keys[-1] != keys[-1 - period]:
+            continue  # not even the latest call came round
         window = keys[-width:]
         if len(set(window[:period])) < period or any(window[i] != window[i + period] for i in range(width - period)):
             continue
@@ -219,7 +221,8 @@ def detect_churn(s: Snapshot) -> Finding | None:
         return None  # only failures named by their own line churn; failing tests reported by a working run and refused edits do not
     if _not_run_in_a_row(outcomes) >= s.doctrine.loop.no_tool_threshold:
         return None
-    same = [i for i, o in enumerate(outcomes) if not o.ok and not o.blocked and o.error_signature == last.error_signature]
+    error = last.error_signature
+    same = [i for i, o in enumerate(outcomes) if o.error_signature == error and not o.ok and not o.blocked]
     if last.baseline:
         # there before the agent changed any code: its edits did not cause it, but installs and
         # builds that worked and left it as it was are fixes missing their cause
@@ -275,7 +278,8 @@ def detect_rerun(s: Snapshot) -> Finding | None:
     last = outcomes[-1] if outcomes else None
     if last is None or last.blocked or last.kind != "run" or last.command is None:
         return None  # only a command that runs something can show whether changes took effect
-    runs = [i for i, o in enumerate(outcomes) if o.signature == last.signature and not o.blocked]
+    signature = last.signature
+    runs = [i for i, o in enumerate(outcomes) if o.signature == signature and not o.blocked]
     failing = not last.worked
     reruns, apart, edited = 0, False, False
     for previous, current in zip(runs, runs[1:]):
@@ -334,10 +338,15 @@ def detect_stall(s: Snapshot) -> Finding | None:
 def repeated_calls(outcomes: list[ToolOutcome], since: int, most: int = 2) -> tuple[tuple[str, int], ...]:
     """The calls made more than once after turn ``since``, the most frequent first (``most`` of
     them), each as steering names it with its count: what a stall's turns went on."""
-    window = [o for o in outcomes if o.turn > since]
-    counts = Counter(o.signature for o in window)
-    by_signature = {o.signature: o for o in window}
-    return tuple((named(by_signature[signature]), times) for signature, times in counts.most_common(most) if times > 1)
+    counts: dict[str, int] = {}
+    latest: dict[str, ToolOutcome] = {}
+    for o in outcomes:
+        if o.turn > since:
+            counts[o.signature] = counts.get(o.signature, 0) + 1
+            latest[o.signature] = o
+    # the most frequent first, the first made first among as frequent (as Counter.most_common)
+    top = sorted((signature for signature, times in counts.items() if times > 1), key=counts.__getitem__, reverse=True)
+    return tuple((named(latest[signature]), counts[signature]) for signature in top[:most])
 
 
 def detect_context(s: Snapshot) -> Finding | None:
@@ -393,7 +402,7 @@ def _debugging(s: Snapshot, failed: int) -> bool:
     then an IndentationError elsewhere, then a TypeError), and each one after the first came from
     changed code (an edit, or a program written anew in the call): each fix went in and uncovered
     the next bug, which is debugging, not an approach that keeps failing."""
-    streak = list(s.outcomes)[-failed:] if failed else []
+    streak = s.outcomes[-failed:] if failed else ()
     errors = {o.error_signature for o in streak}
     return (bool(streak) and None not in errors and len(errors) == len(streak)
             and all(o.kind == "edit" or o.program for o in streak[1:])
@@ -453,14 +462,16 @@ DETECTORS: dict[str, Detector] = {
 
 def run_detectors(snapshot: Snapshot) -> list[Finding]:
     """Every detector's finding; one that fails is logged once and the others still run."""
-    findings = []
+    findings: list[Finding] = []
+    found: set[str] = set()
     for name, detector in DETECTORS.items():
         try:
             finding = detector(snapshot)
         except Exception as exc:
             warn_once(f"detector {name} failed ({type(exc).__name__}: {exc}); the other detectors still run", key=f"detector {name}")
             continue
-        if finding is not None and all(f.anomaly != finding.anomaly for f in findings):
+        if finding is not None and finding.anomaly not in found:
+            found.add(finding.anomaly)
             findings.append(finding)  # one finding per anomaly type: repeat before oscillation
     return findings
 

@@ -288,7 +288,8 @@ def decide(findings: list[Finding], state: SupervisorState, doctrine: Doctrine) 
     # the first of PACE contingent and a stall (findings without a "since" are not judged so)
     echoes = [f for f in steering if _echoes_stuck(f) and "since" in f.evidence]
     precise = any(f.anomaly in STUCK and not _echoes_stuck(f) and not _no_tool(f.evidence.get("episode")) for f in steering)
-    steering = [f for f in steering if f not in (echoes if precise else echoes[1:])]
+    dropped = {id(f) for f in (echoes if precise else echoes[1:])}
+    steering = [f for f in steering if id(f) not in dropped]
     health = max((_HEALTH_FOR_SEVERITY[f.severity] for f in findings), key=HEALTH_ORDER.index, default="nominal")
     return RadioCheckResult(findings=findings, steering=steering, health=health)
 

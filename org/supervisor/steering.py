@@ -145,20 +145,36 @@ def _about(evidence: dict[str, Any]) -> str:
     return about + (f" (the latest failure: {_clean(latest, 90)})" if isinstance(latest, str) and latest else "")
 
 
-def template_values(finding: Finding) -> dict[str, str]:
+#: the placeholders worded from the whole evidence rather than from a value of it
+_WORDED = {"doing": _doing, "why": _why, "repeated": _repeated, "about": _about}
+#: the evidence's values with a wording of their own (the others: one short clause each)
+_SHAPED = {
+    "round": _round,
+    "tools": lambda evidence: _clean(", ".join(map(str, evidence["tools"])), 120),
+    "description": lambda evidence: _clean(evidence["description"] or "no description in the role's PACE plan", 160),
+}
+
+
+def template_values(finding: Finding, names: Any = None) -> dict[str, str]:
+    """The placeholders' values for a finding; ``names``: only these (a text names a few of the
+    evidence's values, and wording each costs a steering turn more than the rest of it)."""
     evidence = finding.evidence
-    values = {k: _quoted(str(v), 100) for k, v in evidence.items() if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
-    if "round" in evidence:
-        values["round"] = _round(evidence)
-    if "tools" in evidence:
-        values["tools"] = _clean(", ".join(map(str, evidence["tools"])), 120)
-    if "description" in evidence:
-        values["description"] = _clean(evidence["description"] or "no description in the role's PACE plan", 160)
-    values["doing"] = _doing(evidence)
-    values["why"] = _why(evidence)
-    values["repeated"] = _repeated(evidence)
-    values["about"] = _about(evidence)
+    values = {}
+    for name in evidence.keys() | _WORDED.keys() if names is None else names:
+        if name in _WORDED:
+            values[name] = _WORDED[name](evidence)
+        elif name in _SHAPED and name in evidence:
+            values[name] = _SHAPED[name](evidence)
+        elif isinstance(value := evidence.get(name), (str, int, float)) and not isinstance(value, bool):
+            values[name] = _quoted(str(value), 100)
     return values
+
+
+@cache
+def _compiled(text: str) -> tuple[string.Template, frozenset[str]]:
+    """A text as a template, and the placeholders it names."""
+    template = string.Template(text)
+    return template, frozenset(template.get_identifiers())
 
 
 def _stamp(path: Path) -> tuple[int, int] | None:
@@ -251,7 +267,8 @@ class SteeringBook:
             key += form
         if repeated and key + REPEATED in self._templates:
             key += REPEATED
-        template = self._templates.get(key) or self._templates[base_key(finding.template)]
-        values = template_values(finding)
-        values["advice"] = self.advice(kind)
-        return string.Template(template).safe_substitute(values)
+        template, names = _compiled(self._templates.get(key) or self._templates[base_key(finding.template)])
+        values = template_values(finding, names)
+        if "advice" in names:
+            values["advice"] = self.advice(kind)
+        return template.safe_substitute(values)
