@@ -157,7 +157,7 @@ _SHAPED = {
 
 def template_values(finding: Finding, names: Any = None) -> dict[str, str]:
     """The placeholders' values for a finding; ``names``: only these (a text names a few of the
-    evidence's values, and wording each costs a steering turn more than the rest of it)."""
+    evidence's values: wording the others at every steering would be thrown away)."""
     evidence = finding.evidence
     values = {}
     for name in evidence.keys() | _WORDED.keys() if names is None else names:
