@@ -16,7 +16,7 @@ from typing import Callable
 from org.contracts import Finding
 from org.kernel.classify import advice_kind, did_not_run, edit_refused, missing_program, moves_relative
 from org.kernel.log import warn_once
-from org.kernel.outcomes import ToolOutcome, failures_in_a_row, fix_attempt, installed, named, worked_command
+from org.kernel.outcomes import ToolOutcome, failures_in_a_row, fix_attempt, installed, named, never_a_loop, worked_command
 from org.supervisor.learnings import same_job
 
 from .snapshot import Snapshot
@@ -38,8 +38,7 @@ def _watched(s: Snapshot) -> list[ToolOutcome]:
     global _last_watched
     exempt = s.doctrine.loop.exempt_tools
     if _last_watched[0] is not s.outcomes or _last_watched[1] is not exempt:
-        # never_a_loop, written out: it is read for every outcome at every check
-        _last_watched = (s.outcomes, exempt, [o for o in s.outcomes if not o.waits and o.tool not in exempt])
+        _last_watched = (s.outcomes, exempt, [o for o in s.outcomes if not never_a_loop(o, exempt)])
     return _last_watched[2]
 
 
@@ -144,7 +143,7 @@ def detect_oscillation(s: Snapshot) -> Finding | None:
     (identical calls, not look-alikes), at least one of them failing."""
     outcomes = _watched(s)
     cycles = s.doctrine.loop.oscillation_cycles
-    keys = [(o.signature, o.error_signature or o.output_hash) for o in outcomes[-max(CYCLE_PERIODS) * cycles:]]  # _key
+    keys = [_key(o) for o in outcomes[-max(CYCLE_PERIODS) * cycles:]]
     for period in CYCLE_PERIODS:
         width = period * cycles
         if len(keys) < width:

@@ -9,7 +9,7 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import AbstractSet, Any, Mapping
 
 from org.contracts import Finding
 from org.contracts.steering import ADVICE, OUTSIDE_THE_CODE, PLACEHOLDERS, REPEATED, SENTENCE_END, TAG, TIMED_OUT, base_key, check_template, count_sentences  # noqa: F401 (re-exported)
@@ -155,7 +155,7 @@ _SHAPED = {
 }
 
 
-def template_values(finding: Finding, names: Any = None) -> dict[str, str]:
+def template_values(finding: Finding, names: AbstractSet[str] | None = None) -> dict[str, str]:
     """The placeholders' values for a finding; ``names``: only these (a text names a few of the
     evidence's values: wording the others at every steering would be thrown away)."""
     evidence = finding.evidence
