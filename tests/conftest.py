@@ -38,6 +38,21 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return (os.cpu_count() or 1) + 1
 
 
+#: set to 1 to run the tests marked ``registry`` (CI does, in a step of its own)
+ENV_REGISTRY_TESTS = "A0ORG_TEST_REGISTRY"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The ``registry`` tests install from the package registries: a minute each, mostly the
+    network's, which the rest of the suite never waits on. They run where asked for."""
+    if os.environ.get(ENV_REGISTRY_TESTS) == "1":
+        return
+    skip = pytest.mark.skip(reason=f"installs from the package registries: set {ENV_REGISTRY_TESTS}=1 to run it (CI does)")
+    for item in items:
+        if item.get_closest_marker("registry"):
+            item.add_marker(skip)
+
+
 class Session:
     """A stand-in agent running the pack's hook files; turns are dicts in trace format."""
 

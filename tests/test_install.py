@@ -514,6 +514,7 @@ def test_installer_imports_only_the_standard_library():
     assert "from org import __version__" in (REPO / "org" / "install" / "contents.py").read_text()
 
 
+@pytest.mark.registry
 def test_library_really_installs_into_a_fresh_venv(tmp_path):
     """The one slow test: pip-installs the real pack into a new venv, as install_all.sh does in the container."""
     env_dir = tmp_path / "venv"

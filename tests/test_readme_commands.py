@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -19,8 +21,9 @@ def quick_start_commands() -> list[str]:
     return re.findall(r"```bash\n(.*?)\n```", section, re.S)
 
 
+@pytest.mark.registry
 def test_the_quick_start_works_where_pip_may_not_touch_the_system_python(tmp_path):
-    demo, _tests = quick_start_commands()
+    demo, _tests, _registry = quick_start_commands()
     copy = tmp_path / "pack"
     shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(".git", ".venv", "__pycache__", "*.egg-info", "build", ".pytest_cache"))
     python3 = tmp_path / "bin" / "python3"
@@ -34,6 +37,8 @@ def test_the_quick_start_works_where_pip_may_not_touch_the_system_python(tmp_pat
 
 
 def test_ci_runs_the_readme_test_command_as_written():
-    _demo, tests = quick_start_commands()
+    _demo, tests, registry = quick_start_commands()
     assert tests.startswith("python3 -m venv .venv && . .venv/bin/activate && ")
-    assert tests in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert tests in ci
+    assert registry == "A0ORG_TEST_REGISTRY=1 python -m pytest -m registry" and registry in ci

@@ -44,7 +44,7 @@ class Contract(BaseModel):
     one back, and every comparison or sum with one goes wrong somewhere downstream.
     """
 
-    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, defer_build=True)
 
 
 def _not_a_bool(value: object) -> object:

@@ -74,8 +74,6 @@ Trigger = Annotated[
         custom_error_message="a trigger is {metric, comparison, value}, {any_of: [...]} or {all_of: [...]}",
     ),
 ]
-AnyOf.model_rebuild()
-AllOf.model_rebuild()
 
 
 class PrimaryTier(Contract):

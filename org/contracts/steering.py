@@ -142,12 +142,15 @@ for _key, _names in PLACEHOLDERS.items():
 for _type in ADVICE_TYPES:
     _fields[f"advice_{_type}"] = (str | None, Field(None, alias=f"{ADVICE}{_type}", description=f"Advice quoted as $advice for errors of type {_type}: one clause."))
 
+class _ByNameOrAlias(Contract):
+    # a key reads as its alias in files ("loop.repeated") and by its name in code
+    model_config = ConfigDict(populate_by_name=True)
+
+
 SteeringTemplates = create_model(  # type: ignore[call-overload]
     "SteeringTemplates",
-    __base__=Contract,
+    __base__=_ByNameOrAlias,
     __doc__="Steering texts by key; every key is optional in an override file.",
     __validators__={"check_rules": field_validator("*")(classmethod(_check))},
     **_fields,
 )
-SteeringTemplates.model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, populate_by_name=True)
-SteeringTemplates.model_rebuild(force=True)
