@@ -7,7 +7,9 @@ Every problem names the file, the line, the field path and the reason, e.g.::
 
 from __future__ import annotations
 
+import copy
 import difflib
+import functools
 import json
 import re
 import types as types_module
@@ -142,7 +144,10 @@ def parse(path: Path | str, text: str | None = None) -> tuple[Any, dict[tuple, i
     try:
         if str(path).endswith(".json"):
             return _parse_json(path, text)
-        node, data = _compose_and_construct(text)
+        if len(text) > _REMEMBERED_TEXT_CHARS:
+            return _parse_yaml(text)
+        data, lines = _remembered_yaml(text)
+        return copy.deepcopy(data), dict(lines)  # the caller may change what it gets
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
@@ -150,8 +155,20 @@ def parse(path: Path | str, text: str | None = None) -> tuple[Any, dict[tuple, i
         raise DocumentError([Problem(str(path), line, "", f"not valid YAML: {reason}")]) from None
     except RecursionError:
         raise DocumentError([Problem(str(path), None, "", "nested too deeply to be a doctrine or report")]) from None
-    lines = _line_map(node) if node is not None else {}
-    return data, lines
+
+
+#: YAML up to this size is parsed once per text: every unit's doctrine is the same few files,
+#: read again by each store, each XO check and each validation, and a copy of the parsed data
+#: costs a tenth of parsing it
+_REMEMBERED_TEXT_CHARS = 64_000
+
+
+def _parse_yaml(text: str) -> tuple[Any, dict[tuple, int]]:
+    node, data = _compose_and_construct(text)
+    return data, (_line_map(node) if node is not None else {})
+
+
+_remembered_yaml = functools.lru_cache(maxsize=64)(_parse_yaml)
 
 
 def _compose_and_construct(text: str) -> tuple[Any, Any]:
