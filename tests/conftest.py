@@ -4,7 +4,9 @@ real hook files through the loader contract."""
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,20 @@ from org.kernel.paths import ENV_HOME  # noqa: E402
 from org.kernel.store import OrganizationStore  # noqa: E402
 from org.replay import prepare_organization  # noqa: E402
 from org.standin.session import StandInSession, TurnResult  # noqa: E402
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Bytecode is cached for the session in a folder of its own, whatever the environment says
+    (``PYTHONDONTWRITEBYTECODE``): the suite starts hundreds of Python processes that import the
+    pack, and each would otherwise compile it from source again. The checkout stays clean. The
+    xdist workers and every process a test starts inherit the setting."""
+    if hasattr(config, "workerinput"):
+        return  # a worker: the controller set its environment
+    prefix = tempfile.mkdtemp(prefix="a0org-tests-bytecode-")
+    config.add_cleanup(lambda: shutil.rmtree(prefix, ignore_errors=True))
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["PYTHONPYCACHEPREFIX"] = prefix
+    sys.dont_write_bytecode, sys.pycache_prefix = False, prefix
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
