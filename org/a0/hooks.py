@@ -4,7 +4,6 @@ whatever goes wrong is logged and the agent's loop carries on untouched.
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import traceback
 from dataclasses import replace
@@ -144,6 +143,7 @@ async def monologue_start(agent: Any, loop_data: Any = None, **_: Any) -> None:
             return
         port = AgentPort(agent)
         if runner.in_flight() and runner.active_config() is not None:
+            import asyncio  # Agent-Zero has it loaded; the doctor and the command line need not load it
             await asyncio.to_thread(runner.wait_for_runs, port)  # the event loop stays free while we wait
         runner.task_start(_read_task(agent, loop_data, start=True), port)  # read after the wait: results may have changed the chat
     except Exception as exc:

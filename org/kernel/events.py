@@ -37,15 +37,14 @@ def rotated_names() -> list[str]:
     return [f"events.{n}.jsonl" for n in range(KEEP, 0, -1)] + [NAME]
 
 
-_validate = SupervisionEvent.__pydantic_validator__.validate_python
-_serialise = SupervisionEvent.__pydantic_serializer__.to_json
-
-
 def lines_of(events: tuple[tuple[str, dict[str, Any]], ...]) -> bytes:
     """One JSON line per event, validated against the contract (pydantic's own validator and
-    serialiser, called directly: written at every turn with findings)."""
+    serialiser, called directly: written at every turn with findings; the contract is built on
+    first use)."""
+    validate = SupervisionEvent.__pydantic_validator__.validate_python
+    serialise = SupervisionEvent.__pydantic_serializer__.to_json
     now = datetime.now(timezone.utc)
-    return b"".join(_serialise(_validate({"time": now, "type": kind, **fields}), exclude_defaults=True) + b"\n"
+    return b"".join(serialise(validate({"time": now, "type": kind, **fields}), exclude_defaults=True) + b"\n"
                     for kind, fields in events)
 
 
