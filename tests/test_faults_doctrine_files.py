@@ -435,3 +435,22 @@ def test_alias_bomb_in_a_role_file_does_not_hang_the_dispatcher(home):
     assert "role: None" in done.stdout and "role 'codegen' is skipped" in done.stderr
 
 
+
+
+def test_a_doctrine_parsed_again_is_a_copy_and_its_errors_name_each_file(tmp_path):
+    """The same text is parsed once (every store and XO check reads the same role files): each
+    reader still gets data of its own, aliases still shared as written, and a broken file's
+    error names that file."""
+    from org.kernel.loading import DocumentError, parse
+
+    text = "role_id: coder\nlimits: &limits {steps: [1, 2]}\nagain: *limits\n"
+    first, lines = parse(tmp_path / "a.yaml", text)
+    first["limits"]["steps"].append(3)
+    lines.clear()
+    second, second_lines = parse(tmp_path / "b.yaml", text)
+    assert second["limits"] == {"steps": [1, 2]} and second["again"] is second["limits"]
+    assert second_lines[("again",)] == 3
+    for name in ("x.yaml", "y.yaml"):
+        with pytest.raises(DocumentError) as caught:
+            parse(tmp_path / name, "role_id: [\n")
+        assert str(tmp_path / name) in str(caught.value)

@@ -256,3 +256,29 @@ def test_schema_rejects_unknown_fields_like_the_contract(stem):
     assert list(jsonschema.Draft202012Validator(schema).iter_errors(instance))
     with pytest.raises(ValueError):  # pydantic.ValidationError
         SCHEMAS[stem].model_validate(instance)
+
+
+def test_importing_the_hooks_builds_no_contract_until_one_is_used():
+    """The doctor and the command line import the hooks; Agent-Zero builds the contracts it uses
+    at its first turn. Nor is asyncio loaded for them (Agent-Zero has it already)."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, org.a0.hooks\n"
+        "from org.contracts.common import Contract\n"
+        "def built():\n"
+        "    found, todo = [], list(Contract.__subclasses__())\n"
+        "    while todo:\n"
+        "        model = todo.pop()\n"
+        "        todo += model.__subclasses__()\n"
+        "        found += [model.__name__] if model.__pydantic_complete__ else []\n"
+        "    return sorted(found)\n"
+        "print(built(), 'asyncio' in sys.modules)\n"
+        "from org.contracts import Finding\n"
+        "Finding(anomaly='loop', template='loop_repeat', turn=1)\n"
+        "print(built())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["[] False", "['Finding']"]

@@ -142,6 +142,7 @@ for _key, _names in PLACEHOLDERS.items():
 for _type in ADVICE_TYPES:
     _fields[f"advice_{_type}"] = (str | None, Field(None, alias=f"{ADVICE}{_type}", description=f"Advice quoted as $advice for errors of type {_type}: one clause."))
 
+
 class _ByNameOrAlias(Contract):
     # a key reads as its alias in files ("loop.repeated") and by its name in code
     model_config = ConfigDict(populate_by_name=True)
