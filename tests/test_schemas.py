@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import difflib
 import json
+import subprocess
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -261,9 +263,6 @@ def test_schema_rejects_unknown_fields_like_the_contract(stem):
 def test_importing_the_hooks_builds_no_contract_until_one_is_used():
     """The doctor and the command line import the hooks; Agent-Zero builds the contracts it uses
     at its first turn. Nor is asyncio loaded for them (Agent-Zero has it already)."""
-    import subprocess
-    import sys
-
     probe = (
         "import sys, org.a0.hooks\n"
         "from org.contracts.common import Contract\n"
