@@ -49,8 +49,8 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto``: one worker more than there are CPUs. Many tests wait (on the XO's and the
     units' processes, on file-system events, on a scripted model), and the extra worker runs
     meanwhile; more workers than that cost more CPU (each collects the suite, and waiting tests
-    poll) than they win: on two cores, 3 workers ran the suite in 107 and 114 s where 4 took 130
-    and 119 s and 2 took 120 s."""
+    poll) than they win: on two slow cores, 3 workers ran the suite in 192 s where 2 took 210 s
+    and 4 took 230 s."""
     return (os.cpu_count() or 1) + 1
 
 
