@@ -435,8 +435,6 @@ def test_alias_bomb_in_a_role_file_does_not_hang_the_dispatcher(home):
     assert "role: None" in done.stdout and "role 'codegen' is skipped" in done.stderr
 
 
-
-
 def test_a_doctrine_parsed_again_is_a_copy_and_its_errors_name_each_file(tmp_path):
     """The same text is parsed once (every store and XO check reads the same role files): each
     reader still gets data of its own, aliases still shared as written, and a broken file's

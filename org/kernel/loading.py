@@ -159,7 +159,7 @@ def parse(path: Path | str, text: str | None = None) -> tuple[Any, dict[tuple, i
 
 #: YAML up to this size is parsed once per text: every unit's doctrine is the same few files,
 #: read again by each store, each XO check and each validation, and a copy of the parsed data
-#: costs a tenth of parsing it
+#: costs under a tenth of parsing it
 _REMEMBERED_TEXT_CHARS = 64_000
 
 
