@@ -380,6 +380,12 @@ def never_a_loop(outcome: Any, tools: Any) -> bool:
     return outcome.waits or outcome.tool in tools
 
 
+def watched_for_loops(outcomes: Any, tools: Any) -> list:
+    """The outcomes that are not :func:`never_a_loop`, in one pass (read at every check: the
+    rule written out, not called once per outcome)."""
+    return [o for o in outcomes if not (o.waits or o.tool in tools)]
+
+
 def update_failure_record(data: dict, tool: str, ok: bool, error_type: str | None, message: str) -> None:
     """Keep ``_tool_failures`` in the shape the seed and other layers read (failures only:
     failing tests reported by a test run that worked are not a failure of the tool)."""

@@ -26,7 +26,7 @@ from typing import Any, Sequence
 from org.contracts import Finding
 from org.contracts.role import Doctrine
 from org.kernel.bounded import drop_oldest
-from org.kernel.outcomes import ToolOutcome, never_a_loop
+from org.kernel.outcomes import ToolOutcome, never_a_loop, watched_for_loops
 from org.kernel.values import count_or
 
 #: at most this many open breakers are kept (the oldest are forgotten)
@@ -69,7 +69,7 @@ class OpenBreaker:
 def failing_run(outcomes: Sequence[ToolOutcome], signature: str, exempt: Sequence[str]) -> tuple[ToolOutcome, int] | None:
     """The latest outcome of the call ``signature`` and how many times in a row (ignoring
     exempt calls) it failed that same way; None when it did not fail or is not there."""
-    watched = [o for o in outcomes if not never_a_loop(o, exempt)]
+    watched = watched_for_loops(outcomes, exempt)
     at = next((i for i in range(len(watched) - 1, -1, -1) if watched[i].signature == signature), None)
     if at is None or watched[at].ok:
         return None

@@ -16,7 +16,7 @@ from typing import Callable
 from org.contracts import Finding
 from org.kernel.classify import advice_kind, did_not_run, edit_refused, missing_program, moves_relative
 from org.kernel.log import warn_once
-from org.kernel.outcomes import ToolOutcome, failures_in_a_row, fix_attempt, installed, named, never_a_loop, worked_command
+from org.kernel.outcomes import ToolOutcome, failures_in_a_row, fix_attempt, installed, named, watched_for_loops, worked_command
 from org.supervisor.learnings import same_job
 
 from .snapshot import Snapshot
@@ -38,7 +38,7 @@ def _watched(s: Snapshot) -> list[ToolOutcome]:
     global _last_watched
     exempt = s.doctrine.loop.exempt_tools
     if _last_watched[0] is not s.outcomes or _last_watched[1] is not exempt:
-        _last_watched = (s.outcomes, exempt, [o for o in s.outcomes if not never_a_loop(o, exempt)])
+        _last_watched = (s.outcomes, exempt, watched_for_loops(s.outcomes, exempt))
     return _last_watched[2]
 
 
@@ -143,14 +143,14 @@ def detect_oscillation(s: Snapshot) -> Finding | None:
     (identical calls, not look-alikes), at least one of them failing."""
     outcomes = _watched(s)
     cycles = s.doctrine.loop.oscillation_cycles
-    keys = [_key(o) for o in outcomes[-max(CYCLE_PERIODS) * cycles:]]
+    latest = _key(outcomes[-1]) if outcomes else None
     for period in CYCLE_PERIODS:
         width = period * cycles
-        if len(keys) < width:
+        if len(outcomes) < width:
             return None
-        if keys[-1] != keys[-1 - period]:
+        if latest != _key(outcomes[-1 - period]):
             continue  # not even the latest call came round
-        window = keys[-width:]
+        window = [_key(o) for o in outcomes[-width:]]
         if len(set(window[:period])) < period or any(window[i] != window[i + period] for i in range(width - period)):
             continue
         cycle = outcomes[-period:]
@@ -194,9 +194,16 @@ def detect_no_tool(s: Snapshot) -> Finding | None:
     return None
 
 
+#: (the outcomes watched, how many of the last ran nothing): the no-tool and churn detectors both ask
+_last_not_run: tuple[object, int] = ((), 0)
+
+
 def _not_run_in_a_row(outcomes: list[ToolOutcome]) -> int:
-    """How many of the last calls, in a row, ran nothing (classify.did_not_run)."""
-    return _last_in_a_row(outcomes, lambda o: not o.ok and did_not_run(o.error_type, o.error_line))
+    """How many of the last calls, in a row, ran nothing (classify.did_not_run), computed once per snapshot."""
+    global _last_not_run
+    if _last_not_run[0] is not outcomes:
+        _last_not_run = (outcomes, _last_in_a_row(outcomes, lambda o: not o.ok and did_not_run(o.error_type, o.error_line)))
+    return _last_not_run[1]
 
 
 def _last_in_a_row(outcomes: list[ToolOutcome], alike: Callable[[ToolOutcome], bool]) -> int:
@@ -314,7 +321,7 @@ def _stall(s: Snapshot) -> tuple[int, int] | None:
     if s.turns_since_progress is None:
         return None
     since = s.turn - s.turns_since_progress
-    found_nothing = sum(1 for o in _watched(s) if o.turn > since and o.empty)
+    found_nothing = sum(1 for o in _after(_watched(s), since) if o.empty)
     if s.turns_since_progress > s.doctrine.max_turns_without_progress or found_nothing > s.doctrine.max_looks_finding_nothing:
         return since, found_nothing
     return None
@@ -331,7 +338,16 @@ def detect_stall(s: Snapshot) -> Finding | None:
     return Finding(anomaly="stall", template="stall", turn=s.turn, evidence={
         "turns": s.turns_since_progress, "limit": s.doctrine.max_turns_without_progress, "step": s.current_step, "plan": s.plan_name,
         "domain": s.bst_domain, "source": s.progress_source, "since": since, "episode": f"stall:{since}",
-        "repeated": repeated_calls(_watched(s), since), "found_nothing": found_nothing})
+        "repeated": repeated_calls(_after(_watched(s), since), since), "found_nothing": found_nothing})
+
+
+def _after(outcomes: list[ToolOutcome], turn: int) -> list[ToolOutcome]:
+    """The outcomes after ``turn``: the latest ones (turns only grow along a task's outcomes),
+    found from the end, since a stall's are a few of many."""
+    start = len(outcomes)
+    while start and outcomes[start - 1].turn > turn:
+        start -= 1
+    return outcomes[start:]
 
 
 def repeated_calls(outcomes: list[ToolOutcome], since: int, most: int = 2) -> tuple[tuple[str, int], ...]:
