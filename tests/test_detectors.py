@@ -48,6 +48,20 @@ def test_stall_limit_comes_from_doctrine():
     assert detect_stall(snap(turns_since_progress=3, doctrine=Doctrine(max_turns_without_progress=3))) is None
 
 
+def test_a_stall_names_the_calls_repeated_and_counts_the_looks_that_found_nothing_since_it_began():
+    """What came before the stall began (turn 20 - 13 = 7) is not what its turns went on."""
+    def at(turn: int, command: str, empty: bool = False) -> ToolOutcome:
+        return replace(out("code_execution_tool", args={"code": command}, output="x"), turn=turn, empty=empty)
+
+    before = [at(1, "cat a"), at(2, "cat a"), at(3, "cat a"), at(4, "grep -rn y src", empty=True), at(7, "cat a")]
+    during = [at(8, "ls"), at(9, "grep -rn x src", empty=True), at(11, "ls"), at(12, "cat b"), at(14, "grep -rn x src", empty=True),
+              at(15, "ls"), at(19, "cat a")]
+    finding = detect_stall(snap(turn=20, turns_since_progress=13, outcomes=(*before, *during)))
+    assert finding is not None and finding.evidence["since"] == 7
+    assert finding.evidence["repeated"] == (("`ls`", 3), ("`grep -rn x src`", 2))
+    assert finding.evidence["found_nothing"] == 2
+
+
 # loop: repeat and oscillation --------------------------------------------------------
 
 def test_two_identical_failures_are_not_a_loop_three_are():
