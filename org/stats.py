@@ -7,7 +7,6 @@ was followed by progress within a few turns, and how many turns that took (docs/
 from __future__ import annotations
 
 import json
-import re
 import statistics
 import sys
 import time
@@ -19,10 +18,11 @@ from typing import Any, Iterable
 from org.contracts import SupervisionEvent
 from org.contracts.event import EVENT_TYPES
 from org.kernel import events
+from org.lazy_patterns import lazy_pattern
 
 #: Progress within this many turns after steering counts as steering followed by progress.
 WITHIN_TURNS = 5
-_AGO = re.compile(r"^(\d+)([smhd])$")
+_AGO = lazy_pattern(r"^(\d+)([smhd])$")
 
 
 def parse_since(text: str | None, now: datetime) -> datetime | None:

@@ -22,13 +22,13 @@ read from the log when the log holds more of its turns.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
 from org.contracts import TraceTurn
 from org.kernel.files import FileRefused, read_capped
+from org.lazy_patterns import lazy_pattern
 
 #: A saved chat larger than this is not read (a long chat with big tool outputs is a few MB).
 MAX_CHAT_BYTES = 64_000_000
@@ -39,7 +39,7 @@ SUPERVISOR_MARK = "[SUPERVISOR]"
 #: log items that hold what a tool answered (a tool of its own kind, or ``tool`` for the others)
 LOG_TOOL_ITEMS = frozenset({"code_exe", "tool", "response", "subagent", "browser", "mcp", "error"})
 #: what the terminal's log item shows before the output: the runtime and the command
-_TERMINAL_PREFIX = re.compile(r"^(?:bash>|PS>|python> |nodejs> |node> )[^\n]*\n\n")
+_TERMINAL_PREFIX = lazy_pattern(r"^(?:bash>|PS>|python> |nodejs> |node> )[^\n]*\n\n")
 
 
 class ChatError(Exception):

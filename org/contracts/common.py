@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
 
+from org.lazy_patterns import lazy_pattern
+
 #: Identifiers that may become part of a file name (role ids, organization ids, units).
 #: Lower case, digits, ``_`` and ``-``; no dots or slashes, so nothing can leave its folder.
 IDENTIFIER_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
-_IDENTIFIER_RE = re.compile(IDENTIFIER_PATTERN)
+_IDENTIFIER_RE = lazy_pattern(IDENTIFIER_PATTERN)
 
 Identifier = Annotated[str, StringConstraints(pattern=IDENTIFIER_PATTERN)]
 

@@ -15,17 +15,18 @@ when the supervisor loads the file.
 
 from __future__ import annotations
 
-import re
 import string
 from typing import Any
 
 from pydantic import ConfigDict, Field, ValidationInfo, create_model, field_validator
 
+from org.lazy_patterns import lazy_pattern
+
 from .common import Contract
 
 TAG = "[SUPERVISOR]"
 MAX_SENTENCES = 3
-SENTENCE_END = re.compile(r"[.!?](?:\s+|$)")
+SENTENCE_END = lazy_pattern(r"[.!?](?:\s+|$)")
 REPEATED = ".repeated"
 OUTSIDE_THE_CODE = "_outside_the_code"
 TIMED_OUT = "_timed_out"

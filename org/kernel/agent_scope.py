@@ -16,6 +16,8 @@ import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from org.lazy_patterns import lazy_pattern
+
 from .agent_zero import agent_number, read_attr
 from .paths import _a0_root
 
@@ -26,8 +28,8 @@ SUPERIOR_KEY = "_superior"
 HANDOFF_KEY = "_org_handoff"
 #: Where paths inside the Agent-Zero container start; mapped to the real base folder when it is elsewhere.
 CONTAINER_ROOT = PurePosixPath("/a0")
-_THOUGHTS = re.compile(r'"thoughts"\s*:\s*\[(.*?)\]', re.DOTALL)
-_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
+_THOUGHTS = lazy_pattern(r'"thoughts"\s*:\s*\[(.*?)\]', re.DOTALL)
+_STRING = lazy_pattern(r'"((?:[^"\\]|\\.)*)"')
 
 
 def a0_root() -> Path:

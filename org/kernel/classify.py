@@ -34,6 +34,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
+from org.lazy_patterns import lazy_pattern
+
 ActionKind = Literal["inspect", "edit", "run"]
 #: Only the head and the tail of a long output are read.
 SCAN_CHARS = 4000
@@ -57,17 +59,17 @@ OK = Verdict(False)
 
 _M = re.MULTILINE
 # A Python exception line: "ValueError: bad", "django.db.utils.IntegrityError: x", "KeyboardInterrupt".
-_EXCEPTION_LINE = re.compile(
+_EXCEPTION_LINE = lazy_pattern(
     r"^(?:[A-Za-z_]\w*\.)*(?P<name>[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|NotFound|Timeout)\w*)(?::[ \t]*(?P<msg>.*))?[ \t]*$", _M)
 # At the start of a line: an indented traceback is quoted inside another message (Python's
 # "Error processing line 1 of …distutils-precedence.pth" warning printed at every start).
 # (IPython's and Jupyter's header names the exception first: "TypeError    Traceback (most recent call last)")
-_TRACEBACK = re.compile(r"^(?:Traceback \(most recent call last\):|[A-Za-z_][\w.]*[ \t]+Traceback \(most recent call last\)[ \t]*$)", _M)
+_TRACEBACK = lazy_pattern(r"^(?:Traceback \(most recent call last\):|[A-Za-z_][\w.]*[ \t]+Traceback \(most recent call last\)[ \t]*$)", _M)
 # A traceback's frame: the innermost one says where the error was raised (the file and function).
-_LIBRARY_FILE = re.compile(r"[/\\](?:site|dist)-packages[/\\]|[/\\]lib[/\\]python\d[\d.]*[/\\]|^<frozen ")
-_FRAME = re.compile(r'^[ \t]*File "(?P<file>[^"\n]+)", line \d+(?:, in (?P<function>\S+))?', _M)
+_LIBRARY_FILE = lazy_pattern(r"[/\\](?:site|dist)-packages[/\\]|[/\\]lib[/\\]python\d[\d.]*[/\\]|^<frozen ")
+_FRAME = lazy_pattern(r'^[ \t]*File "(?P<file>[^"\n]+)", line \d+(?:, in (?P<function>\S+))?', _M)
 # An OS error printed without its traceback: "PermissionError: [Errno 13] Permission denied: '/x'".
-_OS_ERROR_LINE = re.compile(r"^(?:[A-Za-z_]\w*\.)*(?P<name>[A-Z]\w*Error): \[Errno \d+\] .*$", _M)
+_OS_ERROR_LINE = lazy_pattern(r"^(?:[A-Za-z_]\w*\.)*(?P<name>[A-Z]\w*Error): \[Errno \d+\] .*$", _M)
 _EXCEPTION_TYPES = {
     "timeout": ("Timeout", "TimedOut"),
     "not_found": ("FileNotFoundError", "NotADirectoryError", "IsADirectoryError"),
@@ -79,7 +81,7 @@ _EXCEPTION_TYPES = {
 }
 
 # Test runners' own summary lines: a test run that reports failures still worked.
-_TEST_SUMMARY = re.compile(
+_TEST_SUMMARY = lazy_pattern(
     r"^(?:=+ .*\b\d+ (?:passed|failed|errors?|skipped|xfailed|deselected)\b.* in [\d.]+ ?s(?:econds)?\b.*=*"  # pytest (4.x: "in 0.03 seconds")
     r"|\d+ (?:passed|failed|errors?)(?:, \d+ \w+)* in [\d.]+ ?s(?:econds)?\b"  # pytest -q
     r"|Ran \d+ tests? in [\d.]+s"  # unittest, django
@@ -88,21 +90,21 @@ _TEST_SUMMARY = re.compile(
     r"|(?:ok|FAIL|---) +\S+ +[\d.]+s"  # go test
     r"|\d+ (?:examples?|tests?), \d+ failures?.*)[ \t]*$", _M)  # rspec, minitest
 _TEST_FAILURE_LINES = (
-    re.compile(r"^FAILED (?!\()(\S+)(?: - (.*))?$", _M),  # pytest -ra / short summary (not unittest's "FAILED (errors=1)")
-    re.compile(r"^E +((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)\b.*)$", _M),  # pytest's exception lines
-    re.compile(r"^(?:FAIL|ERROR): (\S+ \([\w.]+\))", _M),  # unittest
-    re.compile(r"^--- FAIL: (\S+)", _M),  # go
-    re.compile(r"^ +● (.+)$", _M),  # jest
+    lazy_pattern(r"^FAILED (?!\()(\S+)(?: - (.*))?$", _M),  # pytest -ra / short summary (not unittest's "FAILED (errors=1)")
+    lazy_pattern(r"^E +((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)\b.*)$", _M),  # pytest's exception lines
+    lazy_pattern(r"^(?:FAIL|ERROR): (\S+ \([\w.]+\))", _M),  # unittest
+    lazy_pattern(r"^--- FAIL: (\S+)", _M),  # go
+    lazy_pattern(r"^ +● (.+)$", _M),  # jest
 )
-_EXCEPTION_NAMED = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b")
-_TEST_SUCCESS = re.compile(r"^(?:OK(?: \(.*\))?|=+ (?:\d+ (?:passed|skipped|deselected|xfailed|xpassed|warnings?)(?:, )?)+ in [\d.]+s.*=*)[ \t]*$", _M)
+_EXCEPTION_NAMED = lazy_pattern(r"\b[A-Z]\w*(?:Error|Exception)\b")
+_TEST_SUCCESS = lazy_pattern(r"^(?:OK(?: \(.*\))?|=+ (?:\d+ (?:passed|skipped|deselected|xfailed|xpassed|warnings?)(?:, )?)+ in [\d.]+s.*=*)[ \t]*$", _M)
 
 # Agent-Zero's terminal asked for a runtime it does not have.
-_UNKNOWN_RUNTIME = re.compile(r"\bThe runtime '[^'\n]*' is not supported\b")
+_UNKNOWN_RUNTIME = lazy_pattern(r"\bThe runtime '[^'\n]*' is not supported\b")
 
 # Shell and tool diagnostics, line-anchored so that file contents mentioning the words do not match.
 _DIAGNOSTICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (name, re.compile(pattern, _M | re.IGNORECASE))
+    (name, lazy_pattern(pattern, _M | re.IGNORECASE))
     for name, pattern in (
         ("timeout", r"^(?:\[SYSTEM: )?Returning control to agent after \d+ seconds (?:of execution|with no output)"
                     r"|^\[The command has no new output after \d+ seconds\b"  # OpenHands' terminal, like Agent-Zero's
@@ -149,32 +151,32 @@ _DIAGNOSTICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 # found, found more than once, or the same as the new), Agent-Zero's `text_editor` patch
 # ("error patching a.py: file changed since last read"). The edit did not happen: a failure,
 # named by the linter's first finding when it gives one.
-_EDIT_REJECTED = re.compile(r"^.*(?:Your changes have NOT been applied|No replacement was performed|did not appear verbatim"
+_EDIT_REJECTED = lazy_pattern(r"^.*(?:Your changes have NOT been applied|No replacement was performed|did not appear verbatim"
                             r"|String to replace not found|matches of the string to replace, but replace_all is false"
                             r"|No changes to make: old_string and new_string).*$"
                             r"|^error patching \S.*: .*$", _M)  # Agent-Zero's text_editor: its patch went nowhere
 # A tool's own error mark before its message (Claude Code's tools: "<tool_use_error>File does
 # not exist.</tool_use_error>"; OpenHands' editor: "ERROR:" on a line of its own, then "Invalid
 # `path` parameter: … does not exist."): the call failed, whatever the message says.
-_TOOL_ERROR_TAGS = re.compile(r"</?tool_use_error>")
-_TOOL_ERROR = re.compile(r"\A\s*(?:<tool_use_error>|ERROR:[ \t]*\n)\s*(?P<message>[^\n]*?)\s*(?:</tool_use_error>|$)", _M)
-_EDIT_FINDING = re.compile(r"^- (?:line \d+ col \d+: )?([A-Z]\d{3,4} .*)$", _M)
+_TOOL_ERROR_TAGS = lazy_pattern(r"</?tool_use_error>")
+_TOOL_ERROR = lazy_pattern(r"\A\s*(?:<tool_use_error>|ERROR:[ \t]*\n)\s*(?P<message>[^\n]*?)\s*(?:</tool_use_error>|$)", _M)
+_EDIT_FINDING = lazy_pattern(r"^- (?:line \d+ col \d+: )?([A-Z]\d{3,4} .*)$", _M)
 # A list of errors with no finding in it is the check's own failure (SWE-agent's flake8 crashing on
 # a project's setup.cfg: "- Error code '#' supplied to 'ignore' option does not match …", or "- \"local[X101]\"
 # failed during execution due to FileNotFoundError(…)"): no edit through that editor goes in.
-_CHECK_FAILURE = re.compile(r"^- ((?!\"[^\"]*\", line \d+)(?=.*(?:(?:Error|Exception)\b|\bfailed\b)).*\S.*)$", _M)
+_CHECK_FAILURE = lazy_pattern(r"^- ((?!\"[^\"]*\", line \d+)(?=.*(?:(?:Error|Exception)\b|\bfailed\b)).*\S.*)$", _M)
 #: How a refused edit's reason starts when the editor's own check failed, not the edit.
 CHECK_FAILED = "the editor's check failed: "
-_NO_REPLACEMENT = re.compile(r"^No replacement was performed[.,]\s+(?=\S)")
+_NO_REPLACEMENT = lazy_pattern(r"^No replacement was performed[.,]\s+(?=\S)")
 # The agent's own text an editor quotes back in its refusal (OpenHands: "old_str `…` did not appear
 # verbatim in /a.py", "Multiple occurrences of old_str `…` in lines [3, 9]"): the action, already
 # known, not the result; quoted, a retry with only its indentation changed would be another result.
-_QUOTED_OLD_TEXT = re.compile(r"(old_str) `.*?`(?= did not appear verbatim| in lines \[)", re.DOTALL)
+_QUOTED_OLD_TEXT = lazy_pattern(r"(old_str) `.*?`(?= did not appear verbatim| in lines \[)", re.DOTALL)
 #: How a refused edit's line starts: the edit changed nothing, so its error is no file's error (no churn).
 EDIT_REFUSED = "edit not applied: "
 # The refusals about the text to replace alone (not found, or found more than once): whatever
 # the new text, the same old text is refused the same way again.
-_OLD_TEXT_REFUSED = re.compile(r"did not appear verbatim|Multiple occurrences of old_str|String to replace not found"
+_OLD_TEXT_REFUSED = lazy_pattern(r"did not appear verbatim|Multiple occurrences of old_str|String to replace not found"
                                r"|matches of the string to replace, but replace_all is false")
 
 
@@ -189,7 +191,7 @@ def check_failed(error_line: str | None) -> bool:
 
 
 # The text to replace is there more than once: the edit must say which occurrence, not match better.
-_AMBIGUOUS_OLD_TEXT = re.compile(r"Multiple occurrences of old_str|matches of the string to replace, but replace_all is false")
+_AMBIGUOUS_OLD_TEXT = lazy_pattern(r"Multiple occurrences of old_str|matches of the string to replace, but replace_all is false")
 
 
 def old_text_refused(error_line: str | None) -> bool:
@@ -199,7 +201,7 @@ def old_text_refused(error_line: str | None) -> bool:
 
 # A program the shell could not find by its bare name (`javac: command not found`): it is not
 # installed here, which no edit of the project changes.
-_MISSING_PROGRAM = re.compile(r"(?:^|: )(?:line \d+: )?[^\s:/]+: command not found$|^(?:zsh|\(eval\))(?::\d+)?: command not found: [^\s/]+$"
+_MISSING_PROGRAM = lazy_pattern(r"(?:^|: )(?:line \d+: )?[^\s:/]+: command not found$|^(?:zsh|\(eval\))(?::\d+)?: command not found: [^\s/]+$"
                               r"|^\S+: \d+: [^\s:/]+: not found$")
 
 
@@ -210,14 +212,14 @@ def missing_program(error_line: str | None) -> bool:
 
 # A build tool that found no Java where JAVA_HOME or PATH points (Maven's wrapper, Gradle): the
 # JDK is missing, which setting JAVA_HOME to another guess does not change.
-_NO_JDK = re.compile(r"JAVA_HOME is not defined correctly|JAVA_HOME is not set and no 'java' command could be found")
+_NO_JDK = lazy_pattern(r"JAVA_HOME is not defined correctly|JAVA_HOME is not set and no 'java' command could be found")
 
 
 # Text sent as a command: the shell runs its first word as a program ("DISCUSSION", "The", "Were
 # still facing errors. Lets"). A label in capitals or a sentence's opening word names no program.
 _OPENERS = (r"The|There|These|This|That|It|Its|We|I|Let's|Lets|Here|After|Since|Now|Next|Then|First|Finally|However|So"
             r"|Step|Based|Looking|Great|Okay|Also|But|To|In")
-_PROSE_RUN = re.compile(rf"(?:^|: )(?:line \d+: |\d+: )?(?:[A-Z]{{4,}}|[^:\n]* [^:\n]*|(?:{_OPENERS})): (?:command )?not found$")
+_PROSE_RUN = lazy_pattern(rf"(?:^|: )(?:line \d+: |\d+: )?(?:[A-Z]{{4,}}|[^:\n]* [^:\n]*|(?:{_OPENERS})): (?:command )?not found$")
 
 
 def prose_as_command(error_line: str | None) -> bool:
@@ -228,11 +230,11 @@ def prose_as_command(error_line: str | None) -> bool:
 # What was sent as the command, known by how it opens, when the shell refused it: source code (a
 # Java class, Python imports and a function), which belongs in a file, not in quotes; or text (a
 # label in capitals, a sentence), whose apostrophes leave the shell looking for a closing quote.
-_SOURCE_CODE = re.compile(r"^`?\s*(?:(?:public|private|protected|abstract|final|static) \w|class \w+\s*[({:]"
+_SOURCE_CODE = lazy_pattern(r"^`?\s*(?:(?:public|private|protected|abstract|final|static) \w|class \w+\s*[({:]"
                           r"|(?:package|import) [\w.]+(?:\.\*)?;|import [\w.]+ as \w|from [\w.]+ import \w"
                           r"|def \w+\s*\(|#include\s*[<\"]|@[A-Z]\w*(?:\(|\s))")
-_PROSE = re.compile(rf"^`?\s*(?:[A-Z]{{4,}}(?![\w=])|(?:{_OPENERS})\s)")
-_SHELL_REFUSED = re.compile(r"syntax error near unexpected token|syntax error: unexpected|unexpected EOF while looking for"
+_PROSE = lazy_pattern(rf"^`?\s*(?:[A-Z]{{4,}}(?![\w=])|(?:{_OPENERS})\s)")
+_SHELL_REFUSED = lazy_pattern(r"syntax error near unexpected token|syntax error: unexpected|unexpected EOF while looking for"
                             r"|: (?:command )?not found$")
 
 
@@ -247,7 +249,7 @@ def sent_as_command(command: str | None, error_line: str | None) -> str | None:
 
 
 # A package manager that does not know the name asked for: installing it again will not help.
-_UNKNOWN_PACKAGE = re.compile(r"Unable to locate package|has no installation candidate|No matching distribution found"
+_UNKNOWN_PACKAGE = lazy_pattern(r"Unable to locate package|has no installation candidate|No matching distribution found"
                               r"|Could not find a version that satisfies|^npm ERR! (?:code E404|404 )|^error: package .* not found")
 
 
@@ -278,7 +280,7 @@ def advice_kind(error_type: str | None, error_line: str | None, command: str | N
 
 
 #: `cd ..`, `cd src`: a move relative to where the shell is, so the same command goes elsewhere each time.
-_RELATIVE_CD = re.compile(r"^cd\s+(?![/~])\S+\s*$")
+_RELATIVE_CD = lazy_pattern(r"^cd\s+(?![/~])\S+\s*$")
 
 
 def moves_relative(command: str | None) -> bool:
@@ -289,27 +291,27 @@ def moves_relative(command: str | None) -> bool:
 # its older form with the command's id: "[Command -1 finished with exit code 0]"): when the output
 # states it, it decides whether the command worked.
 # Claude Code's Bash opens a failing output with it, and says nothing when the command exited 0.
-_OPENING_EXIT_CODE = re.compile(r"\AExit code (\d+)[ \t]*$", _M)
-_EXIT_STATUS = re.compile(r"<returncode>(\d+)</returncode>|^\[?(?:The command completed|Command(?: -?\d+)? finished) with exit code (\d+)\.?\]*[ \t]*$"
+_OPENING_EXIT_CODE = lazy_pattern(r"\AExit code (\d+)[ \t]*$", _M)
+_EXIT_STATUS = lazy_pattern(r"<returncode>(\d+)</returncode>|^\[?(?:The command completed|Command(?: -?\d+)? finished) with exit code (\d+)\.?\]*[ \t]*$"
                           r"|" + _OPENING_EXIT_CODE.pattern, _M)
 
 # Linters and type checkers that report findings: their "errors" are findings about the code.
-_LINT_SUMMARY = re.compile(
+_LINT_SUMMARY = lazy_pattern(
     r"^(?:Found \d+ errors? in \d+ files? \(checked \d+ source files?\)|Found \d+ errors?\.|Your code has been rated at .*"
     r"|\d+ problems? \(\d+ errors?, \d+ warnings?\)|✖ \d+ problems?.*|\*{13} Module \S+"
     r"|\S+:\d+:(?:\d+:)? [CRWEFI]\d{4}[:( ].*"  # pylint: "a.py:1:0: C0114: Missing module docstring"
     r"|\S+:\d+:\d+: [EWFCN]\d{3} .*)[ \t]*$", _M)  # flake8, pycodestyle: "a.py:1:1: E302 expected 2 blank lines"
 
 _VOLATILE = (
-    (re.compile(r"0x[0-9a-fA-F]+"), "0x#"),
-    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"), "<uuid>"),
-    (re.compile(r"/tmp/[\w.-]+"), "/tmp/<tmp>"),
-    (re.compile(r"\d+(?:\.\d+)?"), "#"),
-    (re.compile(r"\s+"), " "),
+    (lazy_pattern(r"0x[0-9a-fA-F]+"), "0x#"),
+    (lazy_pattern(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"), "<uuid>"),
+    (lazy_pattern(r"/tmp/[\w.-]+"), "/tmp/<tmp>"),
+    (lazy_pattern(r"\d+(?:\.\d+)?"), "#"),
+    (lazy_pattern(r"\s+"), " "),
 )
 # What changes from one run of the same command to the next without saying anything about
 # the result: times, durations, addresses, temporary paths, process ids, ids, a shell's line counter.
-_RUN_VOLATILE = re.compile(
+_RUN_VOLATILE = lazy_pattern(
     r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d)?(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"  # timestamps
     r"|\b\d\d?:\d\d:\d\d(?:[.,]\d+)?\b"  # clock times
     r"|\b\d+(?:\.\d+)?[ \t]?(?:s|ms|us|µs|ns|sec|secs|seconds?|minutes?)\b"  # durations
@@ -322,11 +324,11 @@ _RUN_VOLATILE = re.compile(
 
 
 # Searches that exit 1 when nothing matched: the status answers the question, it is no failure.
-_SEARCH = re.compile(r"^(?:e|f)?grep\b|^(?:rg|ag|ack|pgrep|which)\b|^git grep\b")
+_SEARCH = lazy_pattern(r"^(?:e|f)?grep\b|^(?:rg|ag|ack|pgrep|which)\b|^git grep\b")
 
 
 # The shell's prompt a terminal ends its output with (Agent-Zero's: "root@a0:/a0/usr/workdir# ").
-_PROMPT_LAST = re.compile(r"^(?:\([^)\n]*\) )?[\w.-]+@[\w.-]+:[^\n]*[#$][ \t]*\Z", re.MULTILINE)
+_PROMPT_LAST = lazy_pattern(r"^(?:\([^)\n]*\) )?[\w.-]+@[\w.-]+:[^\n]*[#$][ \t]*\Z", re.MULTILINE)
 
 
 def _bare(text: str | None) -> str:
@@ -347,7 +349,7 @@ def found_nothing(command: str | None, text: str | None) -> bool:
 
 # A search tool's whole answer when nothing matched (SWE-agent's `search_dir`, `search_file` and
 # `find_file`; Claude Code's Grep and Glob), and Agent-Zero's terminal's when it got nothing at all.
-_NO_MATCH = re.compile(r"\A(?:No matches found\b|No files found\b|Found 0 (?:matches|files)\b|\[SYSTEM: No output returned\.)[^\n]*\Z",
+_NO_MATCH = lazy_pattern(r"\A(?:No matches found\b|No files found\b|Found 0 (?:matches|files)\b|\[SYSTEM: No output returned\.)[^\n]*\Z",
                        re.IGNORECASE)
 
 
@@ -369,7 +371,7 @@ def shows_nothing(text: str | None) -> bool:
 
 # A pipeline that ends in a text filter (`python repro.py 2>&1 | tail -20`): the shell's exit status
 # is the filter's, whatever the command before it did, unless `pipefail` is set.
-_FILTERED = re.compile(r"(?<![|&])\|&?\s*(?:head|tail|grep|egrep|fgrep|rg|sed|awk|cut|sort|uniq|wc|tee|cat|less|more|tr|nl|column)"
+_FILTERED = lazy_pattern(r"(?<![|&])\|&?\s*(?:head|tail|grep|egrep|fgrep|rg|sed|awk|cut|sort|uniq|wc|tee|cat|less|more|tr|nl|column)"
                        r"\b[^|;&\n]*$")
 
 
@@ -420,13 +422,13 @@ def line_keys(text: str) -> list[int]:
 # interpreter (and an IPython cell's working folder) appended to the last line
 # ("TypeError: …[Python Interpreter: /opt/…/bin/python]", "[Jupyter current working directory: …]")
 # and the "OBSERVATION:" its CodeAct agent opens each observation with.
-_TERMINAL_MARKS = re.compile(r"\r+(?=\n)|\[(?:Jupyter )?(?:Python [Ii]nterpreter|[Cc]urrent working directory): [^\]\n]*\]"
+_TERMINAL_MARKS = lazy_pattern(r"\r+(?=\n)|\[(?:Jupyter )?(?:Python [Ii]nterpreter|[Cc]urrent working directory): [^\]\n]*\]"
                              r"|\AOBSERVATION:[ \t]*(?:\n|\Z)")
 
 
 # A file's content fenced by the tool that shows it (Agent-Zero's `text_editor`: "{path} 40 lines",
 # then the numbered lines between ">>>" and "<<<"): the file's words, not what happened.
-_FENCED_CONTENT = re.compile(r"^>>>[ \t]*\n.*?^<<<[ \t]*$", re.MULTILINE | re.DOTALL)
+_FENCED_CONTENT = lazy_pattern(r"^>>>[ \t]*\n.*?^<<<[ \t]*$", re.MULTILINE | re.DOTALL)
 
 
 def _sample(text: str) -> str:
@@ -458,7 +460,7 @@ def _named(error_type: str, line: str) -> Verdict:
 # A line of a file shown with its line numbers: SWE-agent's window ("415:    :type timeout: …"),
 # `cat -n`, `nl` and OpenHands' view ("   415\t…"), Claude Code's Read ("   415→…"). What it
 # says is the file's content, not what happened to the command. (A clock time, "12:01:33 …", is not one.)
-_FILE_LINE = re.compile(r"[ \t]*\d+(?::(?!\d)|\t|→)")
+_FILE_LINE = lazy_pattern(r"[ \t]*\d+(?::(?!\d)|\t|→)")
 
 
 def _first(pattern: re.Pattern[str], sample: str, known: Any, start: int = 0) -> re.Match[str] | None:
@@ -512,8 +514,8 @@ def _test_verdict(sample: str) -> Verdict | None:
 # session 0 might be still running", or its note of a dialog with nothing new above it (the earlier
 # program still waits at its question); OpenHands' "Your command "x" is NOT executed. The previous
 # command is still running". What the output shows above such a note is the earlier command's.
-_BUSY_TERMINAL = re.compile(r"\bTerminal session \d+ might be still running\b|\bis NOT executed\. The previous command is still running\b")
-_DIALOG_NOTE_ALONE = re.compile(r"\A\s*\[SYSTEM: Potential dialog detected in output\. Returning control to agent after \d+ seconds\b[^\n]*\Z")
+_BUSY_TERMINAL = lazy_pattern(r"\bTerminal session \d+ might be still running\b|\bis NOT executed\. The previous command is still running\b")
+_DIALOG_NOTE_ALONE = lazy_pattern(r"\A\s*\[SYSTEM: Potential dialog detected in output\. Returning control to agent after \d+ seconds\b[^\n]*\Z")
 #: the identity of every such answer: whatever the command, its cause is the one still running
 BUSY_TERMINAL = "the terminal is still running an earlier command"
 
@@ -535,8 +537,8 @@ def busy_terminal(text: str | None) -> str | None:
 # Agent-Zero's answer to a call of a tool it does not have (also with no name at all: "Tool  not
 # found"), followed by its whole list of tools, whose words name nothing of this call.
 _TOOL_NOT_FOUND = r"Tool \S*\s*not found\."
-_UNKNOWN_TOOL = re.compile(rf"\A\s*({_TOOL_NOT_FOUND})(?= Available tools:)")
-_UNKNOWN_TOOL_LINE = re.compile(rf"\A{_TOOL_NOT_FOUND}\Z")
+_UNKNOWN_TOOL = lazy_pattern(rf"\A\s*({_TOOL_NOT_FOUND})(?= Available tools:)")
+_UNKNOWN_TOOL_LINE = lazy_pattern(rf"\A{_TOOL_NOT_FOUND}\Z")
 
 
 def unknown_tool(error_line: str | None) -> bool:
@@ -626,12 +628,12 @@ REPORTING_TOOLS = frozenset({"search_engine", "document_query", "knowledge_tool"
                              "call_subordinate", "a2a_chat", "WebSearch", "WebFetch", "Task"})
 # Any tool named for fetching or searching (MCP servers' `fetch`, `brave_web_search`, `tavily-search`,
 # `firecrawl_scrape`, `get-library-docs`; Agent-Zero names them `server.tool`) that runs no command.
-_REPORTING_NAMES = re.compile(r"(?:^|[_.:-])(?:search|fetch|scrape|crawl|docs)(?:[_.:-]|$)", re.IGNORECASE)
-_CHANGING_NAMES = re.compile(r"(?:^|[_.:-])(?:replace|write|edit|create|delete|remove|update|patch|insert|apply|save|git)(?:[_.:-]|$)",
+_REPORTING_NAMES = lazy_pattern(r"(?:^|[_.:-])(?:search|fetch|scrape|crawl|docs)(?:[_.:-]|$)", re.IGNORECASE)
+_CHANGING_NAMES = lazy_pattern(r"(?:^|[_.:-])(?:replace|write|edit|create|delete|remove|update|patch|insert|apply|save|git)(?:[_.:-]|$)",
                              re.IGNORECASE)
 # A reporting tool's own failure is one line: an error ("ConnectionError: Name or service not known"),
 # or its words for it ("Search Engine search failed: …", "Error processing document: …").
-_REPORT_FAILED = re.compile(r"(?:Error\b|❌|.{0,60}\b(?:failed(?::| to\b)|not available\b|argument missing\b))[^\n]*")
+_REPORT_FAILED = lazy_pattern(r"(?:Error\b|❌|.{0,60}\b(?:failed(?::| to\b)|not available\b|argument missing\b))[^\n]*")
 
 
 def reports_content(tool: str, args: Any) -> bool:
@@ -651,7 +653,7 @@ def classify_report(text: str | None) -> Verdict:
 
 
 #: A line a terminal adds around what the command printed: its exit status, mini-swe-agent's output tags.
-_STATUS_LINE = re.compile(r"</?output>|" + _EXIT_STATUS.pattern, _M)
+_STATUS_LINE = lazy_pattern(r"</?output>|" + _EXIT_STATUS.pattern, _M)
 
 
 def telling_line(text: str | None, known: Any = None) -> str | None:
@@ -680,12 +682,12 @@ INSPECT_TOOLS = frozenset({"search_engine", "document_query", "knowledge_tool", 
 _EDIT_COMMANDS = frozenset({"create", "str_replace", "insert", "write", "patch", "edit", "undo_edit", "append", "replace", "delete"})
 _INSPECT_COMMANDS = frozenset({"view", "read", "open", "show", "list", "search", "find"})
 _EDITOR_COMMANDS = _EDIT_COMMANDS | _INSPECT_COMMANDS
-_SHELL_INSPECT = re.compile(
+_SHELL_INSPECT = lazy_pattern(
     r"^(?:cat|less|more|head|tail|ls|ll|tree|pwd|wc|file|stat|du|df|which|whereis|type|echo|printf|env|printenv|id|whoami|"
     r"grep|egrep|fgrep|rg|ag|ack|find|locate|fd|diff|cmp|nl|sort|uniq|cut|awk|jq|"
     r"open|goto|scroll_up|scroll_down|search_dir|search_file|find_file|str_replace_editor view|"
     r"git (?:status|diff|log|show|branch|blame|grep|ls-files|remote)|sed -n|python3? -c ['\"]?import \w+; ?print)\b")
-_SHELL_EDIT = re.compile(
+_SHELL_EDIT = lazy_pattern(
     r"(?:^|[;&|]\s*)(?:sed -i|perl -p?i|patch\b|git (?:apply|checkout|restore|stash|reset)|mv |cp |rm |mkdir |touch |chmod |tee |"
     r"create |edit \d+:\d+|truncate |str_replace_editor (?:create|str_replace|insert|undo_edit) )|(?<![<>&\d])>{1,2}(?!&)\s*[\w./~-]|<<-?\s*['\"]?\w+['\"]?\s*>|cat\s*>")
 
@@ -705,7 +707,7 @@ def command_of(args: Any) -> str | None:
 
 
 #: Other scaffolds' and MCP servers' file tools, by name: they read, list or search.
-_INSPECT_NAMES = re.compile(r"(?:^|[_.:-])(?:read|view|grep|glob|ls|list|search|find|fetch|cat|open)(?:[_.:-]|$)"
+_INSPECT_NAMES = lazy_pattern(r"(?:^|[_.:-])(?:read|view|grep|glob|ls|list|search|find|fetch|cat|open)(?:[_.:-]|$)"
                             r"|^(?:read|view|grep|glob|ls|list|search|find|web_?fetch|web_?search)\w*$", re.IGNORECASE)
 
 
@@ -729,28 +731,28 @@ def _edits_a_file(args: dict) -> bool:
 
 #: A file editor by name (Agent-Zero's `text_editor`, whose `read`, `write` and `patch` reach the
 #: hooks as one tool): called with a file and no text to write, it reads.
-_EDITOR_NAMES = re.compile(r"(?:^|[_.:-])(?:text_?)?editor$", re.IGNORECASE)
+_EDITOR_NAMES = lazy_pattern(r"(?:^|[_.:-])(?:text_?)?editor$", re.IGNORECASE)
 
 #: Agent-Zero's code runtimes that run the code as a program, not as shell.
 _PROGRAM_RUNTIMES = frozenset({"python", "nodejs"})
 #: The start of a program given in the command line (`python -c "…"`, `node -e '…'`)
 _INLINE_START = r"\b(?:python3?|node|ruby|perl)(?:\s+-\w+)*?\s+-[ce]\s+"
 #: A program given in the command line, its quoted body included: its `>` is no redirect.
-_INLINE_PROGRAM = re.compile(rf"({_INLINE_START})([\"'])(?:\\.|(?!\2)[^\\])*\2")
-_STARTS_INLINE_PROGRAM = re.compile(_INLINE_START)
+_INLINE_PROGRAM = lazy_pattern(rf"({_INLINE_START})([\"'])(?:\\.|(?!\2)[^\\])*\2")
+_STARTS_INLINE_PROGRAM = lazy_pattern(_INLINE_START)
 #: A heredoc fed to an interpreter: its body is a program. (A one-line `python -c` that writes a
 #: file mostly writes the task's output, not its code: it stays a run.)
-_FED_TO_PROGRAM = re.compile(r"^(?:python3?|node|ruby|perl)\b[^<\n]*<<")
+_FED_TO_PROGRAM = lazy_pattern(r"^(?:python3?|node|ruby|perl)\b[^<\n]*<<")
 #: A program that writes a file: Python's `open(…, "w")`, `write_text`, Node's `fs.writeFileSync`.
-_WRITES_FILE = re.compile(r"\bopen\((?:[^()]|\([^()]*\)){0,300}?,\s*(?:mode\s*=\s*)?['\"][rbt+]*[wax][rbt+]*['\"]|\.open\(\s*['\"][rbt+]*[wax][rbt+]*['\"]"
+_WRITES_FILE = lazy_pattern(r"\bopen\((?:[^()]|\([^()]*\)){0,300}?,\s*(?:mode\s*=\s*)?['\"][rbt+]*[wax][rbt+]*['\"]|\.open\(\s*['\"][rbt+]*[wax][rbt+]*['\"]"
                           r"|\.write_(?:text|bytes)\("
                           r"|\bfs\.(?:writeFile|appendFile)(?:Sync)?\(")
 
 
 #: "cd repo && …", "cd repo; …": where the action runs, not the action.
-_CD_PREFIX = re.compile(r"^(?:cd [^;&|]+(?:&&|;)\s*)+")
+_CD_PREFIX = lazy_pattern(r"^(?:cd [^;&|]+(?:&&|;)\s*)+")
 #: a command handed whole to a shell (`bash -lc '…'`, `sh -c "…"`): the action is the command inside
-_SHELL_WRAPPER = re.compile(r"^(?:ba|z)?sh\s+-l?c\s+(['\"])(.*)\1\s*$", re.DOTALL)
+_SHELL_WRAPPER = lazy_pattern(r"^(?:ba|z)?sh\s+-l?c\s+(['\"])(.*)\1\s*$", re.DOTALL)
 
 
 def _without_cd(command: str) -> str:
@@ -825,7 +827,7 @@ def action_kind(tool: str, args: Any) -> ActionKind:
     return "run"
 
 
-_MAKES_ROOM = re.compile(r"^(?:rm\s+-\w*[rR]\w*\s|mkdir\b|chmod\b)")
+_MAKES_ROOM = lazy_pattern(r"^(?:rm\s+-\w*[rR]\w*\s|mkdir\b|chmod\b)")
 
 
 def _prepares_a_run(text: str) -> bool:
@@ -842,11 +844,11 @@ def _prepares_a_run(text: str) -> bool:
     return runs
 
 
-_SHELL_CREATE = re.compile(r"^(?:cat\s*>\s*[\w./~-]+|cat\s*<<-?\s*['\"]?\w+['\"]?\s*>\s*[\w./~-]+|create \S+\s*$|str_replace_editor create )")
+_SHELL_CREATE = lazy_pattern(r"^(?:cat\s*>\s*[\w./~-]+|cat\s*<<-?\s*['\"]?\w+['\"]?\s*>\s*[\w./~-]+|create \S+\s*$|str_replace_editor create )")
 # Work on the workspace, not on the code in it: fetching, checking out, moving, removing,
 # making folders, and output kept in a log or a temporary file.
-_SHELL_WORKSPACE = re.compile(r"^(?:rm|mv|cp|mkdir|touch|chmod|chown|ln|git (?:checkout|stash|reset|restore|clone|fetch|pull|switch|clean|init))\b")
-_SCRATCH_TARGET = re.compile(r"(?<![<>&\d])>{1,2}\s*(?:/tmp/|/dev/|\S+\.(?:log|out|txt)\b)")
+_SHELL_WORKSPACE = lazy_pattern(r"^(?:rm|mv|cp|mkdir|touch|chmod|chown|ln|git (?:checkout|stash|reset|restore|clone|fetch|pull|switch|clean|init))\b")
+_SCRATCH_TARGET = lazy_pattern(r"(?<![<>&\d])>{1,2}\s*(?:/tmp/|/dev/|\S+\.(?:log|out|txt)\b)")
 
 
 def leaves_code(args: Any) -> bool:
@@ -871,9 +873,9 @@ def leaves_code(args: Any) -> bool:
 # (its prompt teaches it for long-running programs), OpenHands' empty command (its terminal says
 # "wait longer … by sending empty command ''"), Claude Code's `BashOutput`. The same poll with the
 # same answer is the process still at work, not a call repeated.
-_POLL_TOOL = re.compile(r"(?:^|[._-])bash_?output$", re.IGNORECASE)
+_POLL_TOOL = lazy_pattern(r"(?:^|[._-])bash_?output$", re.IGNORECASE)
 # What the terminal says when it hands back control while the process runs on: no result of the poll.
-_STILL_RUNNING = re.compile(r"\[(?:SYSTEM: Returning control to agent after|The command has no new output after) \d+ seconds\b[^\]]*\]")
+_STILL_RUNNING = lazy_pattern(r"\[(?:SYSTEM: Returning control to agent after|The command has no new output after) \d+ seconds\b[^\]]*\]")
 
 
 def waits_on_process(tool: str, args: Any) -> bool:
@@ -889,7 +891,7 @@ def waits_on_process(tool: str, args: Any) -> bool:
     return isinstance(command, str) and not command.strip() and not _has_text(args, _PATH_KEYS)
 
 
-_SLEEP_THEN = re.compile(r"sleep\s+\d+(?:\.\d+)?[smh]?\s*(?:&&|;)\s*(.+)", re.DOTALL)
+_SLEEP_THEN = lazy_pattern(r"sleep\s+\d+(?:\.\d+)?[smh]?\s*(?:&&|;)\s*(.+)", re.DOTALL)
 
 
 def waits_then_looks(command: str | None) -> bool:
@@ -907,13 +909,13 @@ def without_running_notice(text: str | None) -> str:
 # Saying something rather than looking at anything: a farewell or status `echo` is no progress,
 # and nor is waiting (`sleep 30 && echo done`).
 _SHELL_PRINT = r"^(?:(?:echo|printf)\b[^|<>;&$`]*|#.*)$"  # a comment alone runs nothing: it only says
-_SHELL_SAY = re.compile(_SHELL_PRINT + r"|^(?:pwd|whoami|id|date|true|:)\s*$|^sleep \d+(?:\.\d+)?[smhd]?\s*$")
-_PRINTS = re.compile(_SHELL_PRINT)
+_SHELL_SAY = lazy_pattern(_SHELL_PRINT + r"|^(?:pwd|whoami|id|date|true|:)\s*$|^sleep \d+(?:\.\d+)?[smhd]?\s*$")
+_PRINTS = lazy_pattern(_SHELL_PRINT)
 
 
 # A tool for thinking aloud or keeping a to-do list (OpenHands' and Anthropic's `think`, the MCP server
 # `sequential-thinking.sequentialthinking`, Claude Code's `TodoWrite`): it records the agent's own words.
-_THINK_TOOL = re.compile(r"(?:^|[._-])(?:think|thinking|sequential_?thinking|todo_?write)$", re.IGNORECASE)
+_THINK_TOOL = lazy_pattern(r"(?:^|[._-])(?:think|thinking|sequential_?thinking|todo_?write)$", re.IGNORECASE)
 
 
 def _all_parts(args: Any, pattern: re.Pattern[str]) -> bool:

@@ -10,8 +10,9 @@ its content. ``supervisors.yaml`` can add glob patterns (``never_read``).
 from __future__ import annotations
 
 import fnmatch
-import re
 from pathlib import PurePath
+
+from org.lazy_patterns import lazy_pattern
 
 #: Globs matched against the path's end (``a/b`` matches ``/x/a/b``); case-insensitive.
 DENY_LIST: tuple[str, ...] = (
@@ -32,7 +33,7 @@ DENY_LIST: tuple[str, ...] = (
     "shadow", "gshadow", "/proc/*", "/sys/*", "/dev/*",
 )
 #: A JSON file with these is a cloud credential whatever its name.
-_CREDENTIAL_JSON = re.compile(r'"type"\s*:\s*"(?:service_account|authorized_user|external_account)"|"private_key"\s*:\s*"-----BEGIN')
+_CREDENTIAL_JSON = lazy_pattern(r'"type"\s*:\s*"(?:service_account|authorized_user|external_account)"|"private_key"\s*:\s*"-----BEGIN')
 
 
 def _matches(path: str, pattern: str) -> bool:

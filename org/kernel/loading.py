@@ -21,6 +21,8 @@ from typing import Any, Callable, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from org.lazy_patterns import lazy_pattern
+
 #: the C loader when PyYAML has it (several times faster on a doctrine), else the same in Python
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -37,7 +39,7 @@ def load_yaml(text: str) -> Any:
 #: Files larger than this are refused before parsing: a doctrine is a page, not a novel.
 MAX_DOCUMENT_BYTES = 1_000_000
 
-_MODELINE_RE = re.compile(r"yaml-language-server:\s*\$schema=\S*?([a-z_]+)\.schema\.json")
+_MODELINE_RE = lazy_pattern(r"yaml-language-server:\s*\$schema=\S*?([a-z_]+)\.schema\.json")
 
 
 @dataclass(frozen=True)

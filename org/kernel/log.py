@@ -7,15 +7,16 @@ are logged once per distinct message.
 from __future__ import annotations
 
 import logging
-import re
 import threading
+
+from org.lazy_patterns import lazy_pattern
 
 from .bounded import drop_oldest
 
 #: Characters a terminal or a log reader acts on rather than shows: line breaks (a forged log
 #: line), escape sequences, direction overrides. A message may quote a name from a shared
 #: volume or a hostile file; every line the pack logs stays one line, shown as it is.
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_CONTROL = lazy_pattern("[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def printable(text: str) -> str:

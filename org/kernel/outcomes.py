@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
+
+from org.lazy_patterns import lazy_pattern
 
 from .bounded import drop_oldest
 from .classify import (
@@ -65,7 +66,7 @@ LEDGER_LIMIT = 64
 SEEN_LIMIT = 512
 #: lines of the task's successful outputs remembered (banners, warnings printed at every start)
 KNOWN_LINES_LIMIT = 2048
-_WHITESPACE = re.compile(r"\s+")
+_WHITESPACE = lazy_pattern(r"\s+")
 
 
 def _normalised(value: Any, squeeze: bool) -> Any:
@@ -323,7 +324,7 @@ def ledger_of(data: dict) -> ToolLedger:
 
 
 #: Commands that change the environment a run depends on: installs and builds.
-_INSTALL_OR_BUILD = re.compile(r"(?:^|[;&|]\s*|\s)(?:pip3?|python3? -m pip|uv pip|conda|mamba|apt(?:-get)?|yum|dnf|apk|brew|npm|yarn|pnpm|"
+_INSTALL_OR_BUILD = lazy_pattern(r"(?:^|[;&|]\s*|\s)(?:pip3?|python3? -m pip|uv pip|conda|mamba|apt(?:-get)?|yum|dnf|apk|brew|npm|yarn|pnpm|"
                                r"gem|cargo|go|mvn|gradle|poetry)\s+(?:install|add|build|get|update|upgrade)\b"
                                r"|setup\.py\s+(?:install|develop|build\w*)|(?:^|[;&|]\s*)(?:make|cmake|ninja)\b")
 

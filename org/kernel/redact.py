@@ -30,6 +30,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from org.lazy_patterns import lazy_pattern
+
 from .log import warn_once
 from .secret_patterns import (
     ASSIGNMENT,
@@ -70,15 +72,15 @@ HEX_MIN_CHARS, HEX_ENTROPY = 32, 3.0
 WINDOW, OVERLAP = 2048, 512
 
 # PEM private keys, whole block; an unterminated block is redacted to the end of the text.
-_PEM = re.compile(
+_PEM = lazy_pattern(
     r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY( BLOCK)?-----.*?(?:-----END \1PRIVATE KEY( BLOCK)?-----|\Z)",
     re.DOTALL,
 )
-_QUOTED = re.compile(r"([\"'])([A-Za-z0-9+/=_\-]{%d,})\1" % ENTROPY_MIN_CHARS)
-_HEX = re.compile(r"([\"'])([0-9a-fA-F]{%d,})\1" % HEX_MIN_CHARS)
-_MIXED = re.compile(r"(?=[^\"']*[a-z])(?=[^\"']*[A-Z])(?=[^\"']*[0-9])")
-_SECRET_DATA = re.compile(r"(?m)^(?P<indent>[ \t]*)(?:data|stringData):[ \t]*\r?\n(?P<body>(?:(?P=indent)[ \t]+[^\n]*\r?\n?){1,500})")
-_DATA_VALUE = re.compile(r"(?m)^[ \t]+[\w.\-]{1,253}:[ \t]*(?P<s>[^\s#|>][^\n]*)$")
+_QUOTED = lazy_pattern(r"([\"'])([A-Za-z0-9+/=_\-]{%d,})\1" % ENTROPY_MIN_CHARS)
+_HEX = lazy_pattern(r"([\"'])([0-9a-fA-F]{%d,})\1" % HEX_MIN_CHARS)
+_MIXED = lazy_pattern(r"(?=[^\"']*[a-z])(?=[^\"']*[A-Z])(?=[^\"']*[0-9])")
+_SECRET_DATA = lazy_pattern(r"(?m)^(?P<indent>[ \t]*)(?:data|stringData):[ \t]*\r?\n(?P<body>(?:(?P=indent)[ \t]+[^\n]*\r?\n?){1,500})")
+_DATA_VALUE = lazy_pattern(r"(?m)^[ \t]+[\w.\-]{1,253}:[ \t]*(?P<s>[^\s#|>][^\n]*)$")
 _PLUGIN_NAMES = (
     "aws.AWSKeyDetector", "azure_storage_key.AzureStorageKeyDetector", "basic_auth.BasicAuthDetector",
     "discord.DiscordBotTokenDetector", "github_token.GitHubTokenDetector", "gitlab_token.GitLabTokenDetector",
@@ -286,7 +288,7 @@ def _names(text: str, library: _Library | None) -> str:
 
 #: A JSON escape of a character a token is made of (``\u0073k_live_...``): read as that character first,
 #: so an escaped key is found like a plain one (quotes and backslashes stay escaped: the JSON stays JSON).
-_ESCAPED = re.compile(r"\\u00(3[0-9]|4[1-9a-fA-F]|5[0-9aA]|6[1-9a-fA-F]|7[0-9aA]|2[bdefBDEF]|5[fF]|3[aAdD])")
+_ESCAPED = lazy_pattern(r"\\u00(3[0-9]|4[1-9a-fA-F]|5[0-9aA]|6[1-9a-fA-F]|7[0-9aA]|2[bdefBDEF]|5[fF]|3[aAdD])")
 
 
 def redact(text: str) -> str:

@@ -12,28 +12,30 @@ from __future__ import annotations
 
 import re
 
+from org.lazy_patterns import lazy_pattern
+
 #: Values that are never secrets: numbers, variables and placeholders, masks.
-PLACEHOLDER = re.compile(
+PLACEHOLDER = lazy_pattern(
     r"^(?:\d+(?:\.\d+)?|[\^~>=<v]{0,3}\d+(?:\.[\dx*]+){1,3}(?:[-+][\w.]+)?|\$.*|<.*|\{.*|%.*|\*+|x+|X+|\.\.\.|…|none|null|nil|true|false|yes|no|on|off|undefined|changeme"
     r"|os\.environ.*|getenv.*|env\(.*|process\.env.*|\[redacted\].*)$",
     re.IGNORECASE,
 )
 #: An unquoted value that is code, not a secret: a keyword or a type.
-CODE_VALUE = re.compile(
+CODE_VALUE = lazy_pattern(
     r"^(?:raise|return|pass|continue|break|not|and|or|in|is|if|else|elif|await|async|lambda|yield|def|class|import|from"
     r"|self|cls|this|str|int|float|bool|bytes|dict|list|tuple|set|object|any|Any|string|number|boolean|Optional.*|Union.*"
     r"|Secret[A-Za-z]*|SecretStr|None|True|False|required|optional|string\(.*)$"
 )
 #: A value read from elsewhere: a name or an attribute (``creds``, ``self.password``), or the start of a
 #: call or an index (``request.json.get(``, ``os.environ[``); the group is the name.
-IDENTIFIER = re.compile(r"^([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)([(\[].*)?$")
+IDENTIFIER = lazy_pattern(r"^([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)([(\[].*)?$")
 #: A quoted value naming an environment variable (``"AUTH_PASSWORD"``), a file (``usr/secrets.env``) or a
 #: dotted name (``"comment.line"``); taken for a name only when it does not look random.
-NAME_VALUE = re.compile(r"^(?:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[\w.\-]+(?:/[\w.\-]+)+|[A-Za-z_][\w\-]*(?:\.[\w\-]+)+)$")
+NAME_VALUE = lazy_pattern(r"^(?:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[\w.\-]+(?:/[\w.\-]+)+|[A-Za-z_][\w\-]*(?:\.[\w\-]+)+)$")
 #: Strings of consecutive symbols (an alphabet in code), never random.
-SEQUENCE = re.compile(r"abcdefgh|ABCDEFGH|01234567", re.IGNORECASE)
+SEQUENCE = lazy_pattern(r"abcdefgh|ABCDEFGH|01234567", re.IGNORECASE)
 #: A value with this much randomness is a secret even when it has the shape of code (``kUb3T0k3n.a1b2c3``).
-RANDOM_LOOKING = re.compile(r"\d.*\d.*\d|(?=.*[a-z])(?=.*[A-Z])(?=.*\d)")
+RANDOM_LOOKING = lazy_pattern(r"\d.*\d.*\d|(?=.*[a-z])(?=.*[A-Z])(?=.*\d)")
 
 _NAMES = (
     # long names whatever comes before them (PGPASSWORD, DB_PASSWORD, githubToken) ...
@@ -46,7 +48,7 @@ _NAMES = (
 )
 
 #: ``name = value`` and ``name: value`` where the name says secret; quoted values may hold spaces.
-ASSIGNMENT = re.compile(
+ASSIGNMENT = lazy_pattern(
     r"(?i)(?<![A-Za-z0-9])(?P<key>[\"']?" + _NAMES + r"[\"']?[ \t]*(?::=|=>|=|:)[ \t]*)"
     r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s,;\"'`)\]}]+)"
 )
@@ -54,7 +56,7 @@ ASSIGNMENT = re.compile(
 #: Tokens recognisable by their shape alone (whole match replaced), each with the literal
 #: pieces (lower case) one of which the text must hold: a substring test is far cheaper than a scan.
 TOKENS: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
-    (needles, re.compile(pattern))
+    (needles, lazy_pattern(pattern))
     for needles, pattern in (
         (("sk-",), r"\bsk-[A-Za-z0-9_\-]{16,}"),  # OpenAI, OpenRouter (sk-or-...), Anthropic (sk-ant-...)
         (("k_live_", "k_test_"), r"\b[rsp]k_(?:live|test)_[0-9A-Za-z]{10,}"),  # Stripe secret, restricted and publishable keys
@@ -93,7 +95,7 @@ TOKENS: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
 
 #: Secrets inside a larger text, the secret being the group ``s``; with their needles, as above.
 IN_CONTEXT: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
-    (needles, re.compile(pattern))
+    (needles, lazy_pattern(pattern))
     for needles, pattern in (
         # Authorization headers, whatever the scheme; also bare ``Bearer <token>``
         (("authorization",),
@@ -152,11 +154,11 @@ IN_CONTEXT: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
 )
 
 #: Lines that can hold a ``name = value`` secret: the others are not scanned for one.
-NAME_HINT = re.compile(r"(?i)pass|pwd|pw\b|secret|key|token|auth|cred|sig\b|contrase")
+NAME_HINT = lazy_pattern(r"(?i)pass|pwd|pw\b|secret|key|token|auth|cred|sig\b|contrase")
 #: A quoted value that is a content hash, not a secret: Subresource Integrity (lockfiles, <script integrity>).
-HASH_VALUE = re.compile(r"^(?:sha(?:1|256|384|512)|md5)-[A-Za-z0-9+/=_\-]+$")
+HASH_VALUE = lazy_pattern(r"^(?:sha(?:1|256|384|512)|md5)-[A-Za-z0-9+/=_\-]+$")
 #: Words that say a quoted hex string on the line is a hash or an id, not a secret.
-HASH_CONTEXT = re.compile(r"(?i)sha\d*|md5|hash|checksum|digest|integrity|commit|etag|revision|\brev\b|uuid|\bid\b|_id\b|fingerprint|crc")
+HASH_CONTEXT = lazy_pattern(r"(?i)sha\d*|md5|hash|checksum|digest|integrity|commit|etag|revision|\brev\b|uuid|\bid\b|_id\b|fingerprint|crc")
 
 
 def present(needles: tuple[str, ...], lowered: str) -> bool:

@@ -39,6 +39,7 @@ from org.kernel.loading import DocumentError
 from org.kernel.log import logger, warn_once
 from org.kernel.paths import organizations_dir
 from org.kernel.redact import redact
+from org.lazy_patterns import lazy_pattern
 
 from .documents import load_json, utc_now
 from .screening import neutralise
@@ -56,8 +57,8 @@ HISTORY_LIMIT = 100
 SECTION_LIMIT = 20
 HEADER = "## ACTIVE DIRECTIVES"
 
-_DONE_TAG = re.compile(r"\[\s*done\s*:?\s*((?:D\d+[\s,;]*)+)\]", re.IGNORECASE)
-_ID = re.compile(r"D(\d+)", re.IGNORECASE)
+_DONE_TAG = lazy_pattern(r"\[\s*done\s*:?\s*((?:D\d+[\s,;]*)+)\]", re.IGNORECASE)
+_ID = lazy_pattern(r"D(\d+)", re.IGNORECASE)
 _PRIORITY_RANK = {"critical": 0, "normal": 1, "low": 2}
 
 

@@ -51,14 +51,15 @@ from org.contracts.knowledge import (
 from org.kernel.loading import DocumentError, Problem, load, load_yaml, parse, validate
 from org.kernel.log import logger, warn_once
 from org.kernel.redact import redact
+from org.lazy_patterns import lazy_pattern
 
-_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
-_HEADING = re.compile(r"^## +(.+?)\s*$", re.MULTILINE)
-_TITLE = re.compile(r"^# +(.+?)\s*$", re.MULTILINE)
-_STATUS_LINE = re.compile(r"^_Status: *(provisional|established|deprecated)_[ \t]*$", re.MULTILINE | re.IGNORECASE)
+_FRONT_MATTER = lazy_pattern(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
+_HEADING = lazy_pattern(r"^## +(.+?)\s*$", re.MULTILINE)
+_TITLE = lazy_pattern(r"^# +(.+?)\s*$", re.MULTILINE)
+_STATUS_LINE = lazy_pattern(r"^_Status: *(provisional|established|deprecated)_[ \t]*$", re.MULTILINE | re.IGNORECASE)
 _STATUSES = ("provisional", "established", "deprecated")
 M = TypeVar("M", bound=BaseModel)
-_KEYWORD = re.compile(r"^[a-z0-9][a-z0-9_.+-]{0,39}$")
+_KEYWORD = lazy_pattern(r"^[a-z0-9][a-z0-9_.+-]{0,39}$")
 
 #: Change log lines kept when a supervisor rewrites a document.
 CHANGE_LOG_LIMIT = 50

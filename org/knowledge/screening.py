@@ -24,17 +24,18 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from org.kernel.credentials import is_credential_file
+from org.lazy_patterns import lazy_pattern
 
 # -- neutralising ------------------------------------------------------------------------------
 
 #: ANSI/VT escape sequences (CSI, OSC, and two-character escapes).
-_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+_ANSI = lazy_pattern(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
 #: Control characters but the line break and tab, C1 controls, and the characters that reorder
 #: or hide text (bidirectional overrides and isolates, zero-width characters, the BOM).
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\u061c\ufeff]")
-_HEADING_AT_START = re.compile(r"^([ \t]*)(#+)", re.MULTILINE)
-_FENCE = re.compile(r"`{3,}|~{3,}")
-_SECTION_NAMES = re.compile(r"(?<!')#*[ \t]*\b(ACTIVE DIRECTIVES|PROJECT KNOWLEDGE|EXTRAS)\b(?!')", re.IGNORECASE)
+_CONTROL = lazy_pattern("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\u061c\ufeff]")
+_HEADING_AT_START = lazy_pattern(r"^([ \t]*)(#+)", re.MULTILINE)
+_FENCE = lazy_pattern(r"`{3,}|~{3,}")
+_SECTION_NAMES = lazy_pattern(r"(?<!')#*[ \t]*\b(ACTIVE DIRECTIVES|PROJECT KNOWLEDGE|EXTRAS)\b(?!')", re.IGNORECASE)
 
 
 def neutralise(text: str) -> str:
@@ -66,40 +67,40 @@ class ProjectBounds:
     hosts: frozenset[str] = field(default_factory=frozenset)
 
 
-_URL = re.compile(r"\b([a-z][a-z0-9+.\-]*)://([^\s/'\"`<>)\]]*)", re.IGNORECASE)
-_NETWORK_COMMAND = re.compile(
+_URL = lazy_pattern(r"\b([a-z][a-z0-9+.\-]*)://([^\s/'\"`<>)\]]*)", re.IGNORECASE)
+_NETWORK_COMMAND = lazy_pattern(
     r"(?i)(?<![\w-])(curl|wget|nc|ncat|netcat|scp|sftp|ftp|rsync|telnet|socat|invoke-webrequest|iwr|irm|aws\s+s3\s+(?:cp|sync|mv)"
     r"|gsutil\s+cp|rclone\s+(?:copy|sync)|az\s+storage)(?![\w-])")
-_UPLOAD = re.compile(r"(?i)\b(upload|exfiltrat\w*|send|post|transmit|copy)\b[^\n]{0,80}?\b(to|into)\b[^.\n]{0,40}(://|@|\bs3\b|\bbucket\b)")
-_PIPE_TO_SHELL = re.compile(
+_UPLOAD = lazy_pattern(r"(?i)\b(upload|exfiltrat\w*|send|post|transmit|copy)\b[^\n]{0,80}?\b(to|into)\b[^.\n]{0,40}(://|@|\bs3\b|\bbucket\b)")
+_PIPE_TO_SHELL = lazy_pattern(
     r"(?i)\|\s*(?:sudo\s+)?(?:ba|z|da|k|fi)?sh\b|\|\s*(?:sudo\s+)?(?:python[0-9.]*|perl|ruby|node|iex|powershell|pwsh)\b"
     r"|\b(?:bash|sh|zsh)\s+-c\b|\beval\s*[\"'`$(]|\bsource\s+<\(")
-_DELETE = re.compile(r"(?i)(?<![\w-])(?:rm\s+(?:-[a-z]*\s+)*|rmdir\s+|shred\s+|del\s+/[sq]\s+|find\s+\S+.*-delete)(?P<target>[^\s;|&]*)")
+_DELETE = lazy_pattern(r"(?i)(?<![\w-])(?:rm\s+(?:-[a-z]*\s+)*|rmdir\s+|shred\s+|del\s+/[sq]\s+|find\s+\S+.*-delete)(?P<target>[^\s;|&]*)")
 #: A path: in the home folder, climbing out of the working folder, or absolute under a system's top folder
 #: (``/users/{id}`` is a route, ``/etc/passwd`` is not).
-_PATH = re.compile(
+_PATH = lazy_pattern(
     r"(?<![\w.:/\-\\~])((?:~(?![~\s])[\w.\-]*|\$HOME|\$\{HOME\})(?:/[^\s'\"`,;:)\]]*)?|(?:\.\./)+[^\s'\"`,;:)\]]*"
     r"|/(?:root|home|etc|usr|var|tmp|opt|proc|sys|dev|bin|sbin|lib|lib64|mnt|media|srv|boot|run|a0|Users|private|Volumes)"
     r"(?:/[^\s'\"`,;:)\]]*)?(?![\w.\-]))")
-_CREDENTIAL_WORDS = re.compile(
+_CREDENTIAL_WORDS = lazy_pattern(
     r"(?i)(?:^|[\s'\"`(/=])(?:\.ssh\b|id_rsa|id_ed25519|id_ecdsa|authorized_keys|\.aws/|\.env\b|/etc/passwd|/etc/shadow|\.netrc"
     r"|\.git-credentials|\.pgpass|\.kube/config|\.docker/config\.json|\.npmrc|\.pypirc|credentials\.json|private[ _-]key)")
-_OVERRIDE = re.compile(
+_OVERRIDE = lazy_pattern(
     r"(?i)\b(?:ignore|disregard|forget|override)\b[^.\n]{0,40}\b(?:previous|prior|above|earlier|all|any|your|system|other)\b"
     r"[^.\n]{0,30}\b(?:instructions?|rules?|prompts?|directives?|guidelines?|polic(?:y|ies)|constraints?)\b"
     r"|\bnew (?:system )?instructions\b|\byou are now\b|\bsystem prompt\b|\bjailbreak\b|\bdeveloper mode\b")
-_HIDE = re.compile(
+_HIDE = lazy_pattern(
     r"(?i)\b(?:do not|don't|never|without)\s+(?:tell(?:ing)?|inform(?:ing)?|mention(?:ing)?|show(?:ing)?|report(?:ing)?|reveal(?:ing)?"
     r"|notify(?:ing)?|alert(?:ing)?|let(?:ting)?)\b[^.\n]{0,30}\b(?:user|human|person|operator|anyone)\b"
     r"|\b(?:hide|conceal|keep)\b[^.\n]{0,40}\bfrom (?:the )?(?:user|human|operator)\b|\bcover (?:up|your tracks)\b")
-_AUTHORITY = re.compile(
+_AUTHORITY = lazy_pattern(
     r"(?i)\b(?:user|human|operator|owner)\b[^.\n]{0,20}\b(?:has|have|had|is|already)\s+(?:already\s+)?"
     r"(?:authori[sz]ed|approved|permitted|allowed|granted|consented|agreed)"
     r"|\bwithout (?:asking|confirmation|approval|permission|confirming)\b|\bno need to (?:ask|confirm)\b|\bpre-?(?:approved|authori[sz]ed)\b")
 
 
 #: Text posing as the pack's own prompt: a section heading, a directive line, Agent-Zero's extras marker.
-_FORGED = re.compile(r"(?im)^[ \t>]*#+[ \t]*(?:ACTIVE DIRECTIVES|PROJECT KNOWLEDGE)\b|\bD\d+ *\[(?:critical|normal|low)\b|\[EXTRAS\]")
+_FORGED = lazy_pattern(r"(?im)^[ \t>]*#+[ \t]*(?:ACTIVE DIRECTIVES|PROJECT KNOWLEDGE)\b|\bD\d+ *\[(?:critical|normal|low)\b|\[EXTRAS\]")
 
 
 def _network(text: str, bounds: ProjectBounds) -> list[str]:

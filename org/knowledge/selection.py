@@ -14,10 +14,10 @@ never exceeds ``budget_tokens`` as counted by :func:`estimate_tokens`.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from org.kernel.redact import redact
+from org.lazy_patterns import lazy_pattern
 
 from .directives import DirectiveQueue
 from .documents import Document
@@ -37,7 +37,7 @@ CUT_MARK = "\n... (cut to fit; the whole document is {path} in the knowledge sto
 SHORT_CUT_MARK = "... (cut to fit: {path})"
 SEPARATOR = "\n\n"
 
-_WORD = re.compile(r"[a-z0-9][a-z0-9_.+-]*")
+_WORD = lazy_pattern(r"[a-z0-9][a-z0-9_.+-]*")
 _STOPWORDS = frozenset((
     "the and for with from that this into onto over under what when where which while your you our are was "
     "were will would should could can not but use using used all any each how why who its their them then "

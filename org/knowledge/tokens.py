@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import math
-import re
 
-_PIECES = re.compile(r"[A-Za-z]+|[0-9]+|\n+|[ \t]{2,}|[^\x00-\x7f]|[^\sA-Za-z0-9]")
+from org.lazy_patterns import lazy_pattern
+
+_PIECES = lazy_pattern(r"[A-Za-z]+|[0-9]+|\n+|[ \t]{2,}|[^\x00-\x7f]|[^\sA-Za-z0-9]")
 
 
 def estimate_tokens(text: str) -> int:

@@ -31,11 +31,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from org.lazy_patterns import lazy_pattern
+
 from .tolerance import tolerate
 
-_THINKING = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.DOTALL | re.IGNORECASE)
+_THINKING = lazy_pattern(r"<(think|thinking|reasoning)>.*?</\1>", re.DOTALL | re.IGNORECASE)
 #: A fenced block; its content may start on the fence's own line (```json {"a": 1}```).
-_FENCED = re.compile(r"```[ \t]*(?:json5?|JSON)?[ \t]*\r?\n?(.*?)```", re.DOTALL)
+_FENCED = lazy_pattern(r"```[ \t]*(?:json5?|JSON)?[ \t]*\r?\n?(.*?)```", re.DOTALL)
 #: Object starts tried in prose before giving up (each is one bounded decode attempt).
 MAX_CANDIDATES = 200
 #: Validation errors listed in a reason and sent back in a repair round.

@@ -25,15 +25,16 @@ from __future__ import annotations
 
 import copy
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from org.lazy_patterns import lazy_pattern
+
 #: Rounds of fixes before the remaining errors are reported (each round fixes every fixable error).
 MAX_ROUNDS = 5
-_QUOTED = re.compile(r"'([^']*)'")
+_QUOTED = lazy_pattern(r"'([^']*)'")
 
 
 @dataclass

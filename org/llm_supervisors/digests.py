@@ -12,7 +12,6 @@ is appended to ``<organizations>/supervisors/digests.jsonl``, which keeps the la
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -23,6 +22,7 @@ from org.contracts.supervisor_outputs import TaskDigest, ToolCall
 from org.kernel.agent_scope import resolve_in
 from org.kernel.classify import classify_output
 from org.kernel.redact import redact
+from org.lazy_patterns import lazy_pattern
 
 from .records import JsonLinesLog
 from .task_readings import TaskReadings
@@ -42,7 +42,7 @@ MAX_THOUGHTS = 12
 #: Argument names that hold a file or folder.
 PATH_ARGS = ("path", "file", "file_path", "filepath", "filename", "document", "target", "destination", "paths", "files")
 #: File names inside code or shell commands: something/with.an_extension
-_FILE_IN_CODE = re.compile(
+_FILE_IN_CODE = lazy_pattern(
     r"(?<![\w/.-])((?:\.{0,2}/)?[\w.-]+(?:/[\w.-]+)*\.(?:py|js|ts|tsx|jsx|md|yaml|yml|json|toml|ini|cfg|conf|env|properties|xml|tf|txt|sh|go|rs|java|kt|swift|cs|c|h|cc|cpp|hpp|rb|php|html|css|scss|vue|sql))\b"
 )
 

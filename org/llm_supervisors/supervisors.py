@@ -15,7 +15,6 @@ anyway are dropped (there is nothing yet to deviate from).
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,6 +25,7 @@ from org.contracts.supervisor_outputs import CodeStyleOutput, DesignOutput, Inte
 from org.kernel.credentials import is_credential_file, is_credential_text
 from org.kernel.redact import redact
 from org.knowledge.documents import Document
+from org.lazy_patterns import lazy_pattern
 
 from .codebase import CodeBase
 from .records import LABELS
@@ -49,7 +49,7 @@ MAX_UNREAD = 10
 MAX_FILE_BYTES = 1_000_000
 #: How many recent tasks a supervisor reads at least, and at most.
 MIN_TASKS, MAX_TASKS = 3, 10
-_RULE_LINE = re.compile(r"^\s*\d+\.\s+(.*\S)\s*$")
+_RULE_LINE = lazy_pattern(r"^\s*\d+\.\s+(.*\S)\s*$")
 
 
 @dataclass(frozen=True)

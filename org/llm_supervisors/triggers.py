@@ -26,7 +26,6 @@ urgency goes back to 0 when those runs start.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -37,6 +36,7 @@ from org.contracts.supervisors import SupervisorsConfig
 from org.kernel import loading
 from org.kernel.files import update_json_file
 from org.kernel.log import logger, warn_once
+from org.lazy_patterns import lazy_pattern
 
 #: A task with this many failed tool calls counts as "tools failed repeatedly".
 REPEATED_FAILURES = 3
@@ -189,7 +189,7 @@ def started(state: SupervisorsState, names: Iterable[str], now: datetime | None 
 
 # --------------------------------------------------------------------------- convergence
 
-_WORD_RE = re.compile(r"[a-z0-9_]+")
+_WORD_RE = lazy_pattern(r"[a-z0-9_]+")
 
 
 def normalized(finding: str) -> str:

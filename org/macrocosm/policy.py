@@ -15,7 +15,6 @@ a very stale unit is logged once per silence and its health is unknown.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Callable, Literal
@@ -25,13 +24,14 @@ from org.contracts.common import AnomalyType, NudgeSeverity
 from org.contracts.salute import SaluteReport, SaluteSignals
 from org.contracts.steering_message import MAX_TEXT_CHARS
 from org.kernel.log import logger
+from org.lazy_patterns import lazy_pattern
 from org.supervisor.escalation import nudge_severity, pause_due, pause_finding
 from org.supervisor.radio_check import SupervisorState, radio_check
 from org.supervisor.signals import snapshot_from_signals
 
 from .state import UnitState, freshness, shared
 
-_CALL_SIGNATURE = re.compile(r"[0-9a-f]{1,64}")
+_CALL_SIGNATURE = lazy_pattern(r"[0-9a-f]{1,64}")
 #: How far a unit's clock may run ahead of the XO's before its steering is stamped in its time.
 CLOCK_TOLERANCE_SECONDS = 60.0
 #: How often the same message is sent again (refused, expired or gone): a unit that refuses

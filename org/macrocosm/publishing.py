@@ -21,6 +21,7 @@ from org.kernel.log import logger, warn_once
 from org.kernel.paths import UnsafePathError
 from org.kernel.redact import redact
 from org.kernel.salute import MAX_REPORT_BYTES
+from org.lazy_patterns import lazy_pattern
 
 from .signing import seal_report
 from .volume import MESSAGE_SUFFIX, REPORT_NAME, VolumeLayout
@@ -75,9 +76,9 @@ def report_text(report: SaluteReport) -> str:
 
 #: Unit folders whose stale temporary files this process has removed: once, at its first report.
 _cleaned: set[Path] = set()
-_REPORT_RE = re.compile(re.escape(REPORT_NAME))
+_REPORT_RE = lazy_pattern(re.escape(REPORT_NAME))
 #: the reason a unit writes beside a steering file it refused (``unit.REASON_SUFFIX``)
-_REASON_RE = re.compile(r".+" + re.escape(MESSAGE_SUFFIX + ".reason"))
+_REASON_RE = lazy_pattern(r".+" + re.escape(MESSAGE_SUFFIX + ".reason"))
 
 
 def remove_stale_temp_files_once(layout: VolumeLayout, unit: str) -> None:

@@ -14,7 +14,6 @@ could open a tag or a template.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -26,12 +25,13 @@ from org.kernel import cascade, loading
 from org.kernel.files import FileRefused, read_capped
 from org.kernel.log import logger, warn_once
 from org.kernel.paths import OrganizationLayout
+from org.lazy_patterns import lazy_pattern
 
 MAX_ROLE_BYTES = 256_000
 #: A report's words quoted in steering: at most this long...
 QUOTED_CHARS = 60
 #: ...and only these characters (letters and digits of any script, and plain punctuation).
-_UNSAFE = re.compile(r"[^\w .,:/()'+=#@-]")
+_UNSAFE = lazy_pattern(r"[^\w .,:/()'+=#@-]")
 
 Judged = tuple[Doctrine, PacePlan | None]
 

@@ -23,13 +23,13 @@ import hashlib
 import hmac
 import json
 import os
-import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from org.kernel.files import FileRefused, read_capped
+from org.lazy_patterns import lazy_pattern
 
 # cryptography is imported where a key is used, not here: the hooks load this module at every
 # Agent-Zero start, linked to a volume or not, and its import costs more than the rest of them.
@@ -40,11 +40,11 @@ if TYPE_CHECKING:
 LEGACY_ENV_KEY = "A0ORG_KEY"
 LEGACY_ENV_KEY_FILE = "A0ORG_KEY_FILE"
 MAX_KEY_FILE_BYTES = 64_000
-KEY_ID_RE = re.compile(r"[0-9a-f]{16}")
+KEY_ID_RE = lazy_pattern(r"[0-9a-f]{16}")
 #: ``,"signature":"<64 hex>"}`` closing a sealed report (a fixed length: sliced, not searched).
 _SEAL_HEAD = b',"signature":"'
 _SEAL_LEN = len(_SEAL_HEAD) + 64 + 2
-_HEX = re.compile(rb"[0-9a-f]{64}")
+_HEX = lazy_pattern(rb"[0-9a-f]{64}")
 
 
 class OrganizationKeyError(Exception):

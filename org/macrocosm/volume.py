@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import stat
 import uuid
 from pathlib import Path
@@ -38,6 +37,7 @@ from org.contracts.common import is_identifier
 from org.kernel.files import FileRefused, json_object, read_capped, validated
 from org.kernel.paths import UnsafePathError, checked_id, safe_child
 from org.kernel.salute import MAX_REPORT_BYTES
+from org.lazy_patterns import lazy_pattern
 
 from .environment import ENV_UNIT, ENV_VOLUME  # noqa: F401  (re-exported: the link and views name them from here)
 
@@ -49,7 +49,7 @@ XO_SILENT_AFTER = 60.0
 REPORT_NAME = "salute.json"
 MESSAGE_SUFFIX = ".json"
 #: ``<seq, 10 ASCII digits>-<id, 32 hex>.json``: the name of every steering file.
-MESSAGE_NAME_RE = re.compile(r"([0-9]{10})-([0-9a-f]{32})\.json")  # use with fullmatch
+MESSAGE_NAME_RE = lazy_pattern(r"([0-9]{10})-([0-9a-f]{32})\.json")  # use with fullmatch
 
 
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)

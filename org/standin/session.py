@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +19,7 @@ from unittest import mock
 
 from org.contracts import TraceTurn
 from org.kernel import context_fill, dispatcher
+from org.lazy_patterns import lazy_pattern
 from org.resources import HOOK_POINTS, extensions_dir
 from org.supervisor.microcosm import STEERING_HEADING
 
@@ -27,7 +27,7 @@ from .agent import REPEAT_WARNING, LoopData, StandInAgent, Tool
 from .loader import call_point, load_point, provided_modules
 
 MODEL_CONFIG_MODULE = "plugins._model_config.helpers.model_config"
-XO_HEADING_RE = re.compile(r"^Supervisor \(XO [^)]*\): (.+)$")
+XO_HEADING_RE = lazy_pattern(r"^Supervisor \(XO [^)]*\): (.+)$")
 
 
 @dataclass

@@ -16,10 +16,10 @@ delegation. The second relay in a row is blocked: two agents down the chain, nob
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from org.kernel.values import count_or
+from org.lazy_patterns import lazy_pattern
 
 #: Agent-Zero's tool that hands a task to a subordinate agent.
 DELEGATION_TOOL = "call_subordinate"
@@ -30,7 +30,7 @@ SAME_TASK = 0.6
 #: What a record keeps of the message it hands on (a task's words are in its first part).
 KEPT_CHARS = 4000
 
-_WORD = re.compile(r"[^\W_]{3,}")
+_WORD = lazy_pattern(r"[^\W_]{3,}")
 
 
 def _words(text: str) -> set[str]:

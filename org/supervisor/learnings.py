@@ -22,21 +22,22 @@ import re
 from typing import Iterable, Protocol, Sequence
 
 from org.contracts.learning import MAX_LEARNING_CHARS, MAX_LEARNINGS, Learning
+from org.lazy_patterns import lazy_pattern
 
 #: Errors that say the command itself was wrong for this environment, not the code it ran.
-_ENVIRONMENT_ERROR = re.compile(
+_ENVIRONMENT_ERROR = lazy_pattern(
     r"command not found|not recognized as|No module named|ModuleNotFoundError|unrecognized (?:arguments|option)|"
     r"unknown (?:option|flag|command)|invalid option|no such option|is not installed",
     re.IGNORECASE,
 )
 #: A path named missing by the error line.
-_MISSING_PATH = re.compile(
+_MISSING_PATH = lazy_pattern(
     r"(?:cannot access|can't open file|cannot open|No such file or directory:?)\s*['\"`]?([\w.@+/-]*/[\w.@+-]+|[\w@+-]+\.[\w]+)['\"`]?"
     r"|['\"`]?([\w.@+/-]*/[\w.@+-]+|[\w@+-]+\.[\w]+)['\"`]?:? No such file or directory",
 )
-_INLINE_CODE = re.compile(r"\s-c\s+['\"]")
-_CD_PREFIX = re.compile(r"^(?:\s*cd\s+\S+\s*&&)+")
-_PATH_TOKEN = re.compile(r"[\w.@+-]*/[\w.@+/-]+|[\w@+-]+\.[A-Za-z]\w{0,5}")
+_INLINE_CODE = lazy_pattern(r"\s-c\s+['\"]")
+_CD_PREFIX = lazy_pattern(r"^(?:\s*cd\s+\S+\s*&&)+")
+_PATH_TOKEN = lazy_pattern(r"[\w.@+-]*/[\w.@+/-]+|[\w@+-]+\.[A-Za-z]\w{0,5}")
 #: A fix must come within this many calls of the failure, or it is not about the same thing.
 FIX_WITHIN_CALLS = 4
 _WORDS_SHARED = 0.5
