@@ -14,9 +14,8 @@ from pack_commands import ROOT
 
 from org.lazy_patterns import LazyPattern, lazy_pattern
 
-#: the modules that keep re.compile: the installer's standard-library-only files (see test_install),
-#: and supervisor/steering.py's one pattern
-_COMPILED_AT_IMPORT = ("org.install.", "org.kernel.files", "org.supervisor.steering")
+#: the modules that keep re.compile: the installer's standard-library-only files (see test_install)
+_COMPILED_AT_IMPORT = ("org.install.", "org.kernel.files")
 
 _IMPORT_HOOKS = """
 import json, re, re._compiler, sys

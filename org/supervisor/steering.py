@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import string
 from functools import cache
 from importlib import resources
@@ -18,6 +17,7 @@ from org.kernel.files import read_capped
 from org.kernel.loading import load_yaml
 from org.kernel.log import warn_once
 from org.kernel.values import is_int
+from org.lazy_patterns import lazy_pattern
 from org.supervisor.escalation import times_in_words
 
 MAX_OVERRIDES_BYTES = 256_000
@@ -100,7 +100,7 @@ def _round(evidence: dict[str, Any]) -> str:
 
 #: a sentence end inside a quoted call: a mark with a space after it (a mark just before the
 #: closing backtick ends no sentence, and is the call's own: `cd..`)
-_SENTENCE_END_INSIDE = re.compile(r"[.!?]\s")
+_SENTENCE_END_INSIDE = lazy_pattern(r"[.!?]\s")
 
 
 def _quoted(what: str, limit: int) -> str:
