@@ -139,6 +139,26 @@ def test_the_error_line_names_the_error():
     assert classify_output(PYTEST_FAIL).error_line == "FAILED tests/test_app.py::test_total - assert 3 == 4"
 
 
+def test_a_traceback_is_named_by_its_exception_whatever_the_exception_is_called():
+    """Python prints the exception after the last frame; Django's names end in no "Error"."""
+    def raised(line: str) -> str:
+        return ('Traceback (most recent call last):\n  File "/testbed/repro.py", line 4, in <module>\n    django.setup()\n'
+                '  File "/testbed/django/__init__.py", line 19, in setup\n    configure_logging(settings.LOGGING)\n' + line + "\n")
+    configured = classify_output(raised("django.core.exceptions.ImproperlyConfigured: Requested setting LOGGING, but settings are not configured."))
+    assert (configured.failed, configured.error_type) == (True, "execution")
+    assert configured.error_line.startswith("django.core.exceptions.ImproperlyConfigured: Requested setting LOGGING")
+    assert classify_output(raised("StopIteration")).error_line == "StopIteration"
+    assert classify_output(raised("ValueError: bad value")).error_line == "ValueError: bad value"
+
+
+def test_an_error_label_with_nothing_after_it_names_no_error():
+    """A script printing what it captured: "Error:" over an empty stderr is a label, not a failure."""
+    captured = "Exit code: 0\r\nOutput: Running with __name__: __main__\r\n\r\nError: \r\n\r\nExit code: 0\r\nOutput: done\r\n\r\nError:"
+    assert classify_output(captured).failed is False
+    assert classify_output("error: \nERROR:   \n").failed is False
+    assert classify_output("Output: x\nError: cannot open x").error_line == "Error: cannot open x"
+
+
 def test_an_error_keeps_its_identity_when_volatile_parts_change():
     first = classify_output("/bin/bash: line 41174: DISCUSSION: command not found").error_line
     again = classify_output("/bin/bash: line 41190: DISCUSSION: command not found").error_line

@@ -68,6 +68,11 @@ _TRACEBACK = lazy_pattern(r"^(?:Traceback \(most recent call last\):|[A-Za-z_][\
 # A traceback's frame: the innermost one says where the error was raised (the file and function).
 _LIBRARY_FILE = lazy_pattern(r"[/\\](?:site|dist)-packages[/\\]|[/\\]lib[/\\]python\d[\d.]*[/\\]|^<frozen ")
 _FRAME = lazy_pattern(r'^[ \t]*File "(?P<file>[^"\n]+)", line \d+(?:, in (?P<function>\S+))?', _M)
+# What Python prints after a traceback's frames, whatever the exception is named (Django's
+# "django.core.exceptions.ImproperlyConfigured: …", "AppRegistryNotReady: …", "StopIteration"):
+# the first line after the last frame that is not indented.
+_UNINDENTED = lazy_pattern(r"^(?=\S)", _M)
+_RAISED = lazy_pattern(r"(?:[A-Za-z_]\w*\.)*(?P<name>[A-Z]\w*)(?::[ \t]*(?P<msg>.*))?[ \t]*$", _M)
 # An OS error printed without its traceback: "PermissionError: [Errno 13] Permission denied: '/x'".
 _OS_ERROR_LINE = lazy_pattern(r"^(?:[A-Za-z_]\w*\.)*(?P<name>[A-Z]\w*Error): \[Errno \d+\] .*$", _M)
 _EXCEPTION_TYPES = {
@@ -135,8 +140,9 @@ _DIAGNOSTICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                        r"|^ERROR: (?:Could not find a version that satisfies|No matching distribution found).*$"
                        r"|^npm ERR! (?:code E404|404 ).*$|^error: package .* (?:not found|is not installed).*$"),
         ("execution", r"^[^\s:]+:\d+(?::\d+)?: (?:fatal )?error: .*$"  # gcc, clang, javac, mypy-style compilers
-                      r"|(?-i:^(?:error|Error)(?:\[E\d+\])?: .*$)|^error TS\d+: .*$|^[^\s(]+\(\d+,\d+\): error .*$"
-                      r"|^fatal: .*$|^npm ERR! .*$|(?-i:^ERROR: (?!pip's dependency resolver).*$)"
+                      # ("Error:" with nothing after it is a label a script prints over the stderr it captured)
+                      r"|(?-i:^(?:error|Error)(?:\[E\d+\])?: [ \t]*\S.*$)|^error TS\d+: .*$|^[^\s(]+\(\d+,\d+\): error .*$"
+                      r"|^fatal: .*$|^npm ERR! .*$|(?-i:^ERROR: (?!pip's dependency resolver)[ \t]*\S.*$)"
                       r"|(?-i:^E: .*$)"  # apt and dpkg: "E: Unable to correct problems, you have held broken packages."
                       r"|^g?make(?:\[\d+\])?: \*\*\* .*$"  # a recipe that failed; a compiler's line above it names why
                       r"|^error (?:reading|writing) \S.*: .*$"  # Agent-Zero's text_editor
@@ -473,11 +479,19 @@ def _first(pattern: re.Pattern[str], sample: str, known: Any, start: int = 0) ->
     return None
 
 
+def _raised(sample: str, start: int) -> re.Match[str] | None:
+    """The exception line of the traceback whose header ends at ``start``: the line after its last
+    frame, when it reads as one (else the first unindented exception line after the header is)."""
+    frames = list(_FRAME.finditer(sample, start))
+    after = _UNINDENTED.search(sample, frames[-1].end()) if frames else None
+    return _RAISED.match(sample, after.start()) if after is not None else None
+
+
 def _traceback_verdict(sample: str, known: Any) -> Verdict | None:
     headers = list(_TRACEBACK.finditer(sample))
     if not headers:
         return None
-    raised = _EXCEPTION_LINE.search(sample, headers[-1].start())  # the first unindented exception line after the header
+    raised = _raised(sample, headers[-1].end()) or _EXCEPTION_LINE.search(sample, headers[-1].start())
     if raised is None:
         return Verdict(True, "execution")  # the exception line was cut off: failed, but nothing names it
     if raised.group("name") == "BrokenPipeError":
@@ -605,8 +619,10 @@ def classify_output(text: str | None, known: Any = None, filter_status: bool = F
         return _named(_exception_type(os_error.group("name")), os_error.group(0))
     last = _last_line(sample)
     raised = _EXCEPTION_LINE.fullmatch(last) if last else None
-    if raised is not None and raised.group("msg") is not None and not (known and line_key(last) in known):
-        return _named(_exception_type(raised.group("name")), last)  # output that ends with an exception
+    if raised is not None and (raised.group("msg") or "").strip() and not (known and line_key(last) in known):
+        # output that ends with an exception and its message ("Error:" with nothing after it is a
+        # label a script prints, over the stderr it captured: Python never prints one so)
+        return _named(_exception_type(raised.group("name")), last)
     linted = _LINT_SUMMARY.search(sample) is not None
     for error_type, pattern in _DIAGNOSTICS:
         if linted and error_type == "execution":
