@@ -218,6 +218,15 @@ def test_a_long_call_a_stall_names_is_shortened_inside_its_quotes():
     assert text.startswith(" (you ran `open src/src/") and text.endswith("…` 3 times and `ls` twice)") and text.count("`") == 4
 
 
+def test_calls_a_stall_names_that_read_the_same_once_shortened_are_named_once():
+    from org.contracts import Finding
+    from org.supervisor.steering import template_values
+    grep = 'grep -n -A 10 "test_unicode" /testbed/tests/mail/tests.py'
+    finding = Finding(anomaly="stall", template="stall", turn=31,
+                      evidence={"turns": 13, "repeated": ((f"`{grep} | head -20`", 4), (f"`{grep} | head -40`", 4))})
+    assert template_values(finding)["repeated"] == f" (you ran `{grep}…` 8 times)"
+
+
 def test_agent_zero_s_text_editor_reading_a_file_between_patches_is_a_look(make_session):
     """Agent-Zero v1.x's `text_editor:read` and `:patch` reach the hooks as one tool, `text_editor`:
     a read is a look at the file (its numbered lines between ">>>" and "<<<" are the file's words),

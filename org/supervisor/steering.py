@@ -85,7 +85,13 @@ def _repeated(evidence: dict[str, Any]) -> str:
     empty = evidence.get("found_nothing")
     if is_int(empty) and empty >= FOUND_NOTHING_NAMED:
         parts.append(f"{empty} looks that found nothing")
-    calls = [f"{_quoted(str(what), 60)} {times_in_words(times)}" for what, times in evidence.get("repeated") or ()]
+    quoted: dict[str, Any] = {}
+    for what, times in evidence.get("repeated") or ():
+        # calls that read the same once shortened are named once, with their counts together
+        shown = _quoted(str(what), 60)
+        earlier = quoted.get(shown)
+        quoted[shown] = times if earlier is None else (earlier + times if is_int(earlier) and is_int(times) else earlier)
+    calls = [f"{shown} {times_in_words(times)}" for shown, times in quoted.items()]
     if calls:
         parts.append(f"you ran {' and '.join(calls)}")
     return f" ({'; '.join(parts)})" if parts else ""
