@@ -633,6 +633,14 @@ def test_a_tools_own_error_mark_is_a_failure_and_a_refused_edit():
     viewed = classify_output("ERROR:\nInvalid `path` parameter: /workspace/app.py. The path /workspace/app.py does not exist. "
                              "Please provide a valid path.")  # OpenHands' editor
     assert viewed.failed and viewed.error_type == "not_found" and viewed.error_line.startswith("Invalid `path` parameter")
+    # the same editor in SWE-agent 1.x says it with no "ERROR:" before it
+    bare = classify_output("OBSERVATION:\nThe path /testbed/app.py does not exist. Please provide a valid path.")
+    assert bare.failed and bare.error_type == "not_found" and bare.error_line.startswith("The path /testbed/app.py does not exist")
+    for refusal in ("Invalid `view_range`: [1, 900]. Its second element `900` should be smaller than the number of lines in the file: `120`",
+                    "File already exists at: /testbed/r.py. Cannot overwrite files using command `create`."):
+        assert classify_output(refusal).failed
+    # the words inside a file shown are the file's
+    assert not classify_output("Here's the result of running `cat -n` on /testbed/a.py:\n     1\tThe path x does not exist.").failed
 
 
 def test_pace_steering_says_what_brought_the_level(make_session):

@@ -166,6 +166,12 @@ _EDIT_REJECTED = lazy_pattern(r"^.*(?:Your changes have NOT been applied|No repl
 # `path` parameter: … does not exist."): the call failed, whatever the message says.
 _TOOL_ERROR_TAGS = lazy_pattern(r"</?tool_use_error>")
 _TOOL_ERROR = lazy_pattern(r"\A\s*(?:<tool_use_error>|ERROR:[ \t]*\n)\s*(?P<message>[^\n]*?)\s*(?:</tool_use_error>|$)", _M)
+# The same editor's refusals where no "ERROR:" comes before them (SWE-agent 1.x's
+# `str_replace_editor`): a path not there or not absolute, a file `create` may not overwrite, a
+# line range or parameter it cannot take, nothing to undo. The call did nothing.
+_EDITOR_REFUSAL = lazy_pattern(r"\A\s*(?P<message>(?:The path \S+ (?:does not exist|is not an absolute path|is a directory and only)"
+                               r"|File already exists at: |Invalid `\w+`|Parameter `\w+` is required|The `view_range` parameter is not allowed"
+                               r"|No edit history found for )[^\n]*?)\s*$", _M)
 _EDIT_FINDING = lazy_pattern(r"^- (?:line \d+ col \d+: )?([A-Z]\d{3,4} .*)$", _M)
 # A list of errors with no finding in it is the check's own failure (SWE-agent's flake8 crashing on
 # a project's setup.cfg: "- Error code '#' supplied to 'ignore' option does not match …", or "- \"local[X101]\"
@@ -600,7 +606,7 @@ def classify_output(text: str | None, known: Any = None, filter_status: bool = F
             reason = CHECK_FAILED + check
         line = EDIT_REFUSED + reason
         return _named("syntax" if re.search(r"\bE999\b|SyntaxError|IndentationError", line) else "execution", line)
-    marked = _TOOL_ERROR.match(sample)
+    marked = _TOOL_ERROR.match(sample) or _EDITOR_REFUSAL.match(sample)
     if marked is not None:
         message = marked.group("message") or "tool error"
         missing = re.search(r"\bdoes not exist\b", message) is not None  # "File does not exist.", "Path does not exist: x"
