@@ -205,8 +205,19 @@ def test_a_stall_whose_calls_were_all_different_names_none(make_session):
     session.run(sh("python -m pytest -q", "FAILED tests/t.py::test_a - assert 1 == 2"))
     session.run(*[sh(f"sed -i 's/{n}/{n + 1}/' a.py") for n in range(6)])
     [(_, anomaly, text)] = session.steering()
-    # due at turn 6, an edit that went in: it waits a turn for what the fix shows
-    assert anomaly == "stall" and "you ran" not in text and text.startswith("[SUPERVISOR] Stall: 6 turns without progress.")
+    # due at turn 6, an edit that went in: it waits a turn for what the fix shows; and it says that
+    # the edits since the last run have not been run, rather than "change approach"
+    assert anomaly == "stall" and "you ran" not in text
+    assert text.startswith("[SUPERVISOR] Stall: 6 turns without progress, and your last 6 edits have not been run. Run what they are for")
+
+
+def test_a_stall_after_edits_that_were_run_says_to_change_approach(make_session):
+    """Edits each followed by a run of the failing test are being tried: the approach is what to change."""
+    session = make_session(doctrine={"max_turns_without_progress": 4, "loop": {"rerun_threshold": 50, "churn_threshold": 50}})
+    session.run(*[call for n in range(4) for call in (
+        sh(f"sed -i 's/{n}/{n + 1}/' a.py"), sh("python -m pytest -q", "FAILED tests/t.py::test_a - assert 1 == 2"))])
+    [(_, anomaly, text)] = [s for s in session.steering() if s[1] == "stall"]
+    assert "not been run" not in text and "Reassess and change approach" in text
 
 
 def test_a_long_call_a_stall_names_is_shortened_inside_its_quotes():

@@ -34,6 +34,7 @@ TIMED_OUT = "_timed_out"
 #: placeholders each template may use
 PLACEHOLDERS: dict[str, frozenset[str]] = {
     "stall": frozenset({"turns", "limit", "doing", "repeated"}),
+    "stall_editing": frozenset({"turns", "limit", "doing", "repeated", "edits"}),
     "loop_repeat": frozenset({"tool", "action", "times", "outcome", "advice"}),
     "loop_same_result": frozenset({"action", "times"}),
     "loop_same_look": frozenset({"action", "times"}),

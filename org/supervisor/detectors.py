@@ -335,10 +335,29 @@ def detect_stall(s: Snapshot) -> Finding | None:
     if stall is None or (_fix_going_in(s) and s.turns_since_progress == s.doctrine.max_turns_without_progress + 1):
         return None
     since, found_nothing = stall
-    return Finding(anomaly="stall", template="stall", turn=s.turn, evidence={
+    stretch = _after(_watched(s), since)
+    evidence = {
         "turns": s.turns_since_progress, "limit": s.doctrine.max_turns_without_progress, "step": s.current_step, "plan": s.plan_name,
         "domain": s.bst_domain, "source": s.progress_source, "since": since, "episode": f"stall:{since}",
-        "repeated": repeated_calls(_after(_watched(s), since), since), "found_nothing": found_nothing})
+        "repeated": repeated_calls(stretch, since), "found_nothing": found_nothing}
+    edits = _edits_not_run(stretch)
+    if edits >= EDITS_NOT_RUN:
+        evidence["edits"] = edits  # the advice is to run what they are for, not to change approach
+    return Finding(anomaly="stall", template="stall_editing" if edits >= EDITS_NOT_RUN else "stall", turn=s.turn, evidence=evidence)
+
+
+#: edits that went in since a stall's last run, from which its steering says to run them
+EDITS_NOT_RUN = 3
+
+
+def _edits_not_run(stretch: list[ToolOutcome]) -> int:
+    """The edits that went in after the stretch's last run: changes nothing has shown at work yet."""
+    edits = 0
+    for o in reversed(stretch):
+        if o.kind == "run" and not o.blocked:
+            break
+        edits += o.kind == "edit" and o.ok
+    return edits
 
 
 def _after(outcomes: list[ToolOutcome], turn: int) -> list[ToolOutcome]:
