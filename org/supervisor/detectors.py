@@ -16,7 +16,7 @@ from typing import Callable
 from org.contracts import Finding
 from org.kernel.classify import advice_kind, did_not_run, edit_refused, missing_program, moves_relative
 from org.kernel.log import warn_once
-from org.kernel.outcomes import ToolOutcome, failures_in_a_row, fix_attempt, installed, named, watched_for_loops, worked_command
+from org.kernel.outcomes import ToolOutcome, failures_in_a_row, fix_attempt, installed, named, worked_command
 from org.supervisor.learnings import same_job
 
 from .snapshot import Snapshot
@@ -24,22 +24,9 @@ from .snapshot import Snapshot
 Detector = Callable[[Snapshot], Finding | None]
 
 
-#: (outcomes, exempt tools, the outcomes watched): the detectors of one check share it
-_last_watched: tuple[object, object, list[ToolOutcome]] = ((), (), [])
-
-
 #: the lengths of a cycle of calls the oscillation detector looks for (A-B-A-B, A-B-C-A-B-C …): up to
 #: six, a round of looks around one failing call (open, search, go to, scroll, a `create` that fails, open)
 CYCLE_PERIODS = (2, 3, 4, 5, 6)
-
-
-def _watched(s: Snapshot) -> list[ToolOutcome]:
-    """The outcomes that are not exempt (polls of a running process, the doctrine's pollers and waits), computed once per snapshot."""
-    global _last_watched
-    exempt = s.doctrine.loop.exempt_tools
-    if _last_watched[0] is not s.outcomes or _last_watched[1] is not exempt:
-        _last_watched = (s.outcomes, exempt, watched_for_loops(s.outcomes, exempt))
-    return _last_watched[2]
 
 
 def _key(o: ToolOutcome) -> tuple[str, str]:
@@ -107,7 +94,7 @@ def detect_repeat(s: Snapshot) -> Finding | None:
     again: a line range replaced by more lines grows the file, a `sed` finds nothing more)."""
     if s.native_repeat_warning:
         return None  # Agent-Zero already warned about this repetition this turn
-    outcomes = _watched(s)
+    outcomes = s.watched
     n = s.doctrine.loop.repeat_threshold
     last = outcomes[-1] if outcomes else None
     if last is None or (last.ok and moves_relative(last.command)):
@@ -141,7 +128,7 @@ def detect_repeat(s: Snapshot) -> Finding | None:
 def detect_oscillation(s: Snapshot) -> Finding | None:
     """A cycle of two to six calls going round with the same results, A-B-A-B or A-B-C-A-B-C
     (identical calls, not look-alikes), at least one of them failing."""
-    outcomes = _watched(s)
+    outcomes = s.watched
     cycles = s.doctrine.loop.oscillation_cycles
     latest = _key(outcomes[-1]) if outcomes else None
     for period in CYCLE_PERIODS:
@@ -179,31 +166,19 @@ def detect_no_tool(s: Snapshot) -> Finding | None:
             "pattern": "no_tool", "times": n, "episode": f"no_tool:{s.turn - n}"})
     # an episode of printing or of calls that ran nothing is named by the turn of its first call,
     # so the polls and waits between them do not make the same stretch a new one
-    outcomes = _watched(s)
+    outcomes = s.watched
     printed = _last_in_a_row(outcomes, lambda o: o.prints)
     if printed >= limit:
         last = outcomes[-1]
         return Finding(anomaly="loop", template="loop_printing", turn=s.turn, evidence={
             "pattern": "printing", "times": printed, "action": named(last), "episode": f"no_tool:{outcomes[-printed].turn}"})
-    refused = _not_run_in_a_row(outcomes)
+    refused = s.not_run_in_a_row
     if refused >= limit:
         last = outcomes[-1]
         return Finding(anomaly="loop", template="loop_not_run", turn=s.turn, evidence={
             "pattern": "not_run", "times": refused, "action": named(last), "outcome": _outcome(last),
             "error_type": last.error_type or "", "episode": f"not_run:{outcomes[-refused].turn}"})
     return None
-
-
-#: (the outcomes watched, how many of the last ran nothing): the no-tool and churn detectors both ask
-_last_not_run: tuple[object, int] = ((), 0)
-
-
-def _not_run_in_a_row(outcomes: list[ToolOutcome]) -> int:
-    """How many of the last calls, in a row, ran nothing (classify.did_not_run), computed once per snapshot."""
-    global _last_not_run
-    if _last_not_run[0] is not outcomes:
-        _last_not_run = (outcomes, _last_in_a_row(outcomes, lambda o: not o.ok and did_not_run(o.error_type, o.error_line)))
-    return _last_not_run[1]
 
 
 def _last_in_a_row(outcomes: list[ToolOutcome], alike: Callable[[ToolOutcome], bool]) -> int:
@@ -221,11 +196,11 @@ def detect_churn(s: Snapshot) -> Finding | None:
     edit the editor refused changed nothing (its retries are the loop detector's), and a call
     the breaker blocked did not run: no error came back. Calls in a row that ran nothing (a
     terminal still busy) are the no-tool loop's to say, once."""
-    outcomes = _watched(s)
+    outcomes = s.watched
     last = outcomes[-1] if outcomes else None
     if last is None or last.ok or last.blocked or last.error_signature is None or edit_refused(last.error_line):
         return None  # only failures named by their own line churn; failing tests reported by a working run and refused edits do not
-    if _not_run_in_a_row(outcomes) >= s.doctrine.loop.no_tool_threshold:
+    if s.not_run_in_a_row >= s.doctrine.loop.no_tool_threshold:
         return None
     error = last.error_signature
     same = [i for i, o in enumerate(outcomes) if o.error_signature == error and not o.ok and not o.blocked]
@@ -280,7 +255,7 @@ def detect_rerun(s: Snapshot) -> Finding | None:
     run is being repeated). Looks do not reset the count; a changed output does. A run that
     works needs twice as many: its output is often meant to stay the same. A call the breaker
     blocked was not run."""
-    outcomes = _watched(s)
+    outcomes = s.watched
     last = outcomes[-1] if outcomes else None
     if last is None or last.blocked or last.kind != "run" or last.command is None:
         return None  # only a command that runs something can show whether changes took effect
@@ -321,7 +296,7 @@ def _stall(s: Snapshot) -> tuple[int, int] | None:
     if s.turns_since_progress is None:
         return None
     since = s.turn - s.turns_since_progress
-    found_nothing = sum(1 for o in _after(_watched(s), since) if o.empty)
+    found_nothing = sum(1 for o in _after(s.watched, since) if o.empty)
     if s.turns_since_progress > s.doctrine.max_turns_without_progress or found_nothing > s.doctrine.max_looks_finding_nothing:
         return since, found_nothing
     return None
@@ -335,11 +310,11 @@ def detect_stall(s: Snapshot) -> Finding | None:
     if stall is None or (_fix_going_in(s) and s.turns_since_progress == s.doctrine.max_turns_without_progress + 1):
         return None
     since, found_nothing = stall
-    stretch = _after(_watched(s), since)
+    stretch = _after(s.watched, since)
     evidence = {
         "turns": s.turns_since_progress, "limit": s.doctrine.max_turns_without_progress, "step": s.current_step, "plan": s.plan_name,
         "domain": s.bst_domain, "source": s.progress_source, "since": since, "episode": f"stall:{since}",
-        "repeated": repeated_calls(stretch, since), "found_nothing": found_nothing}
+        "repeated": repeated_calls(stretch), "found_nothing": found_nothing}
     edits = _edits_not_run(stretch)
     if edits >= EDITS_NOT_RUN:
         evidence["edits"] = edits  # the advice is to run what they are for, not to change approach
@@ -369,15 +344,14 @@ def _after(outcomes: list[ToolOutcome], turn: int) -> list[ToolOutcome]:
     return outcomes[start:]
 
 
-def repeated_calls(outcomes: list[ToolOutcome], since: int, most: int = 2) -> tuple[tuple[str, int], ...]:
-    """The calls made more than once after turn ``since``, the most frequent first (``most`` of
-    them), each as steering names it with its count: what a stall's turns went on."""
+def repeated_calls(stretch: list[ToolOutcome], most: int = 2) -> tuple[tuple[str, int], ...]:
+    """The calls made more than once in a stall's outcomes, the most frequent first (``most`` of
+    them), each as steering names it with its count: what the stall's turns went on."""
     counts: dict[str, int] = {}
     latest: dict[str, ToolOutcome] = {}
-    for o in outcomes:
-        if o.turn > since:
-            counts[o.signature] = counts.get(o.signature, 0) + 1
-            latest[o.signature] = o
+    for o in stretch:
+        counts[o.signature] = counts.get(o.signature, 0) + 1
+        latest[o.signature] = o
     # the most frequent first, the first made first among as frequent (as Counter.most_common)
     top = sorted((signature for signature, times in counts.items() if times > 1), key=counts.__getitem__, reverse=True)
     return tuple((named(latest[signature]), counts[signature]) for signature in top[:most])

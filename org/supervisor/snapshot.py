@@ -7,13 +7,15 @@ from a SALUTE file. The detectors never see where it came from.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from org.contracts.role import Doctrine, PacePlan
 from org.contracts.salute import OutcomeSignal
-from org.kernel.outcomes import ToolOutcome
+from org.kernel.classify import did_not_run
+from org.kernel.outcomes import ToolOutcome, watched_for_loops
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Snapshot:
     turn: int
     role_id: str
@@ -30,3 +32,16 @@ class Snapshot:
     outcomes: tuple[ToolOutcome | OutcomeSignal, ...] = ()  # oldest first; the XO's come from a report
     context_fill: float | None = None
     native_repeat_warning: bool = False  # Agent-Zero warned about a repeated response this turn
+
+    # what several detectors read, worked out once per snapshot
+
+    @cached_property
+    def watched(self) -> list[ToolOutcome | OutcomeSignal]:
+        """The outcomes that can loop: not polls of a running process, nor the doctrine's exempt tools (pollers, waits)."""
+        return watched_for_loops(self.outcomes, self.doctrine.loop.exempt_tools)
+
+    @cached_property
+    def not_run_in_a_row(self) -> int:
+        """How many of the last watched calls, in a row, ran nothing (``classify.did_not_run``)."""
+        watched = self.watched
+        return next((i for i, o in enumerate(reversed(watched)) if o.ok or not did_not_run(o.error_type, o.error_line)), len(watched))
