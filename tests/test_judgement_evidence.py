@@ -919,7 +919,8 @@ def test_an_output_that_shows_nothing_is_known_in_every_scaffold_s_form():
                "OBSERVATION:\n[Python Interpreter: /usr/bin/python]\n[Command finished with exit code 1]",
                'No matches found for "JacksonXmlProperty" in /repo', "No files found", "Found 0 matches",
                "\nroot@a0:/a0/usr/workdir# ", "(venv) user@host:~/src$", " \r\n" * 3000,
-               "[SYSTEM: No output returned. Consider resetting the terminal or using another session.] "]
+               "[SYSTEM: No output returned. Consider resetting the terminal or using another session.] ",
+               "OBSERVATION:\nYour command ran successfully and did not produce any output."]  # SWE-agent's
     something = ['Found 2 matches for "x" in /repo:\n/repo/a.py (2 matches)', "src/a.py:3:class Name:",
                  "No matches found for a in b\nbut this line", "0 passed in 0.01s", "a.py\nroot@a0:/a0/usr/workdir# ",
                  "x = 1\r\n" * 20000]

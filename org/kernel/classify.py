@@ -360,9 +360,10 @@ def found_nothing(command: str | None, text: str | None) -> bool:
 
 
 # A search tool's whole answer when nothing matched (SWE-agent's `search_dir`, `search_file` and
-# `find_file`; Claude Code's Grep and Glob), and Agent-Zero's terminal's when it got nothing at all.
-_NO_MATCH = lazy_pattern(r"\A(?:No matches found\b|No files found\b|Found 0 (?:matches|files)\b|\[SYSTEM: No output returned\.)[^\n]*\Z",
-                       re.IGNORECASE)
+# `find_file`; Claude Code's Grep and Glob), and a terminal's when it got nothing at all (Agent-Zero's,
+# SWE-agent's "Your command ran successfully and did not produce any output.").
+_NO_MATCH = lazy_pattern(r"\A(?:No matches found\b|No files found\b|Found 0 (?:matches|files)\b|\[SYSTEM: No output returned\."
+                       r"|Your command ran successfully and did not produce any output\.)[^\n]*\Z", re.IGNORECASE)
 
 
 #: an output longer than this shows something: a terminal's marks, an exit status, a prompt and
