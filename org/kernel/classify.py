@@ -59,8 +59,10 @@ OK = Verdict(False)
 
 _M = re.MULTILINE
 # A Python exception line: "ValueError: bad", "django.db.utils.IntegrityError: x", "KeyboardInterrupt".
+# (its module path, its name, and its message if it has one)
+_MODULE_PATH, _MESSAGE = r"(?:[A-Za-z_]\w*\.)*", r"(?::[ \t]*(?P<msg>.*))?[ \t]*$"
 _EXCEPTION_LINE = lazy_pattern(
-    r"^(?:[A-Za-z_]\w*\.)*(?P<name>[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|NotFound|Timeout)\w*)(?::[ \t]*(?P<msg>.*))?[ \t]*$", _M)
+    rf"^{_MODULE_PATH}(?P<name>[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|NotFound|Timeout)\w*){_MESSAGE}", _M)
 # At the start of a line: an indented traceback is quoted inside another message (Python's
 # "Error processing line 1 of …distutils-precedence.pth" warning printed at every start).
 # (IPython's and Jupyter's header names the exception first: "TypeError    Traceback (most recent call last)")
@@ -72,7 +74,7 @@ _FRAME = lazy_pattern(r'^[ \t]*File "(?P<file>[^"\n]+)", line \d+(?:, in (?P<fun
 # "django.core.exceptions.ImproperlyConfigured: …", "AppRegistryNotReady: …", "StopIteration"):
 # the first line after the last frame that is not indented.
 _UNINDENTED = lazy_pattern(r"^(?=\S)", _M)
-_RAISED = lazy_pattern(r"(?:[A-Za-z_]\w*\.)*(?P<name>[A-Z]\w*)(?::[ \t]*(?P<msg>.*))?[ \t]*$", _M)
+_RAISED = lazy_pattern(rf"{_MODULE_PATH}(?P<name>[A-Z]\w*){_MESSAGE}", _M)
 # An OS error printed without its traceback: "PermissionError: [Errno 13] Permission denied: '/x'".
 _OS_ERROR_LINE = lazy_pattern(r"^(?:[A-Za-z_]\w*\.)*(?P<name>[A-Z]\w*Error): \[Errno \d+\] .*$", _M)
 _EXCEPTION_TYPES = {
@@ -486,10 +488,8 @@ def _first(pattern: re.Pattern[str], sample: str, known: Any, start: int = 0) ->
     return None
 
 
-def _raised(sample: str, start: int) -> re.Match[str] | None:
-    """The exception line of the traceback whose header ends at ``start``: the line after its last
-    frame, when it reads as one (else the first unindented exception line after the header is)."""
-    frames = list(_FRAME.finditer(sample, start))
+def _raised(sample: str, frames: list[re.Match[str]]) -> re.Match[str] | None:
+    """The line after a traceback's last frame, when it reads as an exception line."""
     after = _UNINDENTED.search(sample, frames[-1].end()) if frames else None
     return _RAISED.match(sample, after.start()) if after is not None else None
 
@@ -498,7 +498,9 @@ def _traceback_verdict(sample: str, known: Any) -> Verdict | None:
     headers = list(_TRACEBACK.finditer(sample))
     if not headers:
         return None
-    raised = _raised(sample, headers[-1].end()) or _EXCEPTION_LINE.search(sample, headers[-1].start())
+    frames = list(_FRAME.finditer(sample, headers[-1].end()))
+    # else the first unindented exception line after the header
+    raised = _raised(sample, frames) or _EXCEPTION_LINE.search(sample, headers[-1].start())
     if raised is None:
         return Verdict(True, "execution")  # the exception line was cut off: failed, but nothing names it
     if raised.group("name") == "BrokenPipeError":
@@ -508,7 +510,7 @@ def _traceback_verdict(sample: str, known: Any) -> Verdict | None:
     # where it was raised: the innermost frame of the project's code (a library's raises the
     # same message for every caller); the same message raised somewhere else (the fix moved
     # it to the next call site) is another failure
-    frames = list(_FRAME.finditer(sample, headers[-1].start(), raised.start()))
+    frames = [f for f in frames if f.end() <= raised.start()]
     own = [f for f in frames if not _LIBRARY_FILE.search(f.group("file"))] or frames
     where = f"\n{own[-1].group('file')}:{own[-1].group('function') or ''}" if own else ""
     return Verdict(True, _exception_type(raised.group("name")), _line(raised.group(0)), raised.group(0) + where)

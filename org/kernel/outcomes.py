@@ -352,6 +352,12 @@ def failures_in_a_row(outcomes: Any) -> int:
     return count
 
 
+def last_in_a_row(outcomes: Any, alike: Any) -> int:
+    """How many of the last outcomes, in a row, are ``alike`` (polls and exempt tools may come
+    between them, so their turns need not be consecutive)."""
+    return next((i for i, o in enumerate(reversed(outcomes)) if not alike(o)), len(outcomes))
+
+
 def named(outcome: Any) -> str:
     """The call as steering names it (a unit's outcome or one an XO read): its command when it
     has one, else the tool."""

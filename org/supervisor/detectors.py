@@ -16,7 +16,7 @@ from typing import Callable
 from org.contracts import Finding
 from org.kernel.classify import advice_kind, did_not_run, edit_refused, missing_program, moves_relative
 from org.kernel.log import warn_once
-from org.kernel.outcomes import ToolOutcome, failures_in_a_row, fix_attempt, installed, named, worked_command
+from org.kernel.outcomes import ToolOutcome, failures_in_a_row, fix_attempt, installed, last_in_a_row, named, worked_command
 from org.supervisor.learnings import same_job
 
 from .snapshot import Snapshot
@@ -167,7 +167,7 @@ def detect_no_tool(s: Snapshot) -> Finding | None:
     # an episode of printing or of calls that ran nothing is named by the turn of its first call,
     # so the polls and waits between them do not make the same stretch a new one
     outcomes = s.watched
-    printed = _last_in_a_row(outcomes, lambda o: o.prints)
+    printed = last_in_a_row(outcomes, lambda o: o.prints)
     if printed >= limit:
         last = outcomes[-1]
         return Finding(anomaly="loop", template="loop_printing", turn=s.turn, evidence={
@@ -179,12 +179,6 @@ def detect_no_tool(s: Snapshot) -> Finding | None:
             "pattern": "not_run", "times": refused, "action": named(last), "outcome": _outcome(last),
             "error_type": last.error_type or "", "episode": f"not_run:{outcomes[-refused].turn}"})
     return None
-
-
-def _last_in_a_row(outcomes: list[ToolOutcome], alike: Callable[[ToolOutcome], bool]) -> int:
-    """How many of the last outcomes, in a row, are alike (polls and exempt tools may come
-    between them, so their turns need not be consecutive)."""
-    return next((i for i, o in enumerate(reversed(outcomes)) if not alike(o)), len(outcomes))
 
 
 def detect_churn(s: Snapshot) -> Finding | None:
@@ -302,6 +296,10 @@ def _stall(s: Snapshot) -> tuple[int, int] | None:
     return None
 
 
+#: edits that went in since a stall's last run, from which its steering says to run them
+EDITS_NOT_RUN = 3
+
+
 def detect_stall(s: Snapshot) -> Finding | None:
     """More turns without progress, or more looks that found nothing since it stopped, than the
     doctrine allows. On the first turn over the limit, when its call was an edit that went in,
@@ -315,14 +313,10 @@ def detect_stall(s: Snapshot) -> Finding | None:
         "turns": s.turns_since_progress, "limit": s.doctrine.max_turns_without_progress, "step": s.current_step, "plan": s.plan_name,
         "domain": s.bst_domain, "source": s.progress_source, "since": since, "episode": f"stall:{since}",
         "repeated": repeated_calls(stretch), "found_nothing": found_nothing}
-    edits = _edits_not_run(stretch)
-    if edits >= EDITS_NOT_RUN:
-        evidence["edits"] = edits  # the advice is to run what they are for, not to change approach
-    return Finding(anomaly="stall", template="stall_editing" if edits >= EDITS_NOT_RUN else "stall", turn=s.turn, evidence=evidence)
-
-
-#: edits that went in since a stall's last run, from which its steering says to run them
-EDITS_NOT_RUN = 3
+    template, edits = "stall", _edits_not_run(stretch)
+    if edits >= EDITS_NOT_RUN:  # the advice is to run what they are for, not to change approach
+        template, evidence["edits"] = "stall_editing", edits
+    return Finding(anomaly="stall", template=template, turn=s.turn, evidence=evidence)
 
 
 def _edits_not_run(stretch: list[ToolOutcome]) -> int:
