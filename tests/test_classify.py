@@ -253,6 +253,26 @@ def test_a_file_tool_s_call_runs_no_command_and_is_named_by_the_tool_and_its_fil
     assert short_command({"code": "ls"}, "code_execution_tool") == "ls"
 
 
+def test_a_file_tool_s_read_is_named_with_the_lines_it_reads():
+    """Reads of one file at two places are two calls: steering names them apart, in each
+    scaffold's way of saying which lines."""
+    view = {"command": "view", "path": "/testbed/lib/matplotlib/cm.py"}
+    # with its lines, a file is named by its last two parts: short enough for steering to quote whole
+    assert short_command({**view, "view_range": [698, 723]}, "str_replace_editor") == "str_replace_editor view …/matplotlib/cm.py lines 698-723"
+    assert short_command({**view, "view_range": [698, -1]}, "str_replace_editor").endswith("cm.py lines 698-end")
+    assert short_command({**view, "view_range": "[373, 402]"}, "str_replace_editor").endswith("cm.py lines 373-402")  # SWE-agent 1.x
+    assert short_command({"path": "/app/x.py", "line_from": 1, "line_to": 50}, "text_editor") == "text_editor /app/x.py lines 1-50"
+    assert short_command({"path": "/app/x.py", "line_from": "1", "line_to": "50"}, "text_editor") == "text_editor /app/x.py lines 1-50"
+    assert short_command({"path": "/app/x.py", "line_from": 40}, "text_editor") == "text_editor /app/x.py lines 40-end"
+    assert short_command({"file_path": "/repo/a.py", "offset": 100, "limit": 50}, "Read") == "Read /repo/a.py lines 100-149"
+    assert short_command({"file_path": "/repo/a.py", "limit": 50}, "Read") == "Read /repo/a.py lines 1-50"
+    long = {**view, "path": "/workspace/ponylang__ponyc__0.1/packages/cli/command_parser.pony", "view_range": [1, 80]}
+    assert short_command(long, "str_replace_editor") == "str_replace_editor view …/cli/command_parser.pony lines 1-80"
+    # no range, or none that is a line number: the file alone
+    for odd in ({}, {"view_range": "1-5"}, {"view_range": [True, 3.5]}, {"offset": 10**400}, {"line_from": -7}):
+        assert short_command({**view, **odd}, "str_replace_editor") == "str_replace_editor view /testbed/lib/matplotlib/cm.py", odd
+
+
 @pytest.mark.parametrize("output, failed", [
     pytest.param("ModuleNotFoundError: No module named 'cv2' - Stack Overflow\nhttps://stackoverflow.com/q/1\nTry pip install opencv-python",
                  False, id="a search result titled with the error"),

@@ -513,6 +513,23 @@ def test_a_refused_edit_and_a_program_not_installed_get_advice_that_fits_them(ma
         assert advice_kind(verdict.error_type, verdict.error_line) == "missing_program", no_jdk
 
 
+def test_a_module_imported_while_it_is_still_being_imported_is_told_not_to_install_anything(make_session):
+    """A `types.py` of the agent's own hides the standard one, or an edit made two modules
+    import each other (sphinx-8459, sympy): an ImportError, but nothing to install."""
+    shadowed = traceback("ImportError: cannot import name 'GenericAlias' from partially initialized module 'types' "
+                         "(most likely due to a circular import) (/testbed/types.py)")
+    cycle = traceback("AttributeError: partially initialized module 'sphinx.addnodes' has no attribute 'versionmodified' "
+                      "(most likely due to a circular import)")
+    for output, error_type in ((shadowed, "dependency"), (cycle, "execution")):
+        verdict = classify_output(output)
+        assert verdict.error_type == error_type and advice_kind(verdict.error_type, verdict.error_line) == "circular_import"
+    assert advice_kind("dependency", "ModuleNotFoundError: No module named 'yaml'") == "dependency"
+    session = make_session(doctrine={"breaker": {"enabled": False}})
+    session.run(*[sh("python repro.py", shadowed)] * 3)
+    [(_, _, text)] = session.steering()
+    assert "nothing is missing" in text and "types.py" in text and "install or correct" not in text
+
+
 def test_text_sent_as_a_command_is_told_so_not_to_install_a_program(make_session):
     """A model that writes its reasoning where the command goes: bash runs the words."""
     reasoning = "DISCUSSION\nThe file path may be wrong. Let's check it again."

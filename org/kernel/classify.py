@@ -36,6 +36,8 @@ from typing import Any, Literal
 
 from org.lazy_patterns import lazy_pattern
 
+from .values import is_int
+
 ActionKind = Literal["inspect", "edit", "run"]
 #: Only the head and the tail of a long output are read.
 SCAN_CHARS = 4000
@@ -263,6 +265,10 @@ def sent_as_command(command: str | None, error_line: str | None) -> str | None:
 
 
 # A package manager that does not know the name asked for: installing it again will not help.
+# A module imported while it is still being imported (an ImportError or an AttributeError): two
+# modules import each other, or a file of the agent's own named like one Python imports (a
+# `types.py` beside the script) hides it. Nothing is missing, so installing is no fix.
+_CIRCULAR_IMPORT = lazy_pattern(r"partially initialized module .*most likely due to a circular import")
 _UNKNOWN_PACKAGE = lazy_pattern(r"Unable to locate package|has no installation candidate|No matching distribution found"
                               r"|Could not find a version that satisfies|^npm ERR! (?:code E404|404 )|^error: package .* not found")
 
@@ -273,8 +279,9 @@ def advice_kind(error_type: str | None, error_line: str | None, command: str | N
     (no path or quoting to fix: the edit does not match the file, its text to replace is there
     more than once, or the editor's own check failed), source code or text sent as a command
     (``command``: no quoting to fix, no program to install), a program that is not installed
-    (no path or command name to correct, no JAVA_HOME to guess) and a package the package
-    manager does not know (installing it again is no fix)."""
+    (no path or command name to correct, no JAVA_HOME to guess), a package the package
+    manager does not know (installing it again is no fix) and a module imported while it is
+    still being imported (nothing to install: an import cycle, or a file shadowing a module)."""
     if check_failed(error_line):
         return "failed_check"
     if unknown_tool(error_line):
@@ -290,6 +297,8 @@ def advice_kind(error_type: str | None, error_line: str | None, command: str | N
         return "missing_program"
     if error_type == "dependency" and _UNKNOWN_PACKAGE.search(error_line or ""):
         return "unknown_package"
+    if _CIRCULAR_IMPORT.search(error_line or ""):
+        return "circular_import"
     return error_type or "none"
 
 
@@ -976,14 +985,49 @@ def _tail(path: str) -> str:
 _NAMING_KEYS = ("command", "pattern", "query") + _PATH_KEYS
 
 
+_LINE_NUMBER = lazy_pattern(r"\s*-?\d{1,9}\s*$")
+# SWE-agent 1.x hands the editor its command line's words: a view range as text, "[698, 723]"
+_RANGE_TEXT = lazy_pattern(r"\s*\[?\s*(-?\d{1,9})\s*[,\s]\s*(-?\d{1,9})\s*\]?\s*$")
+
+
+def _line_number(value: Any) -> int | None:
+    """A line number as a model sent it: a whole number, or its digits in a string."""
+    if isinstance(value, str) and _LINE_NUMBER.match(value):
+        value = int(value)
+    return value if is_int(value) and -1 <= value < 10**9 else None
+
+
+def _line_range(args: dict) -> str:
+    """The lines a file tool reads, when the call says (``lines 698-723``): reads of one file at
+    two places are two calls, and steering names them apart. The editors' ``view_range``
+    (OpenHands, SWE-agent; -1: to the end), Agent-Zero's ``line_from``/``line_to``, Claude
+    Code's ``offset`` (the first line) and ``limit`` (how many)."""
+    view = args.get("view_range")
+    if isinstance(view, str) and (text := _RANGE_TEXT.match(view)):
+        view = text.groups()
+    if isinstance(view, (list, tuple)) and len(view) == 2:
+        first, last = _line_number(view[0]), _line_number(view[1])
+    elif "offset" in args or "limit" in args:
+        first, count = _line_number(args.get("offset")), _line_number(args.get("limit"))
+        last = max(first or 1, 1) + count - 1 if count is not None and count > 0 else None
+    else:
+        first, last = _line_number(args.get("line_from")), _line_number(args.get("line_to"))
+    if first is None and last is None:
+        return ""
+    return f"lines {first if first is not None and first > 0 else 1}-{last if last is not None and last > 0 else 'end'}"
+
+
 def short_command(args: Any, tool: str | None = None) -> str | None:
     """The command a call ran, on one line and cut short, for steering to name it. A file
-    tool's call, which runs none, is named by the tool and what it works on
-    (``str_replace_editor view /repo/a.py``, ``Read /repo/a.py``)."""
+    tool's call, which runs none, is named by the tool and what it works on, with the lines
+    it reads (``str_replace_editor view /repo/a.py lines 10-40``, ``Read /repo/a.py``)."""
     command = command_of(args)
     if (not command or not command.strip()) and tool and isinstance(args, dict) and _has_text(args, _PATH_KEYS + ("pattern", "query")):
         named = [(k, " ".join(args[k].split())) for k in _NAMING_KEYS if isinstance(args.get(k), str) and args[k].strip()]
-        if len(" ".join([tool, *(v for _, v in named)])) > COMMAND_CHARS:  # the file's name says more than the folders above it
+        lines = _line_range(args)
+        named += [("lines", lines)] if lines else []
+        # the file's name says more than the folders above it, and with its lines it says enough
+        if lines or len(" ".join([tool, *(v for _, v in named)])) > COMMAND_CHARS:
             named = [(k, _tail(v) if k in _PATH_KEYS else v) for k, v in named]
         command = " ".join([tool, *(v for _, v in named)])
     if not command or not command.strip():

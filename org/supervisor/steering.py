@@ -88,7 +88,7 @@ def _repeated(evidence: dict[str, Any]) -> str:
     quoted: dict[str, Any] = {}
     for what, times in evidence.get("repeated") or ():
         # calls that read the same once shortened are named once, with their counts together
-        shown = _quoted(str(what), 60)
+        shown = _quoted(str(what), 72)  # room for a file tool's name with its lines
         earlier = quoted.get(shown)
         quoted[shown] = times if earlier is None else (earlier + times if is_int(earlier) and is_int(times) else earlier)
     calls = [f"{shown} {times_in_words(times)}" for shown, times in quoted.items()]
