@@ -264,11 +264,11 @@ def sent_as_command(command: str | None, error_line: str | None) -> str | None:
     return "prose_command" if _PROSE.search(command or "") else None
 
 
-# A package manager that does not know the name asked for: installing it again will not help.
 # A module imported while it is still being imported (an ImportError or an AttributeError): two
 # modules import each other, or a file of the agent's own named like one Python imports (a
 # `types.py` beside the script) hides it. Nothing is missing, so installing is no fix.
 _CIRCULAR_IMPORT = lazy_pattern(r"partially initialized module .*most likely due to a circular import")
+# A package manager that does not know the name asked for: installing it again will not help.
 _UNKNOWN_PACKAGE = lazy_pattern(r"Unable to locate package|has no installation candidate|No matching distribution found"
                               r"|Could not find a version that satisfies|^npm ERR! (?:code E404|404 )|^error: package .* not found")
 
