@@ -1002,19 +1002,23 @@ def _line_range(args: dict) -> str:
     two places are two calls, and steering names them apart. The editors' ``view_range``
     (OpenHands, SWE-agent; -1: to the end), Agent-Zero's ``line_from``/``line_to``, Claude
     Code's ``offset`` (the first line) and ``limit`` (how many)."""
-    view = args.get("view_range")
+    view, count = args.get("view_range"), None
     if isinstance(view, str) and (text := _RANGE_TEXT.match(view)):
         view = text.groups()
     if isinstance(view, (list, tuple)) and len(view) == 2:
         first, last = _line_number(view[0]), _line_number(view[1])
     elif "offset" in args or "limit" in args:
-        first, count = _line_number(args.get("offset")), _line_number(args.get("limit"))
-        last = max(first or 1, 1) + count - 1 if count is not None and count > 0 else None
+        first, last, count = _line_number(args.get("offset")), None, _line_number(args.get("limit"))
     else:
         first, last = _line_number(args.get("line_from")), _line_number(args.get("line_to"))
-    if first is None and last is None:
+    if count is not None and count <= 0:
+        count = None
+    if first is None and last is None and count is None:
         return ""
-    return f"lines {first if first is not None and first > 0 else 1}-{last if last is not None and last > 0 else 'end'}"
+    start = first if first is not None and first > 0 else 1
+    if count is not None:
+        last = start + count - 1
+    return f"lines {start}-{last if last is not None and last > 0 else 'end'}"
 
 
 def short_command(args: Any, tool: str | None = None) -> str | None:
