@@ -530,6 +530,32 @@ def test_a_module_imported_while_it_is_still_being_imported_is_told_not_to_insta
     assert "nothing is missing" in text and "types.py" in text and "install or correct" not in text
 
 
+def test_django_refusing_a_script_in_its_setup_is_told_to_set_django_up_not_to_change_the_code(make_session):
+    """Each verification script written anew defines a model outside any app (django-15022 and
+    others of SWE-agent 1.0): the same error each time, from Django's setup, before the code under
+    work is reached."""
+    lines = ("django.core.exceptions.ImproperlyConfigured: Requested setting INSTALLED_APPS, but settings are not configured. "
+             "You must either define the environment variable DJANGO_SETTINGS_MODULE or call settings.configure() before accessing settings.",
+             "django.core.exceptions.AppRegistryNotReady: Apps aren't loaded yet.",
+             "RuntimeError: Model class __main__.Client doesn't declare an explicit app_label and isn't in an application in INSTALLED_APPS.",
+             "django.core.exceptions.ImproperlyConfigured: The SECRET_KEY setting must not be empty.",
+             "django.db.utils.OperationalError: no such table: django_content_type")
+    for line in lines:
+        verdict = classify_output(traceback(line))
+        assert advice_kind(verdict.error_type, verdict.error_line) == "django_setup", line
+    # a table of the project's own models (or of a test app's, `auth_tests`) missing may be the bug under work
+    for table in ("library_book", "auth_tests_parentmodel"):
+        assert advice_kind("execution", f"django.db.utils.OperationalError: no such table: {table}") == "execution"
+    assert advice_kind("execution", "django.db.utils.OperationalError: no such table: auth_user_groups") == "django_setup"
+    session = make_session()
+    for name in ("verify_fix", "test_admin_search", "final_check"):
+        session.run({"tool": "text_editor", "args": {"path": f"/testbed/{name}.py", "edits": [{"from": 1, "to": 1, "content": "import django\n"}]},
+                     "output": "edited"},
+                    sh(f"python {name}.py", traceback(lines[2])))
+    [(_, anomaly, text)] = session.steering()
+    assert anomaly == "churn" and "Django's own setup" in text and "`app_label`" in text and "read the error message" not in text
+
+
 def test_text_sent_as_a_command_is_told_so_not_to_install_a_program(make_session):
     """A model that writes its reasoning where the command goes: bash runs the words."""
     reasoning = "DISCUSSION\nThe file path may be wrong. Let's check it again."

@@ -268,6 +268,12 @@ def sent_as_command(command: str | None, error_line: str | None) -> str | None:
 # modules import each other, or a file of the agent's own named like one Python imports (a
 # `types.py` beside the script) hides it. Nothing is missing, so installing is no fix.
 _CIRCULAR_IMPORT = lazy_pattern(r"partially initialized module .*most likely due to a circular import")
+# Django refusing a script before it reaches the code under work: settings not configured, the app
+# registry not ready, a model of the script's own outside any app, no secret key, the contrib apps'
+# tables not created. A script written anew the same way fails the same way: the setup is the fix.
+_DJANGO_SETUP = lazy_pattern(r"settings are not configured|(?:Apps|Models) aren't loaded yet|App registry isn't ready yet"
+                           r"|doesn't declare an explicit app_label|The SECRET_KEY setting must not be empty"
+                           r"|no such table: (?:django_\w+|auth_(?:user|group|permission)\w*)")
 # A package manager that does not know the name asked for: installing it again will not help.
 _UNKNOWN_PACKAGE = lazy_pattern(r"Unable to locate package|has no installation candidate|No matching distribution found"
                               r"|Could not find a version that satisfies|^npm ERR! (?:code E404|404 )|^error: package .* not found")
@@ -280,8 +286,9 @@ def advice_kind(error_type: str | None, error_line: str | None, command: str | N
     more than once, or the editor's own check failed), source code or text sent as a command
     (``command``: no quoting to fix, no program to install), a program that is not installed
     (no path or command name to correct, no JAVA_HOME to guess), a package the package
-    manager does not know (installing it again is no fix) and a module imported while it is
-    still being imported (nothing to install: an import cycle, or a file shadowing a module)."""
+    manager does not know (installing it again is no fix), a module imported while it is
+    still being imported (nothing to install: an import cycle, or a file shadowing a module)
+    and Django refusing a script in its setup (the code under work was not reached)."""
     if check_failed(error_line):
         return "failed_check"
     if unknown_tool(error_line):
@@ -299,6 +306,8 @@ def advice_kind(error_type: str | None, error_line: str | None, command: str | N
         return "unknown_package"
     if _CIRCULAR_IMPORT.search(error_line or ""):
         return "circular_import"
+    if _DJANGO_SETUP.search(error_line or ""):
+        return "django_setup"
     return error_type or "none"
 
 
