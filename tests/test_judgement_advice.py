@@ -1,0 +1,449 @@
+"""Advice that fits the failure's cause: what steering tells the agent to do.
+
+An edit the editor refused, a program not installed, text or source code sent as a command, a
+package the package manager does not know, a module imported while it is still being imported,
+Django refusing a script in its setup, a run that ran out of time, a terminal still busy, a tool
+that is not there: each is told what fits it, not "fix the quoting" or "check your changes".
+Written as the turns an agent takes and the steering that must, or must not, come out.
+"""
+
+from __future__ import annotations
+
+from test_judgement import sh, traceback
+
+from org.kernel.classify import advice_kind, classify_output
+
+
+def test_a_refused_edit_and_a_program_not_installed_get_advice_that_fits_them(make_session):
+    """Not "fix the quoting" for an edit whose range left old lines behind, not "check the
+    path" for a JDK that is not there."""
+    refused = ("Your proposed edit has introduced new syntax error(s).\nERRORS:\n- E999 SyntaxError: invalid syntax\n"
+               "Your changes have NOT been applied. Please fix your edit command and try again.\n")
+    session = make_session(doctrine={"breaker": {"enabled": False}})
+    session.run(*[sh("edit 10:11\n    return total\nend_of_edit", refused)] * 3)
+    session.run(*[sh("javac Repro.java", "/bin/bash: line 62245: javac: command not found\n")] * 3)
+    session.run(*[sh("curl -sO https://example.org/x", "/bin/sh: 1: curl: not found\n")] * 3)  # dash's wording
+    edit, javac, curl = [text for _, anomaly, text in session.steering() if anomaly == "loop"]
+    assert "the editor changed nothing" in edit and "quoting" not in edit
+    assert "the program is not installed here" in javac and "check the path" not in javac
+    assert "the program is not installed here" in curl
+    # a build tool finding no Java where JAVA_HOME points (deepseek-chat, dubbo-7041): the JDK is what is missing
+    for no_jdk in ("Error: JAVA_HOME is not defined correctly.",
+                   "ERROR: JAVA_HOME is not set and no 'java' command could be found in your PATH."):
+        verdict = classify_output(f"{no_jdk}\n  We cannot execute /usr/lib/jvm/zulu8/bin/java\n")
+        assert advice_kind(verdict.error_type, verdict.error_line) == "missing_program", no_jdk
+
+
+def test_a_module_imported_while_it_is_still_being_imported_is_told_not_to_install_anything(make_session):
+    """A `types.py` of the agent's own hides the standard one, or an edit made two modules
+    import each other (sphinx-8459, sympy): an ImportError, but nothing to install."""
+    shadowed = traceback("ImportError: cannot import name 'GenericAlias' from partially initialized module 'types' "
+                         "(most likely due to a circular import) (/testbed/types.py)")
+    cycle = traceback("AttributeError: partially initialized module 'sphinx.addnodes' has no attribute 'versionmodified' "
+                      "(most likely due to a circular import)")
+    for output, error_type in ((shadowed, "dependency"), (cycle, "execution")):
+        verdict = classify_output(output)
+        assert verdict.error_type == error_type and advice_kind(verdict.error_type, verdict.error_line) == "circular_import"
+    assert advice_kind("dependency", "ModuleNotFoundError: No module named 'yaml'") == "dependency"
+    session = make_session(doctrine={"breaker": {"enabled": False}})
+    session.run(*[sh("python repro.py", shadowed)] * 3)
+    [(_, _, text)] = session.steering()
+    assert "nothing is missing" in text and "types.py" in text and "install or correct" not in text
+
+
+def test_django_refusing_a_script_in_its_setup_is_told_to_set_django_up_not_to_change_the_code(make_session):
+    """Each verification script written anew defines a model outside any app (django-15022 and
+    others of SWE-agent 1.0): the same error each time, from Django's setup, before the code under
+    work is reached."""
+    lines = ("django.core.exceptions.ImproperlyConfigured: Requested setting INSTALLED_APPS, but settings are not configured. "
+             "You must either define the environment variable DJANGO_SETTINGS_MODULE or call settings.configure() before accessing settings.",
+             "django.core.exceptions.AppRegistryNotReady: Apps aren't loaded yet.",
+             "RuntimeError: Model class __main__.Client doesn't declare an explicit app_label and isn't in an application in INSTALLED_APPS.",
+             "django.core.exceptions.ImproperlyConfigured: The SECRET_KEY setting must not be empty.",
+             "django.db.utils.OperationalError: no such table: django_content_type")
+    for line in lines:
+        verdict = classify_output(traceback(line))
+        assert advice_kind(verdict.error_type, verdict.error_line) == "django_setup", line
+    # a table of the project's own models (or of a test app's, `auth_tests`) missing may be the bug under work
+    for table in ("library_book", "auth_tests_parentmodel"):
+        assert advice_kind("execution", f"django.db.utils.OperationalError: no such table: {table}") == "execution"
+    assert advice_kind("execution", "django.db.utils.OperationalError: no such table: auth_user_groups") == "django_setup"
+    session = make_session()
+    for name in ("verify_fix", "test_admin_search", "final_check"):
+        session.run({"tool": "text_editor", "args": {"path": f"/testbed/{name}.py", "edits": [{"from": 1, "to": 1, "content": "import django\n"}]},
+                     "output": "edited"},
+                    sh(f"python {name}.py", traceback(lines[2])))
+    [(_, anomaly, text)] = session.steering()
+    assert anomaly == "churn" and "Django's own setup" in text and "`app_label`" in text and "read the error message" not in text
+
+
+def test_text_sent_as_a_command_is_told_so_not_to_install_a_program(make_session):
+    """A model that writes its reasoning where the command goes: bash runs the words."""
+    reasoning = "DISCUSSION\nThe file path may be wrong. Let's check it again."
+    said = ("/bin/bash: line 2862: DISCUSSION: command not found\n/bin/bash: line 2863: The: command not found\n"
+            "/bin/bash: line 2864: Lets: command not found\n")
+    session = make_session(doctrine={"breaker": {"enabled": False}})
+    session.run(*[sh(reasoning, said)] * 3)
+    [(_, _, text)] = session.steering()
+    assert "what you sent was text, not a command" in text and "not installed" not in text
+
+
+def test_source_code_sent_as_a_command_is_told_to_go_in_a_file_not_to_fix_its_quoting(make_session):
+    """A Java class sent where the command goes (deepseek-chat, jackson-databind-4189): bash
+    cannot parse it, and no quoting makes it a command."""
+    java = "class Parent {\n    public Child child;\n}"
+    said = "/bin/bash: line 3: syntax error near unexpected token `}'\n/bin/bash: line 3: `}'"
+    session = make_session()
+    session.run(*[sh(java, said)] * 4)
+    texts = [text for _, _, text in session.steering()]
+    assert texts and all("source code, not a shell command" in t and "quoting" not in t for t in texts)
+    # a shell script with a quoting mistake keeps the syntax advice
+    quoting = make_session(doctrine={"breaker": {"enabled": False}})
+    quoting.run(*[sh("echo 'it''s) done", "/bin/bash: -c: line 1: syntax error near unexpected token `)'")] * 3)
+    [(_, _, text)] = quoting.steering()
+    assert "fix the quoting or syntax" in text
+
+
+def test_code_as_a_command_is_known_by_how_it_opens_and_the_shell_refusing_it():
+    refused = "/bin/bash: line 7: syntax error near unexpected token `('"
+    for code in ("import numpy as np\nfrom sklearn.metrics import x\ndef test_reproduce():", "public class Main {",
+                 "package com.example;\nimport java.util.List;", "def main():", "#include <stdio.h>", "@Test\nvoid t() {"):
+        assert advice_kind("syntax", refused, code) == "code_command", code
+    assert advice_kind("not_found", "/bin/bash: line 1: from: command not found", "from x import y") == "code_command"
+    for command in ("python reproduce.py", "import -window root shot.png", "grep -n 'class Foo {' a.java"):
+        assert advice_kind("syntax", refused, command) == "syntax", command
+    assert advice_kind("execution", "Traceback: NameError", "class A:") == "execution"  # the shell ran it
+
+
+def test_a_package_the_package_manager_does_not_know_is_not_told_to_install_it(make_session):
+    apt = "Reading package lists...\nBuilding dependency tree...\nE: Package 'openjdk-8-jdk' has no installation candidate\n"
+    assert classify_output(apt).error_type == "dependency"
+    session = make_session(doctrine={"breaker": {"enabled": False}})
+    session.run(*[sh("apt-get install -y openjdk-8-jdk", apt)] * 3)
+    session.run(*[sh("pip install cv3", "ERROR: Could not find a version that satisfies the requirement cv3 (from versions: none)\n"
+                                       "ERROR: No matching distribution found for cv3\n")] * 3)
+    apt_loop, pip_loop = [text for _, anomaly, text in session.steering() if anomaly == "loop"]
+    for text in (apt_loop, pip_loop):
+        assert "look up the package's name" in text and "install or correct" not in text
+
+
+def test_a_program_that_is_not_installed_does_not_churn_across_edits(make_session):
+    """Edits do not bring a missing compiler: `javac` failing between unrelated edits and
+    other work is not "your changes are not reaching its cause"."""
+    missing = "/bin/bash: line 7: javac: command not found\n"
+    session = make_session()
+    session.run(sh("sed -i 's/x/y/' src/Main.java", ""))  # after the agent's first change: not the baseline
+    for n in range(3):
+        session.run(sh(f"javac -cp . Repro{n}.java", missing), sh(f"sed -i 's/a{n}/b{n}/' src/Main.java", ""),
+                    sh(f"grep -n b{n} src/Main.java", f"{n}: b{n}"))
+    assert "churn" not in [a for _, a in session.anomalies()]
+
+
+def test_pace_steering_says_what_brought_the_level(make_session):
+    """Not a bare "Unrecoverable: stop": the failures in a row and the latest one's line."""
+    session = make_session(doctrine={"breaker": {"enabled": False}, "escalation": {"pause": False, "pause_after_emergency": False}})
+    session.run(*[sh(f"python check_{n}.py", traceback(f"TypeError: bad operand {n}")) for n in range(8)])
+    pace = [text for _, anomaly, text in session.steering() if anomaly == "pace"]
+    assert pace[0].startswith("[SUPERVISOR] PACE contingent: ")
+    assert "has failed (the last 5 calls failed; the latest: TypeError: bad operand 4); switch" in pace[0]
+
+    session = make_session(doctrine={"breaker": {"enabled": False}, "escalation": {"pause": False, "pause_after_emergency": False}})
+    session.run(*[sh("python app.py", traceback("TypeError: bad operand"))] * 8)
+    [emergency] = [text for _, anomaly, text in session.steering() if anomaly == "pace"]
+    assert "Stop now (the last 8 calls failed; the latest: TypeError: bad operand), preserve" in emergency
+
+    # failures that printed nothing have no line to quote: not their error type in its place
+    session = make_session(doctrine={"breaker": {"enabled": False}, "escalation": {"pause": False}})
+    session.run(*[sh(f"cd build_{n} && make", "<returncode>2</returncode>\n<output>\n</output>") for n in range(5)])
+    [pace] = [text for _, anomaly, text in session.steering() if anomaly == "pace"]
+    assert "has failed (the last 5 calls failed); switch" in pace, pace
+
+
+def program(code: str, output: str) -> dict:
+    """Agent-Zero's `runtime: python`: the call's code is the program."""
+    return {"tool": "code_execution_tool", "args": {"runtime": "python", "code": code}, "output": output}
+
+
+BUGS = ["SyntaxError: f-string: expecting '}'", "IndentationError: expected an indented block after 'for' statement on line 9",
+        "KeyError: 'odds'", "TypeError: 'set' object is not subscriptable", "AttributeError: 'list' object has no attribute 'get'"]
+
+
+def test_a_program_being_debugged_bug_after_bug_is_not_told_to_change_approach(make_session):
+    """A scraper written anew in each call fails each time with another bug: each fix went in and
+    uncovered the next one. PACE rises to contingent from the failures in a row, but "change the
+    design or the library" is wrong there (real Agent-Zero chats: two such steerings were false)."""
+    quiet = {"breaker": {"enabled": False}, "escalation": {"pause": False}}
+    session = make_session(doctrine=quiet)
+    results = session.run(*[program(f"import requests\n# version {n}\nscrape()", traceback(bug)) for n, bug in enumerate(BUGS)])
+    assert results[-1].pace == "contingent" and [a for _, a, _ in session.steering()] == []
+
+    # the same five bugs from a script run again and again with nothing changed: no debugging
+    session = make_session(doctrine=quiet)
+    session.run(*[sh(f"python scrape.py --try {n}", traceback(bug)) for n, bug in enumerate(BUGS)])
+    assert [a for _, a, _ in session.steering()] == ["pace"]
+
+    # a bug that comes back is no new bug uncovered; a module not installed is no bug of the program
+    for bugs in ([*BUGS[:4], BUGS[0]], [*BUGS[:4], "ModuleNotFoundError: No module named 'websocket'"]):
+        session = make_session(doctrine=quiet)
+        session.run(*[program(f"import requests\n# version {n}\nscrape()", traceback(bug)) for n, bug in enumerate(bugs)])
+        assert "pace" in [a for _, a, _ in session.steering()], bugs
+
+
+def test_a_cause_outside_the_code_gets_its_advice_not_a_new_method_or_a_look_at_the_changes(make_session):
+    """PACE contingent and the reruns send the agent to its changes or to a new method; for
+    reasoning sent as the command (doubao), a program that is not installed or a package the
+    package manager does not know, no change does anything: their advice is said instead."""
+    quiet = {"breaker": {"enabled": False}, "escalation": {"pause": False, "pause_after_emergency": False}}
+    session = make_session(doctrine=quiet)
+    session.run(*[sh(f"DISCUSSION\nLet's try step {n} again.", f"/bin/bash: line {n}: DISCUSSION: command not found\n")
+                  for n in range(5)])
+    [pace] = [text for _, anomaly, text in session.steering() if anomaly == "pace"]
+    assert pace.startswith("[SUPERVISOR] PACE contingent: ")
+    assert "; what you sent was text, not a command: the shell ran its words as programs" in pace
+    assert "fundamentally different method" not in pace
+
+    session = make_session(doctrine=quiet)
+    session.run(*[sh(f"apt-get install -y jdk{n}", f"E: Unable to locate package jdk{n}\n") for n in range(5)])
+    [pace] = [text for _, anomaly, text in session.steering() if anomaly == "pace"]
+    assert "; the package manager does not know that name here" in pace
+
+    # a rerun after edits: no edit brings a compiler; with only looks in between: looking again brings none either
+    missing = "/bin/bash: line 9: javac: command not found\n"
+    session = make_session(doctrine=quiet)
+    session.run(sh("sed -i 's/a/b/' src/Main.java", ""))
+    for n in range(4):
+        session.run(sh("javac Repro.java && java Repro", missing), sh(f"sed -i 's/a{n}/b{n}/' src/Main.java", ""))
+    [rerun] = [text for _, anomaly, text in session.steering() if anomaly == "rerun"]
+    assert rerun.startswith("[SUPERVISOR] No effect: ")
+    assert "No change to the code can change it; the program is not installed here" in rerun and "reach the code" not in rerun
+
+    session = make_session(doctrine=quiet)
+    session.run(sh("sed -i 's/a/b/' src/Main.java", ""))
+    for n in range(4):
+        session.run(sh("./mvnw -q compile", "Error: JAVA_HOME is not defined correctly.\n"), sh(f"ls src/d{n}", f"F{n}.java"))
+    [rerun] = [text for _, anomaly, text in session.steering() if anomaly == "rerun"]
+    assert rerun.startswith("[SUPERVISOR] Rerun: ") and "Running it again will not change it; the program is not installed" in rerun
+
+    # a failure in the code keeps the texts that send the agent to its changes (see also the test above)
+    session = make_session(doctrine=quiet)
+    session.run(sh("sed -i 's/a/b/' src/app.py", ""))
+    for n in range(4):
+        session.run(sh("python app.py", traceback("TypeError: bad operand")), sh(f"sed -i 's/a{n}/b{n}/' src/app.py", ""))
+    [rerun] = [text for _, anomaly, text in session.steering() if anomaly == "rerun"]
+    assert "check that they reach the code this runs" in rerun
+
+
+def test_the_wording_for_a_cause_outside_the_code_is_a_user_s_to_override_and_only_it_quotes_the_advice(tmp_path):
+    from org.contracts import Finding
+    from org.supervisor.steering import SteeringBook, check_template
+
+    override = tmp_path / "steering.yaml"
+    override.write_text('pace_contingent_outside_the_code: "[SUPERVISOR] PACE: $advice."\n', encoding="utf-8")
+    pace = Finding(anomaly="pace", severity="critical", template="pace_contingent", turn=9, evidence={
+        "level": "contingent", "description": "Failing", "failed": 5, "latest": "/bin/sh: 1: curl: not found",
+        "latest_action": "`curl -sO https://example.org/x`", "error_type": "not_found", "stuck": 5})
+    assert SteeringBook(override).render(pace) == "[SUPERVISOR] PACE: the program is not installed here, so check with `which`, install it, or do the job without it."
+    assert check_template("pace_contingent", "[SUPERVISOR] PACE: $advice.").startswith("unknown placeholder(s) $advice")
+
+
+def test_pace_steering_names_the_turns_without_progress_when_a_few_failures_end_a_long_stretch():
+    from org.contracts import Finding
+    from org.supervisor.steering import SteeringBook
+
+    def said(failed: int, stuck: int) -> str:
+        latest = "File .java not found" if failed else ""
+        return SteeringBook().render(Finding(anomaly="pace", severity="emergency", template="pace_emergency", turn=30, evidence={
+            "level": "emergency", "description": "Unrecoverable", "failed": failed, "latest": latest, "stuck": stuck}))
+    assert "Stop now (19 turns without progress; the latest failure: File .java not found)," in said(2, 19)
+    assert "Stop now (the last 8 calls failed; the latest: File .java not found)," in said(8, 10)
+    assert "Stop now (19 turns without progress)," in said(0, 19)
+
+
+def test_churn_said_again_about_a_cause_outside_the_code_keeps_its_advice():
+    """"Undo your last changes" would send an agent whose reasoning runs as commands the wrong way."""
+    from org.contracts import Finding
+    from org.supervisor.steering import SteeringBook
+
+    def churn(error: str, error_type: str) -> Finding:
+        return Finding(anomaly="churn", template="churn", turn=31, evidence={"error": error, "error_type": error_type, "times": 8, "calls": 3})
+
+    book = SteeringBook()
+    prose = book.render(churn("/bin/bash: line 4: DISCUSSION: command not found", "not_found"), repeated=True)
+    assert "what you sent was text, not a command" in prose and "undo your last changes" not in prose
+    code = book.render(churn("TypeError: unsupported operand type(s)", "execution"), repeated=True)
+    assert code.startswith("[SUPERVISOR] The same error keeps coming back") and "undo your last changes" in code
+
+
+def test_reasoning_whose_apostrophes_leave_the_shell_without_a_closing_quote_is_text_sent_as_a_command(make_session):
+    """doubao jackson-databind-4087: each turn a new paragraph of reasoning where the command goes;
+    its "Let's" opens a quote bash never sees closed. The same error across different texts is
+    churn, about the text, and said again it does not tell the agent to undo its one real fix."""
+    said = "/bin/bash: line 2: unexpected EOF while looking for matching `''\n/bin/bash: line 4: syntax error: unexpected end of file"
+    texts = [f"DISCUSSION\nThere seems to be an issue with the command, attempt {n}. Let's check the JDK." for n in range(8)]
+    session = make_session()
+    session.run(sh("sed -i 's/isEnum()/isEnumType()/' src/ClassUtil.java"), *[sh(text, said) for text in texts])
+    steering = [text for _, anomaly, text in session.steering() if anomaly == "churn"]
+    assert steering and all("what you sent was text, not a command" in t and "undo your last changes" not in t for t in steering)
+
+
+def mini_timeout(command: str) -> str:
+    return (f"The last command <command>{command}</command> timed out and has been killed.\nThe output of the command was:\n"
+            " <output>\nCollecting package metadata (repodata.json): ...working... \n</output>\n"
+            "Please try another command and make sure to avoid those requiring interactive input.")
+
+
+def test_mini_swe_agent_s_time_limit_is_a_timeout_named_with_its_command(make_session):
+    conda, pip = (classify_output(mini_timeout(c)) for c in ("conda env create -f environment.yml", "pip install torch"))
+    assert conda.failed and conda.error_type == pip.error_type == "timeout" and conda.identity != pip.identity
+    assert conda.error_line.startswith("The last command <command>conda env create")
+    session = make_session()
+    session.run(*[sh("conda env create -f environment.yml", mini_timeout("conda env create -f environment.yml"))] * 3)
+    [(turn, anomaly, text)] = session.steering()
+    assert (turn, anomaly) == (3, "loop") and "run it with a time limit or in the background" in text
+
+
+def test_a_time_limit_is_named_with_the_command_that_ran_out_of_it(make_session):
+    """SWE-agent's `EXECUTION TIMED OUT` says nothing of what ran: installs of three different
+    packages timing out after edits are three failures, not one that the edits do not reach."""
+    assert classify_output("\nEXECUTION TIMED OUT").error_type == "timeout"
+    session = make_session()
+    session.run(*[call for n, package in enumerate(("openjdk-17-jdk", "maven", "gradle")) for call in (
+        sh(f"sed -i 's/mirror{n}/mirror{n + 1}/' /etc/apt/sources.list"), sh(f"apt-get install -y {package}", "\nEXECUTION TIMED OUT"))])
+    assert "churn" not in [anomaly for _, anomaly in session.anomalies()]
+
+
+def test_a_run_that_ran_out_of_time_gets_the_timeout_s_advice_not_a_look_at_the_changes_or_a_new_design(make_session):
+    """An install waiting at its prompt (doubao) or a download too big for the time limit
+    (mini-swe-agent) is no result the changes failed to change, nor a design to drop: each text
+    says it ran out of time and how to run it."""
+    quiet = {"breaker": {"enabled": False}, "escalation": {"pause": False, "pause_after_emergency": False}}
+    timed_out, advice = "\nEXECUTION TIMED OUT", "run it with a time limit or in the background"
+    session = make_session(doctrine=quiet)
+    session.run(sh("apt-get install default-jdk", timed_out))
+    for n in range(3):
+        session.run(sh(f"sed -i 's/mirror{n}/mirror{n + 1}/' /etc/apt/sources.list"), sh("apt-get install default-jdk", timed_out))
+    [rerun] = [text for _, anomaly, text in session.steering() if anomaly == "rerun"]
+    assert "again 3 times after making changes and it ran out of time each time (EXECUTION TIMED OUT)" in rerun
+    assert "Your changes have not made it finish; check whether the process is hanging" in rerun and "reach the code" not in rerun
+
+    session = make_session(doctrine=quiet)
+    session.run(sh("apt-get install default-jdk", timed_out), *[call for n in range(3) for call in (
+        sh(f"cat /etc/apt/notes{n}", f"note {n}"), sh("apt-get install default-jdk", timed_out))])
+    [rerun] = [text for _, anomaly, text in session.steering() if anomaly == "rerun"]
+    assert rerun.startswith("[SUPERVISOR] Rerun: ") and "Running it again will not make it finish; check whether" in rerun
+
+    session = make_session(doctrine=quiet)
+    session.run(*[sh(f"python download.py --part {n}", mini_timeout(f"python download.py --part {n}")) for n in range(5)])
+    [pace] = [text for _, anomaly, text in session.steering() if anomaly == "pace"]
+    assert pace.startswith("[SUPERVISOR] PACE contingent: ") and pace.endswith(f"; check whether the process is hanging or waiting for input, and {advice}.")
+    assert "fundamentally different method" not in pace
+
+
+def test_a_quoted_call_keeps_its_own_marks_and_its_backticks_and_ends_at_its_first_sentence():
+    from org.contracts import Finding
+    from org.supervisor.steering import SteeringBook, count_sentences
+
+    def loop(action: str) -> str:
+        return SteeringBook().render(Finding(anomaly="loop", template="loop_repeat", turn=5, evidence={
+            "pattern": "repeat", "action": action, "times": 3, "outcome": "cd..: command not found", "error_type": "not_found"}))
+    assert "you ran `cd..` 3 times" in loop("`cd..`")
+    said = loop("`# Midpoints of neighboring intervals. Then the rest`")
+    assert "you ran `# Midpoints of neighboring intervals.` 3 times" in said and count_sentences(said) <= 3
+
+
+A0_BUSY = ("[SYSTEM: Terminal session 0 might be still running. Check previous outputs and decide whether to reset and continue "
+           "or wait for more output is needed.] ")
+A0_DIALOG = ("[SYSTEM: Potential dialog detected in output. Returning control to agent after {} seconds since last output update. "
+             "Decide whether dialog actually occurred and needs to be addressed, or if it was just a false positive and wait for more output.] ")
+
+
+def openhands_busy(command: str, above: str) -> str:
+    return (f'[Below is the output of the previous command.]\n{above}\n[Your command "{command}" is NOT executed. The previous command '
+            "is still running - You CANNOT send new commands until the previous command is completed. By setting `is_input` to "
+            "`true`, you can interact with the current process: You may wait longer to see additional output of the previous "
+            "command by sending empty command '']")
+
+
+def test_a_runtime_agent_zero_does_not_have_ran_nothing():
+    """Agent-Zero answers `runtime: bash` with a warning and runs nothing: a failure, whose repeats are a loop."""
+    warning = ('~~~json\n{\n    "system_warning": "The runtime \'bash\' is not supported, available options are \'terminal\', '
+               '\'python\', \'nodejs\' and \'output\'."\n}\n~~~')
+    verdict = classify_output(warning)
+    assert verdict.failed and "The runtime 'bash' is not supported" in verdict.error_line
+
+
+def a0_unknown_tool(name: str) -> str:
+    return (f"Tool {name} not found. Available tools: \n## Tools available:\n\n### response:\nfinal answer to user\n"
+            "### code_execution_tool:\nexecute terminal commands\nTraceback (most recent call last): is shown when code fails\n")
+
+
+def test_calls_of_tools_that_are_not_there_ran_nothing_and_are_told_so_not_a_cascade(make_session):
+    """Agent-Zero answers a tool it does not have with its whole list of tools (whose words name
+    nothing of the call). Three such calls in a row ran nothing: one loop steering, no cascade."""
+    verdict = classify_output(a0_unknown_tool("bash"))
+    assert (verdict.failed, verdict.error_type, verdict.error_line) == (True, "not_found", "Tool bash not found.")
+    assert advice_kind(verdict.error_type, verdict.error_line) == "unknown_tool"
+    session = make_session()
+    session.run(*[{"tool": name, "args": {"command": "ls /tmp"}, "output": a0_unknown_tool(name)} for name in ("bash", "shell", "terminal")])
+    [(turn, anomaly, text)] = session.steering()
+    assert (turn, anomaly) == (3, "loop")
+    assert text == ("[SUPERVISOR] Loop: your last 3 calls ran nothing (Tool terminal not found); there is no tool by that name "
+                    "here, so call one of the tools the answer lists, by its exact name.")
+    assert {r.pace for r in session.results} == {"primary"}  # no step of a failing approach
+
+
+def test_a_command_the_terminal_did_not_run_for_an_earlier_one_still_running_is_known_in_each_form():
+    """Agent-Zero and OpenHands refuse a command while an earlier one runs in that terminal. What
+    the output shows above the note (the earlier program's traceback) is not this command's."""
+    for text in (A0_BUSY, A0_DIALOG.format(1), openhands_busy("pytest -q", traceback("TypeError: bad operand"))):
+        verdict = classify_output(text)
+        assert (verdict.failed, verdict.error_type) == (True, "busy"), text
+        assert "TypeError" not in verdict.error_line
+    assert classify_output(A0_BUSY).identity == classify_output(openhands_busy("ls", "")).identity  # whatever was sent
+    asked = classify_output("Do you want to continue? [Y/n] \n\n" + A0_DIALOG.format(5))  # the command itself asks
+    assert asked.error_type != "busy"
+    assert advice_kind("busy", A0_BUSY) == "busy"
+
+
+def test_commands_sent_to_a_terminal_still_running_an_earlier_one_are_told_why_they_did_not_run(make_session):
+    """Agent-Zero users' trap: an install left waiting, then command after command into the same
+    terminal, none of them run. The third is told why, and what to do about the terminal."""
+    session = make_session()
+    session.run(sh("apt-get install default-jdk", "Do you want to continue? [Y/n] \n\n" + A0_DIALOG.format(5)),
+                sh("java -version", A0_BUSY), sh("ls /usr/lib/jvm", A0_BUSY), sh("which javac", A0_BUSY))
+    [(turn, anomaly, text)] = session.steering()
+    assert (turn, anomaly) == (4, "loop")
+    assert text.startswith("[SUPERVISOR] Loop: your last 3 calls ran nothing ([SYSTEM: Terminal session 0 might be still running); ")
+    assert text.endswith("; that terminal is still running an earlier command, so nothing sent to it runs: wait for that "
+                         "command's output, answer its question if it asks one, or use another session (resetting this one ends what runs in it).")
+    session.run(sh("echo y | apt-get install default-jdk", A0_BUSY), sh("java -version", A0_BUSY))
+    assert len(session.steering()) == 1  # one episode: said once
+
+    # after an edit (so no error is the baseline), commands into the busy terminal: one steering, not a churn beside it
+    session = make_session()
+    session.run(sh("sed -i 's/8000/8080/' server.py", ""), sh("python server.py", "Serving on 8080\n\n" + A0_DIALOG.format(5)),
+                sh("curl localhost:8080", A0_BUSY), sh("ps aux | grep server", A0_BUSY), sh("tail server.log", A0_BUSY))
+    assert [(turn, anomaly) for turn, anomaly, _ in session.steering()] == [(5, "loop")]
+
+    # polls of the earlier command that show nothing new come between: still one episode
+    poll = {"tool": "code_execution_tool", "args": {"runtime": "output", "session": 0},
+            "output": "[SYSTEM: Returning control to agent after 90 seconds with no output. Process might be still running.]"}
+    session = make_session()
+    session.run(sh("python generate.py", "Generating post 1\n\n" + A0_DIALOG.format(5)), sh("ls out/", A0_BUSY), poll,
+                sh("tail out/log", A0_BUSY), poll, poll, sh("ps aux", A0_BUSY), sh("wc -l out/*", A0_BUSY), poll, sh("ls", A0_BUSY))
+    assert [(turn, anomaly) for turn, anomaly, _ in session.steering()] == [(7, "loop")]
+
+    # the same error, from a terminal still running: churn, when it comes, names no change to make
+    from org.contracts import Finding
+    from org.supervisor.steering import SteeringBook
+    churn = SteeringBook().render(Finding(anomaly="churn", template="churn", turn=9, evidence={
+        "error": A0_BUSY.strip(), "error_type": "busy", "times": 3, "calls": 3}))
+    assert "No change to the code can change it; that terminal is still running" in churn and "Your changes" not in churn
+
+    session = make_session(doctrine={"breaker": {"enabled": False}})
+    session.run(sh("npm start", "> app@1.0.0 start\n> node server.js\nListening on 3000"),
+                *[sh("curl -s localhost:3000/health", openhands_busy("curl -s localhost:3000/health", "Listening on 3000"))] * 3)
+    [(turn, anomaly, text)] = session.steering()
+    assert (turn, anomaly) == (4, "loop") and "Running it again will not change the result; that terminal is still running" in text
+
+
