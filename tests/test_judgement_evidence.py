@@ -166,51 +166,12 @@ def test_the_same_failure_with_changing_times_paths_and_pids_is_the_same_failure
     assert session.anomalies() == [(3, "loop")]
 
 
-REFUSED = ("Your proposed edit has introduced new syntax error(s). Please read this error message carefully.\n\n"
-           "ERRORS:\n- E999 IndentationError: unexpected indent\n\nThis is how your edit would have looked if applied\n"
-           "...\nYour changes have NOT been applied. Please fix your edit command and try again.\n")
-
-
 def test_a_shell_s_line_counter_makes_no_output_new(make_session):
     session = make_session(doctrine={"breaker": {"enabled": False}})
     session.run(sh("sed -i 's/a/b/' Test.java"),
                 *[sh(f"javac -cp .:lib/{n}.jar Test.java", f"/bin/bash: line {47857 + 15 * n}: javac: command not found") for n in range(3)],
                 *[sh(f"javac -d out{n} Test.java", f"/bin/bash: line {48000 + 15 * n}: javac: command not found") for n in range(3)])
     assert [a for _, a in session.anomalies()].count("churn") == 1  # the task did not move: said once
-
-
-def test_an_editor_refusing_an_edit_is_a_failure_named_by_the_linter_s_finding():
-    verdict = classify_output(REFUSED)
-    assert verdict.failed and verdict.error_type == "syntax"
-    assert verdict.error_line == "edit not applied: E999 IndentationError: unexpected indent"
-
-
-def test_an_editor_whose_own_check_failed_is_named_and_not_told_to_fix_the_edit(make_session):
-    """SWE-agent's flake8 crashing on the project's configuration lists its own error where a
-    finding belongs: the edit is refused whatever it is, and the advice says so."""
-    crashed = REFUSED.replace("- E999 IndentationError: unexpected indent\n", (
-        "- (most recent call last):\n- \"/env/bin/flake8\", line 8, in <module>\n- self.options = parse_args(argv)\n- ValueError(\n"
-        "- Error code '#' supplied to 'ignore' option does not match '^[A-Z]{1,3}[0-9]{0,3}$'\n"))
-    verdict = classify_output(crashed)
-    assert verdict.failed and verdict.error_line == (
-        "edit not applied: the editor's check failed: Error code '#' supplied to 'ignore' option does not match '^[A-Z]{1,3}[0-9]{0,3}$'")
-    session = make_session()
-    session.run(*[sh("edit 1:1\nimport numpy as np\nend_of_edit", crashed)] * 3)
-    [(_, _, text)] = session.steering()
-    assert "Error code '#' supplied" in text and "the editor's own check failed, not your edit" in text
-    assert "range" not in text  # nothing in the edit to fix
-
-
-def test_a_linter_finding_with_its_line_and_column_is_the_finding_not_a_failed_check():
-    numbered = REFUSED.replace("- E999 IndentationError", "- line 12 col 5: E999 IndentationError")
-    assert classify_output(numbered).error_line == "edit not applied: E999 IndentationError: unexpected indent"
-
-
-def test_edits_the_editor_refused_for_the_same_reason_are_not_churn(make_session):
-    """Different edits refused with the same generic finding changed nothing: no fix failed to reach a cause."""
-    session = make_session()
-    session.run(sh("sed -i 's/a/b/' x.py"), *[sh(f"edit {n}:{n}\n    return {n}\nend_of_edit", REFUSED) for n in range(4)])
-    assert "churn" not in [a for _, a in session.anomalies()]
 
 
 def test_an_exit_status_the_output_states_decides_and_an_error_printed_on_purpose_is_no_churn(make_session):
@@ -467,19 +428,6 @@ def test_a_tool_that_marks_its_failures_with_an_exit_code_worked_when_it_did_not
     assert record_outcome(data, "Other", {"command": "python other.py"}, "Error: no frame named N\n").ok is False  # another tool: its own way
 
 
-def test_one_failing_edit_is_one_episode_whether_it_is_seen_retried_or_repeated(make_session):
-    """Retried with its indentation changed (a retry), paused, resumed by the user, then sent
-    identically (a repeat): the same edit failing the same way, an episode the user decided on."""
-    refused = ("Your proposed edit has introduced new syntax error(s).\nERRORS:\n- E999 IndentationError: unexpected indent\n"
-               "Your changes have NOT been applied.\n")
-    session = make_session(doctrine={"radio_check_interval_turns": 1})
-    session.run(sh("sed -i 's/a/b/' x.py", ""), *[sh(f"edit 10:12\n{' ' * i}return x\nend_of_edit", refused) for i in (4, 8, 4, 8, 4, 8)])
-    assert [(t, a) for t, a, _ in session.steering()] == [(4, "loop")] and any(r.paused for r in session.results)
-    session.standin.agent.context.paused = False  # the user resumes
-    session.run(*[sh("edit 10:12\n    return x\nend_of_edit", refused) for _ in range(4)])
-    assert [(t, a) for t, a, _ in session.steering()] == [(4, "loop")]  # not said again as a "new" repeat
-
-
 def test_a_blocked_call_did_not_run_so_no_error_came_back_and_nothing_was_rerun(make_session):
     """A mistyped folder tried once with a listing, then alone until the breaker blocks it and
     pauses: the loop is said once; a blocked call is no error coming back (churn), no run
@@ -510,57 +458,6 @@ def test_climbing_up_with_cd_is_no_loop(make_session):
     assert session.anomalies() == []
 
 
-def test_the_same_edit_applied_again_and_again_is_a_loop_though_the_file_grows(make_session):
-    """SWE-agent's `edit 4:4` replacing a line by two, sent again after each look: each time it
-    goes in and the file grows a line, so no two results are the same; said once."""
-    session = make_session()
-    for lines in range(40, 46):
-        session.run(sh("edit 4:4\n    def __init__(self, raw):\n        self.query = None\nend_of_edit",
-                       f"[File: /repo/query.py ({lines} lines total)]\n4:    def __init__(self, raw):\n5:        self.query = None\n"),
-                    sh("open query.py", f"[File: /repo/query.py ({lines} lines total)]\n1: class Query:\n"))
-    [(turn, anomaly, text)] = session.steering()
-    assert (turn, anomaly) == (5, "loop") and text.startswith("[SUPERVISOR] Loop: you applied the same edit `edit 4:4")
-
-
-def test_the_same_edit_that_changes_nothing_is_not_said_to_change_the_file(make_session):
-    """A range replaced by the very lines it holds, with a run after each: the file stays as it is."""
-    window = "[File: /repo/query.py (90 lines total)]\n73:    def load(self):\n74:        return self.rows\n"
-    session = make_session()
-    for _ in range(3):
-        session.run(sh("edit 73:74\n    def load(self):\n        return self.rows\nend_of_edit", window),
-                    sh("python reproduce.py", "rows: 0"))
-    [(_, anomaly, text)] = session.steering()
-    assert anomaly == "loop" and "got the same result each time" in text and "changes the file again" not in text
-
-
-def test_the_same_edit_again_after_other_edits_is_no_loop(make_session):
-    """A reproduction restored after each experiment: other edits came between."""
-    session = make_session()
-    for n in range(4):
-        session.run(sh("git stash pop", "On branch main\n"), sh(f"sed -i 's/v{n}/v{n + 1}/' app.py", ""),
-                    sh("python app.py", f"v{n + 1}"), sh("git stash", "Saved working directory\n"))
-    assert "loop" not in [a for _, a in session.anomalies()]
-
-
-def test_a_tools_own_error_mark_is_a_failure_and_a_refused_edit():
-    missing = classify_output("<tool_use_error>File does not exist.</tool_use_error>")
-    assert missing.failed and missing.error_type == "not_found" and missing.error_line == "File does not exist."
-    refused = classify_output("<tool_use_error>String to replace not found in file.\nString:     def f(self):</tool_use_error>")
-    assert refused.failed and refused.error_line == "edit not applied: String to replace not found in file."
-    assert not classify_output("File does not exist\n").failed  # a program's own words, without the mark
-    viewed = classify_output("ERROR:\nInvalid `path` parameter: /workspace/app.py. The path /workspace/app.py does not exist. "
-                             "Please provide a valid path.")  # OpenHands' editor
-    assert viewed.failed and viewed.error_type == "not_found" and viewed.error_line.startswith("Invalid `path` parameter")
-    # the same editor in SWE-agent 1.x says it with no "ERROR:" before it
-    bare = classify_output("OBSERVATION:\nThe path /testbed/app.py does not exist. Please provide a valid path.")
-    assert bare.failed and bare.error_type == "not_found" and bare.error_line.startswith("The path /testbed/app.py does not exist")
-    for refusal in ("Invalid `view_range`: [1, 900]. Its second element `900` should be smaller than the number of lines in the file: `120`",
-                    "File already exists at: /testbed/r.py. Cannot overwrite files using command `create`."):
-        assert classify_output(refusal).failed
-    # the words inside a file shown are the file's
-    assert not classify_output("Here's the result of running `cat -n` on /testbed/a.py:\n     1\tThe path x does not exist.").failed
-
-
 def test_a_terminals_carriage_returns_and_openhands_interpreter_tag_hide_no_failure():
     """OpenHands returns the terminal's lines with carriage returns and appends the interpreter to
     the last one (its IPython cell, the working folder and the interpreter): the failing line is
@@ -584,57 +481,6 @@ def test_an_ipython_traceback_is_a_failure():
               "[Jupyter current working directory: /workspace]\n[Jupyter Python interpreter: /opt/miniconda3/bin/python]")
     verdict = classify_output(output)
     assert verdict.failed and verdict.error_line == "TypeError: unsupported operand type(s) for +: 'int' and 'str'"
-
-
-def editor(command: str, output: str, **args) -> dict:
-    return {"tool": "str_replace_editor", "args": {"command": command, "path": "/workspace/ponyc/src/expr/match.c", **args},
-            "output": output}
-
-
-NOT_UNIQUE = ("ERROR:\nNo replacement was performed. Multiple occurrences of old_str `return pattern_type;` in lines "
-              "[317, 449]. Please ensure it is unique.")
-
-
-def test_an_old_text_the_editor_refuses_is_the_same_failing_edit_whatever_the_new_text(make_session):
-    """OpenHands' str_replace with the same old text, found twice, tried with other new text each
-    time, views and other edits between: the refusal is about the old text alone."""
-    session = make_session()
-    session.run(editor("view", "Here's the result of running `cat -n` on match.c:\n   317\t      return pattern_type;"))
-    for n in range(3):
-        session.run(editor("str_replace", NOT_UNIQUE, old_str="return pattern_type;", new_str=f"if (iso) x = {n};\nreturn pattern_type;"),
-                    editor("view", f"Here's the result of running `cat -n` on match.c:\n   31{n}\t  switch(ast_id(pattern))"))
-    [(turn, anomaly, text)] = session.steering()
-    assert (turn, anomaly) == (6, "loop")
-    assert "`str_replace_editor str_replace /workspace/ponyc/src/expr/match.c` 3 times" in text
-    assert "(edit not applied: Multiple occurrences of old_str in lines [317, 449])" in text
-    # there twice, the text to replace matches already: the advice is to make it unique
-    assert "the text to replace is there more than once" in text and "match them exactly" not in text
-    claude_code = classify_output("<tool_use_error>Found 2 matches of the string to replace, but replace_all is false. "
-                                  "To replace all occurrences, set replace_all to true.\nString: x = 1</tool_use_error>")
-    assert advice_kind(claude_code.error_type, claude_code.error_line) == "ambiguous_edit"
-
-
-def test_an_old_text_retried_with_only_its_indentation_changed_is_the_same_failing_edit(make_session):
-    """OpenHands' editor quotes the old text back in its refusal: that is the agent's own text,
-    not the result, so a retry with only its indentation changed is the same failing edit."""
-    session = make_session()
-    for n, indent in enumerate(("    ", "", "        ")):
-        old = f"{indent}def get_prep_lookup(self):\n{indent}    return self.rhs"
-        session.run(editor("str_replace", f"ERROR:\nNo replacement was performed, old_str `{old}` did not appear verbatim in "
-                                          "/workspace/ponyc/src/expr/match.c.", old_str=old, new_str=f"pass  # {n}"),
-                    sh(f"sed -n '{360 + n},386p' match.c", f"    def get_prep_lookup(self):  # {n}"))
-    [(turn, anomaly, text)] = session.steering()
-    assert (turn, anomaly) == (5, "loop") and "did not appear verbatim" in text
-
-
-def test_new_texts_a_linter_refuses_are_different_attempts(make_session):
-    """A refusal about what the edit would make (a linter's finding) depends on the new text: other new
-    text for the same old text is another attempt, not the same edit again."""
-    session = make_session()
-    for n in range(4):
-        session.run(editor("str_replace", REFUSED, old_str="return pattern_type;", new_str=f"  return {n}"),
-                    editor("view", f"Here's the result of running `cat -n` on match.c:\n   31{n}\t  x"))
-    assert "loop" not in [a for _, a in session.anomalies()]
 
 
 def test_a_search_that_found_nothing_answered_whatever_the_terminal_says_of_its_status():
@@ -706,21 +552,3 @@ def test_apt_s_error_lines_are_failures_and_pytest_s_e_lines_are_not_read_as_the
     assert verdict.failed and verdict.error_line == "E: Unable to correct problems, you have held broken packages."
     assert classify_output("W: Some index files failed to download. They have been ignored.\n").failed is False
     assert classify_output("E       assert 1 == 2\n").failed is False  # pytest's mark, no colon: not apt's
-
-
-def test_a_patch_program_handed_whole_to_a_shell_is_an_edit_and_its_error_coming_back_churns(make_session):
-    """mini-swe-agent runs of GPT-5 nano: `bash -lc 'python - << "PY" … open(p, "w").write(…)'`
-    patched a file, and the probe after each patch failed with the same TypeError. Read as runs,
-    no fix was ever tried and the error was the baseline: nothing was said for 17 turns."""
-    error = traceback("TypeError: __repr__ returned non-string (type NoneType)")
-    def patch(n: int) -> dict:
-        program = f'p = "defaults.py"\ns = open(p).read()\nopen(p, "w").write(s.replace("x{n}", "y{n}"))'
-        return sh(f"bash -lc 'python - << \"PY\"\n{program}\nPY'", "patched")
-    def probe(n: int) -> dict:
-        return sh(f"bash -lc 'python - << \"PY\"\nfrom defaults import Value\nprint(repr(Value({n})))\nPY'", error)
-    session = make_session()
-    session.run(sh("grep -n __repr__ defaults.py", "24:    def __repr__(self):"), patch(1), probe(1), patch(2), probe(2))
-    assert session.anomalies() == []
-    session.run(patch(3), probe(3))
-    [(turn, anomaly, text)] = session.steering()
-    assert (turn, anomaly) == (7, "churn") and "TypeError: __repr__ returned non-string" in text and "3 times" in text
