@@ -65,15 +65,19 @@ def child(tree: Path, scenario: str, turns: int) -> None:
         plugin = getattr(bench, "model_config_plugin", None)
         with plugin(agent.ctx_length) if plugin is not None else nullcontext():
             (bench.fill_troubled_agent if scenario == "troubled" else bench.fill_quiet_agent)(agent)
-            asyncio.run(_turns(bench, hook, agent, WARM_UP_TURNS + turns))
+            # what the tree's bench/run.py does to the plan each turn of the scenario (older trees: nothing)
+            plan = getattr(bench, "plan_read_afresh" if scenario == "troubled" else "plan_moving", None)
+            asyncio.run(_turns(bench, hook, agent, WARM_UP_TURNS + turns, plan))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-async def _turns(bench, hook, agent, turns: int) -> None:
+async def _turns(bench, hook, agent, turns: int, plan) -> None:
     loop_data = agent.loop_data
     for i in range(turns):
         loop_data.last_response = bench.RESPONSES[i & 1]  # a new response each turn, as bench/run.py does
+        if plan is not None:
+            plan(agent, i)
         await bench.call_point(hook, bench.ERA, agent, loop_data=loop_data)
         if i % 100 == 0:  # Agent-Zero's own history and UI log are not the pack's to bound
             agent.history.clear()

@@ -306,6 +306,17 @@ def fill_quiet_agent(agent: StandInAgent) -> None:
     assert len(agent.data[LEDGER_KEY].outcomes) == LEDGER_LIMIT
 
 
+def plan_read_afresh(agent: StandInAgent, i: int) -> None:
+    """A troubled turn: the plan layer's count read as if for the first time, so the stall and
+    the PACE emergency begin anew and the emergency steers every turn (bench/README.md)."""
+    agent.data.pop(microcosm.HTN_PROGRESS_KEY, None)
+
+
+def plan_moving(agent: StandInAgent, i: int) -> None:
+    """A quiet turn: the plan layer counts turns and makes progress every third."""
+    agent._htn_state["turns_since_progress"] = i % 3  # type: ignore[attr-defined]
+
+
 RESPONSES = ('{"thoughts": ["check the config"], "tool_name": "code_execution_tool"}',
              '{"thoughts": ["read the file again"], "tool_name": "text_editor"}')
 
@@ -395,7 +406,11 @@ async def bench_active(cfg: Config, scratch: Path) -> None:
          p95=r(check_fig["p95"]), repeats=check_fig["repeats"], iterations=check_fig["iterations"], scenario=scenario,
          what="one full radio check on full histories (build_snapshot + radio_check + state load/save)")
 
-    # (b) the full hook turn: the real hook file through the loader, radio check interval 1
+    # (b) the full hook turn: the real hook file through the loader, radio check interval 1. The
+    # plan layer's count is read afresh each turn (as if first read), so the stall and PACE
+    # emergency begin anew each turn and the emergency steers each turn (worded, injected,
+    # logged); then (b') the same turns as the supervisor keeps the count: the episode goes on
+    # and its steering, said already, is held
     injected: list[int] = []
 
     def collect() -> None:
@@ -405,14 +420,28 @@ async def bench_active(cfg: Config, scratch: Path) -> None:
 
     async def hook_turn(i: int) -> None:
         next_response(i)
+        plan_read_afresh(agent, i)
         await call_point(real, ERA, agent, loop_data=loop_data)
 
+    async def held_turn(i: int) -> None:
+        next_response(i)
+        await call_point(real, ERA, agent, loop_data=loop_data)
+
+    def steered_fraction() -> float:
+        steered = sum(injected[1:]) / (cfg.active_repeats * cfg.active_iterations)
+        injected.clear()
+        return r(steered, 3)
+
     hook_fig = await measure_each(cfg, hook_turn, is_async=True, after_repeat=collect)
-    steered = sum(injected[1:]) / (cfg.active_repeats * cfg.active_iterations)
     emit("active_hook_turn_us", r(hook_fig["value"]), "us", **with_target(hook_fig["value"], ACTIVE_TARGET_US),
          p95=r(hook_fig["p95"]), repeats=hook_fig["repeats"], iterations=hook_fig["iterations"],
-         radio_check_us=r(check_fig["value"]), steered_fraction=r(steered, 3), scenario=scenario,
-         what="real message_loop_end hook file, loaded and awaited as Agent-Zero does, organization active, every turn a full check")
+         radio_check_us=r(check_fig["value"]), steered_fraction=steered_fraction(), scenario=scenario,
+         what="real message_loop_end hook file, loaded and awaited as Agent-Zero does, organization active, every turn a full check that steers (a PACE emergency begun anew)")
+    held_fig = await measure_each(cfg, held_turn, is_async=True, after_repeat=collect)
+    emit("active_hook_turn_held_us", r(held_fig["value"]), "us", **with_target(held_fig["value"], ACTIVE_TARGET_US),
+         p95=r(held_fig["p95"]), repeats=held_fig["repeats"], iterations=held_fig["iterations"],
+         steered_fraction=steered_fraction(),
+         what="the same turns after the first: the findings are there and their steering, said already, is held")
 
     # (c) where the rest of the hook turn goes
     layout = hooks.store.layout
@@ -473,9 +502,11 @@ async def bench_active(cfg: Config, scratch: Path) -> None:
 
     async def quiet_turn(i: int) -> None:
         quiet_loop.last_response = RESPONSES[i & 1]
+        plan_moving(quiet, i)
         await call_point(real, ERA, quiet, loop_data=quiet_loop)
 
     quiet_fig = await measure_each(cfg, quiet_turn, is_async=True)
+    assert not radio_check_once(quiet, quiet_loop).findings  # still quiet after all those turns
     emit("active_hook_turn_quiet_us", r(quiet_fig["value"]), "us", **with_target(quiet_fig["value"], ACTIVE_TARGET_US),
          p95=r(quiet_fig["p95"]), repeats=quiet_fig["repeats"], iterations=quiet_fig["iterations"],
          what="real hook turn, organization active, full healthy ledger: a full check that finds nothing")
@@ -736,7 +767,7 @@ async def main_async(cfg: Config, scratch: Path) -> None:
 
 
 #: the figures a baseline tree's run is compared on: the per-turn costs
-COMPARED = ("idle_hook_supervisor_us", "active_radio_check_us", "active_hook_turn_us", "active_hook_turn_quiet_us")
+COMPARED = ("idle_hook_supervisor_us", "active_radio_check_us", "active_hook_turn_us", "active_hook_turn_held_us", "active_hook_turn_quiet_us")
 
 
 def bench_figures(tree: Path, quick: bool) -> tuple[dict[str, float], subprocess.CompletedProcess]:

@@ -156,6 +156,22 @@ def test_the_emergency_is_not_raised_again_right_after_a_resume(make_session):
     assert [a for a in actions(session) if a[1] in ("steer:pace", "pause")] == [(5, "steer:pace"), (7, "pause")]
 
 
+def test_an_htn_count_that_is_not_updated_starts_no_new_episode_each_turn(make_session):
+    """A plan layer whose count of turns without progress stays the same from turn to turn (it
+    counts its own steps, or was not updated) moved no progress: the PACE emergency is said
+    once (the stall it holds says nothing new), not again each turn as if the task had moved
+    and stopped anew."""
+    session = make_session(doctrine={"breaker": {"enabled": False}, "escalation": {"pause": False, "pause_after_emergency": False}})
+    plan = {"turns_since_progress": 20, "current_step": "write the CSV writer", "plan_name": "export"}
+    session.run(*[sh(f"cat src/part{n}.py", f"# part {n}", htn=plan, pace="emergency") for n in range(12)])
+    assert [a for a in actions(session) if a[1].startswith("steer")] == [(1, "steer:pace")]
+    # the count going down is progress: a new episode, said once the task has stopped again
+    session.run(sh("pytest -q", "3 passed", htn=plan | {"turns_since_progress": 0}))
+    session.run(*[sh(f"cat docs/part{n}.md", f"# part {n}", htn=plan | {"turns_since_progress": n}, pace="emergency")
+                  for n in range(1, 6)])
+    assert [t for t, a in actions(session) if a == "steer:pace"] == [1, 16]
+
+
 # the waste that went unheard -------------------------------------------------------------
 
 def test_reruns_count_across_looks(make_session):

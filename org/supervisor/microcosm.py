@@ -44,6 +44,8 @@ STATE_KEY = "org_supervisor"
 STEERING_HEADING = "Supervisor: "
 #: The state object the saved one was made from (not saved with the chat): spares parsing it again.
 PARSED_STATE_KEY = "_org_supervisor_parsed"
+#: The HTN layer's count when last read and the turn it put progress at (not saved with the chat).
+HTN_PROGRESS_KEY = "_org_htn_progress"
 #: The call the breaker blocked this turn, until its outcome is recorded (not saved with the chat).
 BLOCKED_KEY = "_org_blocked_call"
 
@@ -74,6 +76,20 @@ def role_profile(role_dict: Any) -> RoleProfile | None:
 Publisher = Callable[..., bool]
 
 
+def htn_turns_since_progress(data: dict, counted: int, turn: int) -> int:
+    """Turns since progress by the HTN layer's count, kept in this chat's turns: progress is the
+    count going down. A count that stays the same or grows slower than the turns (a layer that
+    counts its own steps, or one not updated) moved nothing, so the stall and the PACE episode
+    it began do not begin anew each turn (and are not said again each turn)."""
+    last = data.get(HTN_PROGRESS_KEY)
+    if isinstance(last, tuple) and len(last) == 2 and counted >= last[0] and last[1] <= turn:
+        progress_at = last[1]
+    else:  # the first count read, or one that went down
+        progress_at = turn - counted
+    data[HTN_PROGRESS_KEY] = (counted, progress_at)
+    return turn - progress_at
+
+
 def build_snapshot(data: dict, pace_level: Any, role: RoleProfile, turn: int, native_repeat: bool, readings: AgentReadings) -> Snapshot:
     """The snapshot the detectors read, from the chat's state (its tool ledger) and the readings."""
     htn, bst, fill = readings.htn, readings.bst, readings.fill
@@ -86,7 +102,7 @@ def build_snapshot(data: dict, pace_level: Any, role: RoleProfile, turn: int, na
         warn_once(f"agent.{PACE_ATTR}: unknown PACE level {str(level)[:40]!r}; ignored", key=f"agent.{PACE_ATTR}")
         level = None
     if htn is not None:
-        turns, source = htn.turns_since_progress, "htn"
+        turns, source = htn_turns_since_progress(data, htn.turns_since_progress, turn), "htn"
     elif ledger is not None:
         turns, source = ledger.turns_since_progress, "pack"
     else:
