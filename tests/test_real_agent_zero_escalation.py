@@ -262,6 +262,34 @@ def test_varied_successful_commands_draw_no_steering(tree, tmp_path, n):  # noqa
     assert not any(h.startswith("Supervisor") for h in log_headings(result))
 
 
+#: A plan layer whose count of turns without progress is never updated: 20 each turn
+FROZEN_PLAN = """try:
+    from helpers.extension import Extension
+except ImportError:
+    from python.helpers.extension import Extension
+
+
+class FrozenPlanLayer(Extension):
+    async def execute(self, **kwargs):
+        self.agent._htn_state = {"plan_name": "ship", "current_step": "deploy", "turns_since_progress": 20}
+"""
+
+
+def test_a_plan_layer_whose_count_is_not_updated_draws_the_emergency_once_not_each_turn(tree, tmp_path):  # noqa: F811
+    """20 turns without progress puts the plan over 1.5 times its budget: PACE emergency, said
+    once. The count stays 20 while the agent works on; that moved nothing, so nothing new is said."""
+    install_pack(tree, activate=True)
+    for folder in ("usr/extensions/message_loop_start", "usr/extensions/python/message_loop_start"):  # each era reads one
+        (tree / folder).mkdir(parents=True, exist_ok=True)
+        (tree / folder / "_10_frozen_plan.py").write_text(FROZEN_PLAN)
+    commands = ["pwd", "ls /", "date +%Y", "uname -s", "whoami", "ls /etc | head -3", "cat /etc/hostname", "python3 -c 'print(6*7)'"]
+    script = [command(f"step {i}", c) for i, c in enumerate(commands, start=1)] + [FINAL]
+    result = run_chat(tree, script, tmp_path, harness_args=("--stop-when-paused",))
+    steering = [w for w in warnings(result) if "[SUPERVISOR]" in w]
+    assert len(steering) == 1 and "[SUPERVISOR] PACE emergency" in steering[0], steering
+    assert not result["paused"] and result["script_left"] == 0, (result["paused"], result["script_left"])
+
+
 def test_a_model_polling_a_long_running_command_is_left_alone(tree, tmp_path):  # noqa: F811
     """Agent-Zero hands control back while a command runs on ("Returning control to agent after N
     seconds with no output") and its prompt teaches polling with `runtime: output`: the same poll
