@@ -6,8 +6,12 @@ agent in Agent-Zero would take.
 
 from __future__ import annotations
 
+import json
+
 from test_escalation import actions
 from test_judgement import sh, traceback
+
+from org.supervisor.microcosm import HTN_PROGRESS_KEY, htn_turns_since_progress
 
 TYPE_ERROR = traceback("TypeError: can only concatenate str (not \"int\") to str")
 
@@ -170,6 +174,18 @@ def test_an_htn_count_that_is_not_updated_starts_no_new_episode_each_turn(make_s
     session.run(*[sh(f"cat docs/part{n}.md", f"# part {n}", htn=plan | {"turns_since_progress": n}, pace="emergency")
                   for n in range(1, 6)])
     assert [t for t, a in actions(session) if a == "steer:pace"] == [1, 16]
+
+
+def test_the_plan_s_count_kept_survives_a_reload_and_anything_else_in_its_place_is_a_first_count():
+    """Kept with the chat (JSON, as Agent-Zero saves it): after a reload the episode goes on."""
+    data: dict = {}
+    assert htn_turns_since_progress(data, 20, 5) == 20
+    data = json.loads(json.dumps(data))
+    assert htn_turns_since_progress(data, 20, 9) == 24  # the count not updated: 4 more turns, no progress
+    assert htn_turns_since_progress(data, 0, 10) == 0  # it went down: progress
+    for garbage in (None, "x", [1], [1.5, 2], [True, 3], {"a": 1}, [10**30, "y"]):
+        data[HTN_PROGRESS_KEY] = garbage
+        assert htn_turns_since_progress(data, 3, 12) == 3
 
 
 # the waste that went unheard -------------------------------------------------------------

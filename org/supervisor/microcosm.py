@@ -44,8 +44,8 @@ STATE_KEY = "org_supervisor"
 STEERING_HEADING = "Supervisor: "
 #: The state object the saved one was made from (not saved with the chat): spares parsing it again.
 PARSED_STATE_KEY = "_org_supervisor_parsed"
-#: The HTN layer's count when last read and the turn it put progress at (not saved with the chat).
-HTN_PROGRESS_KEY = "_org_htn_progress"
+#: The HTN layer's count when last read and the turn it put progress at (saved with the chat).
+HTN_PROGRESS_KEY = "org_htn_progress"
 #: The call the breaker blocked this turn, until its outcome is recorded (not saved with the chat).
 BLOCKED_KEY = "_org_blocked_call"
 
@@ -82,11 +82,12 @@ def htn_turns_since_progress(data: dict, counted: int, turn: int) -> int:
     counts its own steps, or one not updated) moved nothing, so the stall and the PACE episode
     it began do not begin anew each turn (and are not said again each turn)."""
     last = data.get(HTN_PROGRESS_KEY)
-    if isinstance(last, tuple) and len(last) == 2 and counted >= last[0] and last[1] <= turn:
+    kept = isinstance(last, list) and len(last) == 2 and all(type(value) is int for value in last)
+    if kept and counted >= last[0] and last[1] <= turn:
         progress_at = last[1]
-    else:  # the first count read, or one that went down
+    else:  # the first count read (or what was kept is not ours), or one that went down
         progress_at = turn - counted
-    data[HTN_PROGRESS_KEY] = (counted, progress_at)
+    data[HTN_PROGRESS_KEY] = [counted, progress_at]
     return turn - progress_at
 
 
