@@ -188,6 +188,26 @@ def test_the_plan_s_count_kept_survives_a_reload_and_anything_else_in_its_place_
         assert htn_turns_since_progress(data, 3, 12) == 3
 
 
+def test_the_context_s_level_is_said_once_while_it_holds_and_again_when_the_fill_comes_back(make_session):
+    """The task moving does not change the context's fill (Agent-Zero compresses the history and
+    the fill stays high): 93% is said once, not every cooldown; falling to 85% after it is no
+    news; back to 93% after the history was compressed to half is."""
+    session = make_session()
+    fills = [0.93] * 6 + [0.85] * 2 + [0.5] * 2 + [0.93] * 4
+    session.run(*[sh(f"cat src/m{n}.py", f"def f{n}(): return {n}", context_fill=fill) for n, fill in enumerate(fills)])
+    assert [t for t, a in session.anomalies() if a == "context"] == [1, 11]
+    assert all("93% full and nearly exhausted" in text for _, a, text in session.steering() if a == "context")
+
+
+def test_a_context_filling_up_is_said_again_each_time_it_grew_by_five_points(make_session):
+    session = make_session()
+    fills = [0.80 + n / 100 for n in range(19)]  # 80% to 98%, a point a turn
+    session.run(*[sh(f"cat src/m{n}.py", f"def f{n}(): return {n}", context_fill=fill) for n, fill in enumerate(fills)])
+    said = [text.split(" full")[0] for _, a, text in session.steering() if a == "context"]
+    assert said == ["[SUPERVISOR] Context is 80%", "[SUPERVISOR] Context is 85%", "[SUPERVISOR] Context is 90%",
+                    "[SUPERVISOR] Context is 95%"]
+
+
 # the waste that went unheard -------------------------------------------------------------
 
 def test_reruns_count_across_looks(make_session):

@@ -290,6 +290,22 @@ def test_a_plan_layer_whose_count_is_not_updated_draws_the_emergency_once_not_ea
     assert not result["paused"] and result["script_left"] == 0, (result["paused"], result["script_left"])
 
 
+def test_a_context_that_stays_full_while_the_agent_works_is_said_once_per_band(tree, tmp_path):  # noqa: F811
+    """A window barely larger than Agent-Zero's own prompt, the history compressed each turn: the
+    fill stays about the same (v1.7: 91-92%; v0.9.8.2, whose prompt is larger: over 100%) while
+    the agent works. Said once, not at every cooldown: no band of the fill (5 points, 100 for
+    anything over) is said twice."""
+    install_pack(tree, activate=True)
+    commands = ["pwd", "ls /", "date +%Y", "uname -s", "whoami", "ls /etc | head -3", "cat /etc/hostname",
+                "python3 -c 'print(6*7)'", "echo $((2+3))", "printf 'a\\nb\\n' | sort", "env | grep -c PATH", "ls /tmp | head -2"]
+    script = [command(f"step {i}", c) for i, c in enumerate(commands, start=1)] + [FINAL]
+    result = run_chat(tree, script, tmp_path, harness_args=("--stop-when-paused", "--ctx-length", "5300", "--ctx-history", "0.05"))
+    said = [item["content"] for item in result["log"] if item["heading"] == "Supervisor: context"]  # the history is compressed: the log keeps them
+    bands = [min(int(text.split("Context is ")[1].split("%")[0]), 100) // 5 for text in said]
+    assert said and len(bands) == len(set(bands)), said
+    assert not result["paused"] and result["script_left"] == 0
+
+
 def test_a_model_polling_a_long_running_command_is_left_alone(tree, tmp_path):  # noqa: F811
     """Agent-Zero hands control back while a command runs on ("Returning control to agent after N
     seconds with no output") and its prompt teaches polling with `runtime: output`: the same poll

@@ -208,7 +208,7 @@ def test_a_paused_unit_shows_as_paused(layout):
     xo = XO(layout, "engineering_xo", None, roles=RoleBook(fixed={ROLE.role_id: (doctrine, ROLE.pace_plan)}),  # the XO's own copy
             store=XOStore.for_home(home, layout.root))
     for turn in (1, 2):  # a nudge, then (unanswered) the pause
-        publish(layout, "stuck", turn=turn, fill=0.95, doctrine=doctrine)
+        publish(layout, "stuck", turn=turn, pace="contingent", doctrine=doctrine)
         xo.sweep()
     row = row_of(status_rows(layout, time.time(), home=home), "stuck")
     assert row["paused"] is True

@@ -351,17 +351,35 @@ def repeated_calls(stretch: list[ToolOutcome], most: int = 2) -> tuple[tuple[str
     return tuple((named(latest[signature]), counts[signature]) for signature in top[:most])
 
 
+#: the context's fill grown by this many points is news; a fill that holds (Agent-Zero compressing
+#: the history as the task goes on) is not
+CONTEXT_BAND = 5
+CONTEXT_LEVELS = ("warning", "critical")
+
+
 def detect_context(s: Snapshot) -> Finding | None:
+    """The context's fill over a threshold. Its episode is the level and the band of the fill
+    (``context:critical:95``): said once while it holds, again once it has grown a band."""
     if s.context_fill is None or not math.isfinite(s.context_fill):
         return None  # no share of a window is infinite; such a reading says nothing
     thresholds = s.doctrine.context_thresholds
     percent = round(s.context_fill * 100)
+    band = min(percent, 100) // CONTEXT_BAND * CONTEXT_BAND
     if s.context_fill >= thresholds.critical:
         return Finding(anomaly="context", severity="critical", template="context_critical", turn=s.turn,
-                       evidence={"percent": percent, "episode": "context:critical"})
+                       evidence={"percent": percent, "episode": f"context:critical:{band}"})
     if s.context_fill >= thresholds.warning:
-        return Finding(anomaly="context", template="context_warning", turn=s.turn, evidence={"percent": percent, "episode": "context:warning"})
+        return Finding(anomaly="context", template="context_warning", turn=s.turn,
+                       evidence={"percent": percent, "episode": f"context:warning:{band}"})
     return None
+
+
+def context_rank(episode: object) -> tuple[int, int] | None:
+    """How high a context episode is (its level, then its band); None for any other episode."""
+    parts = episode.split(":") if isinstance(episode, str) else ()
+    if len(parts) != 3 or parts[0] != "context" or parts[1] not in CONTEXT_LEVELS or not parts[2].isdigit():
+        return None
+    return CONTEXT_LEVELS.index(parts[1]), int(parts[2])
 
 
 def detect_cascade(s: Snapshot) -> Finding | None:

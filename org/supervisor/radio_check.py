@@ -8,7 +8,9 @@ evidence (a new result, a new error, the task moving) is a new episode. A stall 
 exception: still there after its cooldown, it is said once more, firmly (it has lasted
 longer). The task moving elsewhere does not change a rerun's or churn's evidence: said again
 after it, with its count grown, it is said only once the count has doubled (3, then 6, then
-12). Two findings of one check about the same call say it once (the first, most severe);
+12). The context's fill is not the task: its level is said once and not again as the task
+moves, until the fill has grown by a band (5 points) or fell (history compressed) and came back. Two
+findings of one check about the same call say it once (the first, most severe);
 a stall is not said when another steering already told the agent it is stuck since the
 task last moved; nor is PACE below emergency. A rerun with nothing changed in between
 says what a loop steering about the same call and result said (or what the user resumed on).
@@ -53,7 +55,7 @@ from org.kernel.outcomes import RESPONSE_TOOL, never_a_loop
 from org.kernel.values import count_or, is_int
 
 from .breaker import Breakers
-from .detectors import repeats, run_detectors
+from .detectors import context_rank, repeats, run_detectors
 from .snapshot import Snapshot
 
 #: anomalies whose episode is about one action, so repeating it after steering is proof it was ignored
@@ -270,6 +272,19 @@ def _echoes_stuck(finding: Finding) -> bool:
     return finding.anomaly == "stall" or (finding.anomaly == "pace" and finding.severity != "emergency")
 
 
+def _context_fell(findings: list[Finding], state: SupervisorState) -> None:
+    """The context episodes above the fill now (it fell: the history was compressed) are no
+    longer said, so coming back up is news; the one it fell to is said with them (85% after
+    90% was said is no news)."""
+    now = next((f.evidence.get("episode") for f in findings if f.anomaly == "context"), None)
+    rank = context_rank(now)
+    fell = [key for key in list(state.said) if (said := context_rank(key)) is not None and (rank is None or said > rank)]
+    for key in fell:
+        del state.said[key]
+    if fell and rank is not None:
+        state.said[now] = "context"
+
+
 def decide(findings: list[Finding], state: SupervisorState, doctrine: Doctrine) -> RadioCheckResult:
     """Apply restraint and the cooldown rule to one check's findings.
 
@@ -281,6 +296,7 @@ def decide(findings: list[Finding], state: SupervisorState, doctrine: Doctrine) 
     for anomaly in list(state.episode):
         if anomaly not in present:
             del state.episode[anomaly]  # the anomaly cleared: its next steering starts afresh
+    _context_fell(findings, state)
     subjects: set[str] = set()
     steering = [f for f in findings
                 if not _restrained(f, state, subjects) and may_steer(f, state, doctrine.cooldown_for(f.anomaly))]
@@ -391,7 +407,8 @@ def radio_check(snapshot: Snapshot, state: SupervisorState) -> RadioCheckResult:
         if last is not None and "episode" in finding.evidence:
             finding.evidence["at"] = last.turn  # the outcome the steering answers: later ones show whether it was heard
     if snapshot.turns_since_progress == 0:
-        state.said.clear()  # the task moved: what was said belongs to episodes that are over
+        # the task moved: what was said belongs to episodes that are over (not the context's fill)
+        state.said = {key: anomaly for key, anomaly in state.said.items() if anomaly == "context"}
     result = decide(findings, state, snapshot.doctrine)
     if last is not None and last.tool == RESPONSE_TOOL and last.turn == snapshot.turn:
         result.steering = []  # the agent gave its answer: steering now would greet the user's next message

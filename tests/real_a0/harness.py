@@ -216,10 +216,12 @@ def write(path: str, text: str):
         f.write(text)
 
 
-def model_section(default: dict, name: str, port: int) -> dict:
+def model_section(default: dict, name: str, port: int, ctx_length: int, ctx_history: float | None = None) -> dict:
     sec = dict(default or {})
     sec.update({"provider": "other", "name": name, "api_base": f"http://127.0.0.1:{port}/v1",
-                "api_key": "", "ctx_length": 32000, "vision": False, "kwargs": {}})
+                "api_key": "", "ctx_length": ctx_length, "vision": False, "kwargs": {}})
+    if ctx_history is not None:
+        sec["ctx_history"] = ctx_history
     return sec
 
 
@@ -238,8 +240,8 @@ def configure(layout: str, root: str, port: int, args) -> dict:
         with open(cfg_default) as f:
             cfg = yaml.safe_load(f) or {}
         cfg["allow_chat_override"] = False
-        cfg["chat_model"] = model_section(cfg.get("chat_model"), MAIN_MODEL, port)
-        cfg["utility_model"] = model_section(cfg.get("utility_model"), UTIL_MODEL, port)
+        cfg["chat_model"] = model_section(cfg.get("chat_model"), MAIN_MODEL, port, args.ctx_length, args.ctx_history)
+        cfg["utility_model"] = model_section(cfg.get("utility_model"), UTIL_MODEL, port, 32000)
         # usr/plugins/<name>/config.json REPLACES the default config (no merge)
         write(os.path.join(root, "usr", "plugins", "_model_config", "config.json"), json.dumps(cfg, indent=1))
         disabled = list(args.disable_plugin or [])
@@ -268,7 +270,8 @@ def configure(layout: str, root: str, port: int, args) -> dict:
         base = f"http://127.0.0.1:{port}/v1"
         override = {
             "chat_model_provider": "other", "chat_model_name": MAIN_MODEL,
-            "chat_model_api_base": base, "chat_model_ctx_length": 32000,
+            "chat_model_api_base": base, "chat_model_ctx_length": args.ctx_length,
+            **({"chat_model_ctx_history": args.ctx_history} if args.ctx_history is not None else {}),
             "chat_model_vision": False, "chat_model_kwargs": {},
             "util_model_provider": "other", "util_model_name": UTIL_MODEL,
             "util_model_api_base": base, "util_model_ctx_length": 32000, "util_model_kwargs": {},
@@ -306,6 +309,8 @@ def main():
     ap.add_argument("--settings", help="extra usr/settings.json keys as a JSON object")
     ap.add_argument("--mcp-servers", help="Agent-Zero's MCP servers setting (JSON): its servers are connected "
                                           "before the chat, as Agent-Zero's start does")
+    ap.add_argument("--ctx-length", type=int, default=32000, help="the chat model's context window in tokens")
+    ap.add_argument("--ctx-history", type=float, help="the share of the window the history may take before Agent-Zero compresses it")
     ap.add_argument("--workdir", help="code-execution workdir (default: new temp dir)")
     ap.add_argument("--code-timeout", type=int, default=10,
                     help="v1.x: code_exec first/between-output timeouts (s)")
