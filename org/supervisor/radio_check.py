@@ -9,8 +9,8 @@ exception: still there after its cooldown, it is said once more, firmly (it has 
 longer). The task moving elsewhere does not change a rerun's or churn's evidence: said again
 after it, with its count grown, it is said only once the count has doubled (3, then 6, then
 12). The context's fill is not the task: its level is said once and not again as the task
-moves, until the fill has grown by a band (5 points) or fell (history compressed) and came back. Two
-findings of one check about the same call say it once (the first, most severe);
+moves, until the fill has grown by a band (5 points) or fell (history compressed) and came
+back. Two findings of one check about the same call say it once (the first, most severe);
 a stall is not said when another steering already told the agent it is stuck since the
 task last moved; nor is PACE below emergency. A rerun with nothing changed in between
 says what a loop steering about the same call and result said (or what the user resumed on).
