@@ -250,12 +250,20 @@ def test_a_model_that_changes_course_after_the_first_steering_is_not_blocked_or_
     assert "Supervisor: blocked" not in log_headings(result)
 
 
+#: Different commands that all work: an agent doing well
+VARIED_COMMANDS = ("pwd", "ls /", "echo hello", "date +%Y", "uname -s", "whoami", "ls /etc | head -3", "echo $((2+3))",
+                   "printf 'a\\nb\\n' | sort", "cat /etc/hostname", "env | grep -c PATH", "python3 -c 'print(6*7)'")
+
+
+def working(n: int) -> list[dict]:
+    """The first ``n`` of them, one a turn, then the answer."""
+    return [command(f"step {i}", c) for i, c in enumerate(VARIED_COMMANDS[:n], start=1)] + [FINAL]
+
+
 @pytest.mark.parametrize("n", [12])
 def test_varied_successful_commands_draw_no_steering(tree, tmp_path, n):  # noqa: F811
     install_pack(tree, activate=True)
-    commands = ["pwd", "ls /", "echo hello", "date +%Y", "uname -s", "whoami", "ls /etc | head -3", "echo $((2+3))",
-                "printf 'a\\nb\\n' | sort", "cat /etc/hostname", "env | grep -c PATH", "python3 -c 'print(6*7)'"]
-    script = [command(f"step {i}", c) for i, c in enumerate(commands[:n], start=1)] + [FINAL]
+    script = working(n)
     result = run_chat(tree, script, tmp_path, harness_args=("--stop-when-paused",))
     assert [w for w in warnings(result) if "[SUPERVISOR]" in w] == []
     assert not result["paused"]
@@ -282,9 +290,7 @@ def test_a_plan_layer_whose_count_is_not_updated_draws_the_emergency_once_not_ea
     for folder in ("usr/extensions/message_loop_start", "usr/extensions/python/message_loop_start"):  # each era reads one
         (tree / folder).mkdir(parents=True, exist_ok=True)
         (tree / folder / "_10_frozen_plan.py").write_text(FROZEN_PLAN)
-    commands = ["pwd", "ls /", "date +%Y", "uname -s", "whoami", "ls /etc | head -3", "cat /etc/hostname", "python3 -c 'print(6*7)'"]
-    script = [command(f"step {i}", c) for i, c in enumerate(commands, start=1)] + [FINAL]
-    result = run_chat(tree, script, tmp_path, harness_args=("--stop-when-paused",))
+    result = run_chat(tree, working(8), tmp_path, harness_args=("--stop-when-paused",))
     steering = [w for w in warnings(result) if "[SUPERVISOR]" in w]
     assert len(steering) == 1 and "[SUPERVISOR] PACE emergency" in steering[0], steering
     assert not result["paused"] and result["script_left"] == 0, (result["paused"], result["script_left"])
@@ -296,10 +302,7 @@ def test_a_context_that_stays_full_while_the_agent_works_is_said_once_per_band(t
     the agent works. Said once, not at every cooldown: no band of the fill (5 points, 100 for
     anything over) is said twice."""
     install_pack(tree, activate=True)
-    commands = ["pwd", "ls /", "date +%Y", "uname -s", "whoami", "ls /etc | head -3", "cat /etc/hostname",
-                "python3 -c 'print(6*7)'", "echo $((2+3))", "printf 'a\\nb\\n' | sort", "env | grep -c PATH", "ls /tmp | head -2"]
-    script = [command(f"step {i}", c) for i, c in enumerate(commands, start=1)] + [FINAL]
-    result = run_chat(tree, script, tmp_path, harness_args=("--stop-when-paused", "--ctx-length", "5300", "--ctx-history", "0.05"))
+    result = run_chat(tree, working(12), tmp_path, harness_args=("--stop-when-paused", "--ctx-length", "5300", "--ctx-history", "0.05"))
     said = [item["content"] for item in result["log"] if item["heading"] == "Supervisor: context"]  # the history is compressed: the log keeps them
     bands = [min(int(text.split("Context is ")[1].split("%")[0]), 100) // 5 for text in said]
     assert said and len(bands) == len(set(bands)), said
