@@ -278,7 +278,8 @@ def _context_fell(findings: list[Finding], state: SupervisorState) -> None:
     90% was said is no news)."""
     now = next((f.evidence.get("episode") for f in findings if f.anomaly == "context"), None)
     rank = context_rank(now)
-    fell = [key for key in list(state.said) if (said := context_rank(key)) is not None and (rank is None or said > rank)]
+    fell = [key for key in state.said if key.startswith("context:")  # the said keys are many; few are the context's
+            and (said := context_rank(key)) is not None and (rank is None or said > rank)]
     for key in fell:
         del state.said[key]
     if fell and rank is not None:
