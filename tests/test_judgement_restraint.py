@@ -11,6 +11,7 @@ import json
 from test_escalation import actions
 from test_judgement import sh, traceback
 
+from org.contracts.role import Doctrine
 from org.supervisor.microcosm import HTN_PROGRESS_KEY, htn_turns_since_progress
 
 TYPE_ERROR = traceback("TypeError: can only concatenate str (not \"int\") to str")
@@ -197,6 +198,24 @@ def test_the_context_s_level_is_said_once_while_it_holds_and_again_when_the_fill
     session.run(*[sh(f"cat src/m{n}.py", f"def f{n}(): return {n}", context_fill=fill) for n, fill in enumerate(fills)])
     assert [t for t, a in session.anomalies() if a == "context"] == [1, 11]
     assert all("93% full and nearly exhausted" in text for _, a, text in session.steering() if a == "context")
+
+
+def test_the_context_said_is_kept_however_many_other_episodes_are_said_after_it():
+    """The episodes said are bounded, the oldest going first; the context's is not dropped for
+    them, or a fill that held through a long task would be said again."""
+    from org.contracts import Finding
+    from org.supervisor.radio_check import SAID_KEPT, SupervisorState, decide
+
+    state = SupervisorState()
+    context = Finding(anomaly="context", severity="critical", template="context_critical", turn=1,
+                      evidence={"percent": 93, "episode": "context:critical:90"})
+    state.record(context)
+    for n in range(SAID_KEPT + 5):
+        state.record(Finding(anomaly="loop", template="loop_repeat", turn=2 + n, evidence={"episode": f"call:x{n}|e"}))
+    assert len(state.said) == SAID_KEPT and "context:critical:90" in state.said
+    assert "call:x0|e" not in state.said and f"call:x{SAID_KEPT + 4}|e" in state.said
+    again = context.model_copy(update={"turn": SAID_KEPT + 20})
+    assert decide([again], state, Doctrine()).steering == []
 
 
 def test_a_context_filling_up_is_said_again_each_time_it_grew_by_five_points(make_session):
