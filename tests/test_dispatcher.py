@@ -74,6 +74,48 @@ def test_context_fill_per_era_comes_from_the_right_place(make_session, org_home,
     assert env.context_tokens_max == 32000 and env.context_tokens_used == 16000 and env.context_fill_pct == 0.5
 
 
+def test_the_model_config_plugin_is_asked_once_in_its_seconds_per_chat_and_agent(monkeypatch):
+    """v0.9.9+: the plugin reads its files at each call; its answer is kept for a few seconds,
+    for each chat and agent apart, and read again after them (the user may have changed it)."""
+    from types import SimpleNamespace
+
+    from org.kernel import context_fill
+    from org.standin.loader import provided_modules
+    from org.standin.session import MODEL_CONFIG_MODULE
+
+    asked: list[str] = []
+    windows = {"chat-a": 32000, "chat-b": 8000}
+
+    def get_chat_model_config(agent):
+        chat = getattr(agent.context, "id", None)
+        asked.append(chat)
+        return {"name": f"model-{chat}", "ctx_length": windows.get(chat, 4000), "api_key": "not read"}
+
+    def agent(chat: str, number: int = 0):
+        return SimpleNamespace(context=SimpleNamespace(id=chat), number=number, get_data=lambda key: {"tokens": 4000})
+
+    now = [1000.0]
+    monkeypatch.setattr(context_fill.time, "monotonic", lambda: now[0])
+    context_fill.reset_lookups()
+    try:
+        with provided_modules(MODEL_CONFIG_MODULE, get_chat_model_config=get_chat_model_config):
+            a, b = agent("chat-a"), agent("chat-b")
+            assert [context_fill.context_fill(a).window, context_fill.model_name(a), context_fill.context_fill(a).window] == [32000, "model-chat-a", 32000]
+            assert context_fill.context_fill(b).window == 8000 and context_fill.context_fill(agent("chat-a", 1)).window == 32000
+            assert asked == ["chat-a", "chat-b", "chat-a"]  # once per chat and agent
+            windows["chat-a"] = 16000  # the user gives the chat another model
+            now[0] += context_fill.SETTINGS_KEPT_SECONDS - 0.1
+            assert context_fill.context_fill(a).window == 32000 and len(asked) == 3
+            now[0] += 0.2
+            assert context_fill.context_fill(a).window == 16000 and len(asked) == 4
+            assert context_fill._kept_settings[("chat-a", 0)][1] == {"ctx_length": 16000, "name": "model-chat-a"}  # only what is read
+            nameless = SimpleNamespace(context=None, number=0, get_data=lambda key: {"tokens": 4000})
+            context_fill.model_name(nameless), context_fill.model_name(nameless)
+            assert len(asked) == 6  # no chat to keep it for: asked each time
+    finally:
+        context_fill.reset_lookups()
+
+
 def test_deactivation_removes_the_attributes(make_session, org_home):
     session = make_session()
     session.run(ok("t", 1))

@@ -4,19 +4,32 @@
   builds each prompt (a plain string before v0.8.2, counted here at ~4 characters a token);
 * window size: ``agent.config.chat_model.ctx_length`` up to v0.9.8.x; from v0.9.9 the
   ``_model_config`` plugin's ``get_chat_model_config(agent)["ctx_length"]``.
+
+The plugin finds, reads and parses its configuration files at each call (about 0.4 ms in a
+real v1.7, where the window and the model's name were asked for four times a turn): its answer
+is kept per agent for :data:`SETTINGS_KEPT_SECONDS`. A setting the user changes reaches the
+context's fill within that time.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from .log import warn_once
 from .values import plain_number
 
-_plugin_lookup: Callable[[Any], dict] | None | bool = False  # False: not looked for yet
 #: No model has a window this large; a bigger count is garbage, not a measurement.
 MAX_TOKENS = 10**12
+
+_plugin_lookup: Callable[[Any], dict] | None | bool = False  # False: not looked for yet
+#: how long the plugin's answer is kept, for how many chats and agents, and what is kept of it
+SETTINGS_KEPT_SECONDS = 10.0
+KEPT_AGENTS = 64
+SETTINGS_READ = ("ctx_length", "name")
+#: (chat id, agent number) -> (when read, the settings read)
+_kept_settings: dict[tuple[str, int], tuple[float, dict]] = {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,9 +62,11 @@ def _tokens_used(agent: Any) -> int | None:
 
 
 def reset_lookups() -> None:
-    """Forget the plugin look-up (it is cached, failures included, to keep turns cheap)."""
+    """Forget the plugin look-up (it is cached, failures included, to keep turns cheap) and the
+    settings it gave."""
     global _plugin_lookup
     _plugin_lookup = False
+    _kept_settings.clear()
 
 
 def _model_config_plugin() -> Callable[[Any], dict] | None:
@@ -72,13 +87,33 @@ def _chat_model_setting(agent: Any, key: str) -> Any:
     try:
         value = getattr(getattr(getattr(agent, "config", None), "chat_model", None), key, None)
         if value is None:
-            lookup = _model_config_plugin()
-            if lookup is not None:
-                settings = lookup(agent)
-                value = settings.get(key) if isinstance(settings, dict) else None
+            settings = _plugin_settings(agent)
+            value = settings.get(key) if settings is not None else None
         return value
     except Exception:  # a misbehaving config or plugin: the setting is unknown
         return None
+
+
+def _plugin_settings(agent: Any) -> dict | None:
+    """The plugin's chat-model settings for ``agent``, as kept when read in the last seconds."""
+    lookup = _model_config_plugin()
+    if lookup is None:
+        return None
+    chat, number = getattr(getattr(agent, "context", None), "id", None), getattr(agent, "number", None)
+    key = (chat, number) if isinstance(chat, str) and type(number) is int else None  # else read each time
+    now = time.monotonic()
+    kept = _kept_settings.get(key) if key is not None else None
+    if kept is not None and 0 <= now - kept[0] < SETTINGS_KEPT_SECONDS:
+        return kept[1]
+    answer = lookup(agent)
+    if not isinstance(answer, dict):
+        return None
+    settings = {name: answer.get(name) for name in SETTINGS_READ}
+    if key is not None:
+        if len(_kept_settings) >= KEPT_AGENTS:
+            _kept_settings.clear()
+        _kept_settings[key] = (now, settings)
+    return settings
 
 
 def _window_size(agent: Any) -> int | None:
