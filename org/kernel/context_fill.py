@@ -5,7 +5,7 @@
 * window size: ``agent.config.chat_model.ctx_length`` up to v0.9.8.x; from v0.9.9 the
   ``_model_config`` plugin's ``get_chat_model_config(agent)["ctx_length"]``.
 
-The plugin finds, reads and parses its configuration files at each call (about 0.4 ms in a
+The plugin finds, reads and parses its configuration files at each call (about 0.5 ms in a
 real v1.7, where the window and the model's name were asked for four times a turn): its answer
 is kept per agent for :data:`SETTINGS_KEPT_SECONDS`. A setting the user changes reaches the
 context's fill within that time.
