@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 
-def drop_oldest(memory: dict[Any, Any], most: int) -> None:
-    """Drop the oldest entries until at most ``most`` remain (an entry re-inserted is new again)."""
+def drop_oldest(memory: dict[Any, Any], most: int, keep: Callable[[Any], bool] | None = None) -> None:
+    """Drop the oldest entries until at most ``most`` remain (an entry re-inserted is new again);
+    never one whose value ``keep`` accepts (then more may remain)."""
     while len(memory) > most:
-        memory.pop(next(iter(memory)))
+        oldest = next(iter(memory)) if keep is None else next((k for k, v in memory.items() if not keep(v)), None)
+        if oldest is None:
+            return
+        memory.pop(oldest)

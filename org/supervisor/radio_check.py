@@ -132,7 +132,8 @@ class SupervisorState:
             if key not in self.said:
                 self.ignored_times.pop(steered.anomaly, None)
             self.said[key] = steered.anomaly
-            self._forget_oldest_said()
+            # the context's are kept: its fill holds across tasks, and a band forgotten would be said again
+            drop_oldest(self.said, SAID_KEPT, keep=lambda anomaly: anomaly == "context")
             times = steered.evidence.get("times")
             if is_int(times):
                 self.told.pop(key, None)
@@ -142,15 +143,6 @@ class SupervisorState:
             if is_int(at):
                 self.watched[steered.anomaly] = at
         self.injections += 1
-
-    def _forget_oldest_said(self) -> None:
-        """Keep at most :data:`SAID_KEPT` episodes said, the oldest going first, but not the
-        context's: its fill holds across tasks, and a band forgotten would be said again."""
-        while len(self.said) > SAID_KEPT:
-            oldest = next((key for key, anomaly in self.said.items() if anomaly != "context"), None)
-            if oldest is None:
-                return
-            del self.said[oldest]
 
     def repeated(self, anomaly: str) -> bool:
         """Whether this anomaly already steered in its current episode."""
