@@ -183,3 +183,19 @@ def test_a_patch_program_handed_whole_to_a_shell_is_an_edit_and_its_error_coming
     session.run(patch(3), probe(3))
     [(turn, anomaly, text)] = session.steering()
     assert (turn, anomaly) == (7, "churn") and "TypeError: __repr__ returned non-string" in text and "3 times" in text
+
+
+def test_a_patch_program_retried_with_only_its_indentation_changed_is_one_action_said_once(make_session):
+    """A patch program whose text to replace is not in the file fails its own check each time;
+    retried with only the indentation of that text changed, with a look between, it is one
+    failing edit: the loop is said at the third try, and the fourth is no churn "across 4
+    different actions" saying the same again."""
+    def patch(indent: str) -> dict:
+        program = (f"p = Path('stats.py')\ns = p.read_text()\nold = '''    count = len(values)\n{indent}return total / count'''\n"
+                   "assert old in s, 'old text not found'\np.write_text(s.replace(old, old + ' if count else 0'))")
+        return sh(f"python3 - <<'EOF'\nfrom pathlib import Path\n{program}\nEOF", traceback("AssertionError: old text not found"))
+    session = make_session()
+    for indent in ("  ", "   ", "\t", "      "):
+        session.run(patch(indent), sh("cat -A stats.py | tail -2", "    return total / count$"))
+    [(turn, anomaly, text)] = session.steering()
+    assert (turn, anomaly) == (5, "loop") and "AssertionError: old text not found" in text and "3 times" in text

@@ -138,15 +138,24 @@ _DIAGNOSTICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                    r"|^.*: (?:line \d+: )?unexpected EOF while looking for matching .*$"
                    r"|^.*: (?:line \d+: )?(?:unterminated quoted string|bad substitution)$"),
         ("network", r"^.*(?:Connection refused|Could not resolve host|Temporary failure in name resolution|Network is unreachable"
-                    r"|Name or service not known|getaddrinfo failed|\bECONNREFUSED\b).*$"),
+                    r"|Name or service not known|getaddrinfo failed|\bECONNREFUSED\b|unable to resolve host address).*$"
+                    r"|^curl: \(\d+\) .*$"  # curl's every error: "curl: (7) Failed to connect to … Couldn't connect to server"
+                    # a client that could not reach its server (docker's daemon, MySQL, kubectl's API server)
+                    r"|^(?:[\w.-]+: )?(?:ERROR \d+ \(\w+\): )?(?:Can't|Cannot|Could not|Couldn't|Unable to) connect to\b.*$"),
         ("resource", r"^(?:.*: )?(?:Killed|Out of memory.*|No space left on device|Too many open files|Disk quota exceeded)[ \t]*$"),
         ("dependency", r"^(?:\S+: )?No module named .*$|^E: Unable to locate package .*$|^E: Package .* has no installation candidate$"
                        r"|^ERROR: (?:Could not find a version that satisfies|No matching distribution found).*$"
-                       r"|^npm ERR! (?:code E404|404 ).*$|^error: package .* (?:not found|is not installed).*$"),
+                       r"|^npm (?:ERR!|error) (?:code E404|404 ).*$|^error: package .* (?:not found|is not installed).*$"),
         ("execution", r"^[^\s:]+:\d+(?::\d+)?: (?:fatal )?error: .*$"  # gcc, clang, javac, mypy-style compilers
                       # ("Error:" with nothing after it is a label a script prints over the stderr it captured)
                       r"|(?-i:^(?:error|Error)(?:\[E\d+\])?: [ \t]*\S.*$)|^error TS\d+: .*$|^[^\s(]+\(\d+,\d+\): error .*$"
-                      r"|^fatal: .*$|^npm ERR! .*$|(?-i:^ERROR: (?!pip's dependency resolver)[ \t]*\S.*$)"
+                      r"|^fatal: .*$|^npm (?:ERR!|error) .*$|(?-i:^ERROR: (?!pip's dependency resolver)[ \t]*\S.*$)"
+                      r"|^[\w.+-]+: (?:fatal )?error: .*$"  # a program's own error (argparse's "pip: error: unknown command")
+                      r"|(?-i:^Exception in thread \"[^\"\n]*\" .*$)"  # the JVM's uncaught exception
+                      # a program killed by a signal, as the shell reports it
+                      r"|(?-i:^(?:Segmentation fault|Bus error|Illegal instruction|Floating point exception|Aborted)"
+                      r"(?: \(core dumped\))?[ \t]*$|^.*: line \d+: +\d+ (?:Segmentation fault|Bus error|Illegal instruction"
+                      r"|Floating point exception|Aborted)\b.*$)"
                       r"|(?-i:^E: .*$)"  # apt and dpkg: "E: Unable to correct problems, you have held broken packages."
                       r"|^g?make(?:\[\d+\])?: \*\*\* .*$"  # a recipe that failed; a compiler's line above it names why
                       r"|^error (?:reading|writing) \S.*: .*$"  # Agent-Zero's text_editor
@@ -276,7 +285,7 @@ _DJANGO_SETUP = lazy_pattern(r"settings are not configured|(?:Apps|Models) aren'
                            r"|no such table: (?:django_\w+|auth_(?:user|group|permission)\w*)")
 # A package manager that does not know the name asked for: installing it again will not help.
 _UNKNOWN_PACKAGE = lazy_pattern(r"Unable to locate package|has no installation candidate|No matching distribution found"
-                              r"|Could not find a version that satisfies|^npm ERR! (?:code E404|404 )|^error: package .* not found")
+                              r"|Could not find a version that satisfies|^npm (?:ERR!|error) (?:code E404|404 )|^error: package .* not found")
 
 
 @lru_cache(maxsize=1024)  # worded at every steering, and read for every failure PACE weighs

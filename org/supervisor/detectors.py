@@ -210,7 +210,7 @@ def detect_churn(s: Snapshot) -> Finding | None:
         tried = installed if missing_program(last.error_line) else fix_attempt
         times = 1 + sum(1 for a, b in zip(same, same[1:])
                         if any(tried(o) for o in outcomes[a + 1:b + 1]) or not any(o.ok for o in outcomes[a + 1:b]))
-    calls = {outcomes[i].signature for i in same}
+    calls = {outcomes[i].shape or outcomes[i].signature for i in same}  # an edit retried with only its whitespace changed is one action
     if times < s.doctrine.loop.churn_threshold and not last.baseline:
         return _detour(s, outcomes, same, len(calls))
     if times < s.doctrine.loop.churn_threshold or len(calls) < 2:
