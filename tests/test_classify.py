@@ -117,6 +117,20 @@ SyntaxError: '(' was never closed
     pytest.param("Segmentation fault (core dumped)\n", True, "execution", id="segmentation fault"),
     pytest.param("bash: line 1:  4321 Segmentation fault      (core dumped) ./a.out\n", True, "execution",
                  id="segmentation fault, as bash reports a command's"),
+    pytest.param("/app/a.js:1\nconsole.log(x)\n            ^\n\nReferenceError: x is not defined\n"
+                 "    at Object.<anonymous> (/app/a.js:1:13)\n    at Module._compile (node:internal/modules/cjs/loader:1256:14)\n\n"
+                 "Node.js v18.19.0\n", True, "execution", id="node uncaught error with its stack"),
+    pytest.param("panic: runtime error: index out of range [5] with length 3\n\ngoroutine 1 [running]:\nmain.main()\n"
+                 "\t/app/main.go:8 +0x1d\nexit status 2\n", True, "execution", id="go panic"),
+    pytest.param("thread 'main' panicked at src/main.rs:4:5:\nattempt to subtract with overflow\n", True, "execution", id="rust panic"),
+    pytest.param("a.rb:1:in `<main>': undefined local variable or method `x' for main:Object (NameError)\n", True, "execution",
+                 id="ruby error"),
+    pytest.param('jq: error (at <stdin>:1): Cannot index string with "a"\n', True, "execution", id="jq"),
+    pytest.param('sh: 1: Syntax error: "(" unexpected\n', True, "syntax", id="dash syntax error"),
+    pytest.param("git@github.com: Permission denied (publickey).\nfatal: Could not read from remote repository.\n", True, "permission",
+                 id="ssh refused"),
+    pytest.param("## Errors\nTypeError: bad input is returned\n    at most 3 times, then the call fails.\n", False, None,
+                 id="documentation quoting an error"),
     pytest.param("    log.error(\"Could not connect to %s\", host)\n# Segmentation fault handling\nnpm warn deprecated glob@7.2.3\n"
                  "go: downloading github.com/pkg/errors v0.9.1\n", False, None, id="source and notices naming those failures"),
     pytest.param("[SYSTEM: Returning control to agent after 180 seconds of execution. Process might be still running.]", True,

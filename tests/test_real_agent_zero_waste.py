@@ -1,7 +1,7 @@
 """Waste the pack must see in a real Agent-Zero, whose terminal states no exit status: a failing
 run repeated with looks between, the same failing patch retried with only its indentation
 changed, and the same failing command whose message changes each time (a duration, a
-temporary path).
+temporary path, a time in a Node error).
 
 Runs like tests/test_real_agent_zero.py (skipped unless ``A0ORG_TEST_A0_ROOT`` and
 ``A0ORG_TEST_A0_PYTHON`` are set), with the shipped doctrine.
@@ -10,6 +10,7 @@ Runs like tests/test_real_agent_zero.py (skipped unless ``A0ORG_TEST_A0_ROOT`` a
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 from test_real_agent_zero import install_pack, pytestmark, run_chat, tree, warnings  # noqa: F401 (fixture, marks)
@@ -82,7 +83,9 @@ def test_the_same_failing_patch_retried_with_only_its_indentation_changed_is_one
 @pytest.mark.parametrize("failing", [
     "curl -sS http://127.0.0.1:9/health",  # "… after 0 ms: Couldn't connect to server", the milliseconds its own
     'd=$(mktemp -d) && cat "$d/settings.yml"',  # "cat: /tmp/tmp.5SCyzVwVse/settings.yml: No such file or directory"
-], ids=["duration", "temporary-path"])
+    pytest.param('node -e "null[Date.now()]()"', marks=pytest.mark.skipif(shutil.which("node") is None, reason="no node here")),
+    # "TypeError: Cannot read properties of null (reading '1796534681704')", then its stack
+], ids=["duration", "temporary-path", "node-error-naming-a-time"])
 def test_the_same_failing_command_whose_message_changes_is_a_loop(tree, tmp_path, failing):  # noqa: F811
     """The same command failing the same way, its message differing in what says nothing about
     the result: the same failure, so the loop is said at the third run, the fourth is blocked

@@ -132,11 +132,13 @@ _DIAGNOSTICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                       r"|^fatal: (?:not a git repository|pathspec .* did not match|ambiguous argument).*$"
                       r"|^error reading .*: file not found$"  # Agent-Zero's text_editor
                       r"|^(?:File|Directory) \S+ not found$"),  # SWE-agent's open, search_dir
-        ("permission", r"^.*: Permission denied$|^(?:\S+: )?Operation not permitted$|^.*\bEACCES\b.*$"),
+        ("permission", r"^.*: Permission denied$|^(?:\S+: )?Operation not permitted$|^.*\bEACCES\b.*$"
+                       r"|^(?:\S+: )?Permission denied \([\w,-]+\)\.?$"),  # ssh: "Permission denied (publickey)."
         ("syntax", r"(?-i:^(?:SyntaxError|IndentationError|TabError): .*$)"
                    r"|^.*: (?:line \d+: )?syntax error(?: near unexpected token .*|: unexpected end of file.*)?$"
                    r"|^.*: (?:line \d+: )?unexpected EOF while looking for matching .*$"
-                   r"|^.*: (?:line \d+: )?(?:unterminated quoted string|bad substitution)$"),
+                   r"|^.*: (?:line \d+: )?(?:unterminated quoted string|bad substitution)$"
+                   r"|^.*: \d+: syntax error: .*$"),  # dash (/bin/sh): 'sh: 1: Syntax error: "(" unexpected'
         ("network", r"^.*(?:Connection refused|Could not resolve host|Temporary failure in name resolution|Network is unreachable"
                     r"|Name or service not known|getaddrinfo failed|\bECONNREFUSED\b|unable to resolve host address).*$"
                     r"|^curl: \(\d+\) .*$"  # curl's every error: "curl: (7) Failed to connect to … Couldn't connect to server"
@@ -151,6 +153,12 @@ _DIAGNOSTICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                       r"|(?-i:^(?:error|Error)(?:\[E\d+\])?: [ \t]*\S.*$)|^error TS\d+: .*$|^[^\s(]+\(\d+,\d+\): error .*$"
                       r"|^fatal: .*$|^npm (?:ERR!|error) .*$|(?-i:^ERROR: (?!pip's dependency resolver)[ \t]*\S.*$)"
                       r"|^[\w.+-]+: (?:fatal )?error: .*$"  # a program's own error (argparse's "pip: error: unknown command")
+                      r"|^jq: error\b.*$|(?-i:^parse error: .* at line \d+, column \d+$)"
+                      # an uncaught error with its stack (Node: "TypeError: x is not a function", then "    at …" frames),
+                      # a Go panic, a Rust panic, a Ruby error, and `go run`'s exit status
+                      r"|(?-i:^(?:Uncaught )?(?:[A-Za-z_$][\w$]*\.)*[A-Z]\w*(?:Error|Exception)\b.*(?=\n[ \t]+at (?:[^\n]*\()?\S+:\d+:\d+\)?[ \t]*$))"
+                      r"|(?-i:^panic: \S.*$|^thread '[^'\n]*' panicked at .*$|^\S+:\d+:in [`'].*\(\w*(?:Error|Exception)\w*\)$)"
+                      r"|(?-i:^exit status [1-9]\d*$)"
                       r"|(?-i:^Exception in thread \"[^\"\n]*\" .*$)"  # the JVM's uncaught exception
                       # a program killed by a signal, as the shell reports it
                       r"|(?-i:^(?:Segmentation fault|Bus error|Illegal instruction|Floating point exception|Aborted)"
