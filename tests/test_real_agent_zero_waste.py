@@ -1,5 +1,5 @@
 """Waste the pack must see in a real Agent-Zero, whose terminal states no exit status: a failing
-run repeated with looks between, the same failing patch retried with only its indentation
+run repeated with looks between, debug prints that never appear, the same failing patch retried with only its indentation
 changed, and the same failing command whose message changes each time (a duration, a
 temporary path, a time in a Node error).
 
@@ -99,3 +99,25 @@ def test_the_same_failing_command_whose_message_changes_is_a_loop(tree, tmp_path
     assert result["paused"] and times_run(counter) <= 4, (result["paused"], times_run(counter), log_headings(result))
     assert "Supervisor: blocked" in log_headings(result)
     (tmp_path / "figures.json").write_text(json.dumps({"ran": times_run(counter), "main_calls": result["main_calls"]}))
+
+
+def test_debug_prints_that_never_appear_draw_no_effect(tree, tmp_path):  # noqa: F811
+    """A print added before each run, in a function the failing path never calls: the run fails
+    the same way and the prints never show. The edits have no effect on it: said at the fourth
+    run, not blocked (each run follows a change)."""
+    install_pack(tree, activate=True)
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "app.py").write_text("def unused(x):\n    return x\n\ndef total(items):\n    return sum(items)\n\nprint(total(['1', 2]))\n")
+    run = command("Run the app", f"cd {work} && python3 app.py")
+    script = [run]
+    for n in range(1, 9):
+        script += [command(f"Debug print {n}", f"sed -i '2i\\    print(\"DEBUG {n}\", x)' {work}/app.py"), run]
+    result = run_chat(tree, script + [FINAL], tmp_path, harness_args=("--workdir", str(work), "--stop-when-paused"))
+    failed = sum("TypeError: unsupported operand" in m["content"] for m in tool_results(result))
+    steering = steering_of(result)
+    assert "DEBUG 8" in (work / "app.py").read_text() and failed == 9, (failed, (work / "app.py").read_text())
+    assert steering and "[SUPERVISOR] No effect: you ran" in steering[0], steering
+    assert "again 3 times after making changes" in steering[0] and "TypeError: unsupported operand" in steering[0], steering[0]
+    assert "Supervisor: blocked" not in log_headings(result)
+    (tmp_path / "figures.json").write_text(json.dumps({"failed": failed, "steering": steering, "paused": result["paused"]}))
