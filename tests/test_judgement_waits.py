@@ -8,6 +8,7 @@ same answer. Turns in, steering out, as in the other judgement tests.
 
 from __future__ import annotations
 
+import pytest
 from test_escalation import actions
 from test_judgement import TOOL, sh, traceback
 
@@ -80,3 +81,33 @@ def test_looking_back_to_back_at_a_log_that_moves_by_itself_is_told_to_wait_betw
     session.run(sh("cat config.yml", "port: 80"), sh("sed -i 's/80/8080/' config.yml"), *[sh("cat config.yml", "port: 8080")] * 3)
     [(turn, anomaly, text)] = session.steering()
     assert (turn, anomaly) == (5, "loop") and "You have that result already" in text
+
+
+CURL = "curl -sS http://127.0.0.1:8000/health"
+DOWN = "curl: (7) Failed to connect to 127.0.0.1 port 8000 after 0 ms: Couldn't connect to server"
+WAIT = {"tool": "wait", "args": {"seconds": 5}, "output": "Waited 5 seconds."}
+
+
+@pytest.mark.parametrize("form", ["sleep", "wait tool", "in the call"])
+def test_polling_a_server_that_is_still_starting_is_said_once_never_blocked_or_paused(make_session, form):
+    """Waiting for a server to come up: the same check fails the same way after each wait (a
+    `sleep`, Agent-Zero's `wait`, or `sleep 5 && curl …` in one call). A wait is no call of a
+    cycle with the check, and the check's unchanged failure is the server's time: said once as
+    a loop, never blocked or paused."""
+    polls = {"sleep": [call for _ in range(8) for call in (sh(CURL, DOWN), sh("sleep 5", ""))],
+             "wait tool": [call for _ in range(8) for call in (sh(CURL, DOWN), WAIT)],
+             "in the call": [sh(f"sleep 5 && {CURL}", DOWN)] * 8}[form]
+    session = make_session()
+    session.run(sh("nohup python -m http.server 8000 > server.log 2>&1 &", "[1] 4242"), *polls, sh(CURL, '{"status": "ok"}'))
+    seen = [action for _, action in actions(session)]
+    assert seen.count("steer:loop") == 1 and "block" not in seen and "pause" not in seen, seen
+    assert "steer:oscillation" not in seen
+
+
+def test_a_failing_program_run_after_a_wait_is_still_blocked(make_session):
+    """Waiting does not change a program's own error: `sleep 5 && python app.py` failing with the
+    same TypeError is a loop like any other, blocked after its steering."""
+    session = make_session()
+    session.run(*[sh("sleep 5 && python app.py", traceback("TypeError: unsupported operand type(s) for +: 'int' and 'str'"))] * 5)
+    seen = [action for _, action in actions(session)]
+    assert seen[0] == "steer:loop" and "block" in seen, seen

@@ -391,6 +391,27 @@ def test_a_model_checking_on_a_build_with_agent_zero_s_wait_tool_between_is_neve
     assert "Supervisor: blocked" not in log_headings(result)
 
 
+@pytest.mark.parametrize("form", ["sleep", "wait tool", "in the call"])
+def test_a_model_waiting_for_a_server_to_come_up_is_told_once_never_blocked_or_paused(tree, tmp_path, form):  # noqa: F811
+    """A server is started in the background (one that never comes up) and checked with `curl` after each wait (a `sleep`,
+    Agent-Zero's `wait`, or `sleep 1 && curl …` in one call) while it does not answer yet: the
+    check's unchanged failure is the server's time. Said once; no oscillation with the wait, no
+    block, no pause."""
+    install_pack(tree, activate=True)
+    check = "curl -sS -o /dev/null -w '%{http_code}\\n' http://127.0.0.1:9/"
+    wait = {"thoughts": ["Give it time."], "headline": "Waiting", "tool_name": "wait", "tool_args": {"seconds": 1}}
+    polls = {"sleep": [step for n in range(6) for step in (command(f"Check {n}", check), command(f"Wait {n}", "sleep 1"))],
+             "wait tool": [step for n in range(6) for step in (command(f"Check {n}", check), wait)],
+             "in the call": [command(f"Check {n}", f"sleep 1 && {check}") for n in range(6)]}[form]
+    script = [command("Start the server", "(sleep 1; exit 1) > /dev/null 2>&1 &"), *polls, FINAL]
+    result = run_chat(tree, script, tmp_path, harness_args=("--stop-when-paused",))
+    checks = sum("Couldn't connect to server" in m["content"] for m in result["history"] if '"tool_result"' in m["content"])
+    steering = [w for w in warnings(result) if "[SUPERVISOR]" in w]
+    assert checks == 6, (checks, log_headings(result))
+    assert len(steering) == 1 and "[SUPERVISOR] Loop: you ran" in steering[0] and "Couldn't connect to server" in steering[0], steering
+    assert not result["paused"] and "Supervisor: blocked" not in log_headings(result)
+
+
 def test_looking_back_to_back_at_a_log_a_job_writes_is_told_to_wait_between_looks(tree, tmp_path):  # noqa: F811
     """A job started in the background writes its log; the model looks at it with the same command,
     once before the job's next line and then back to back after it: the look changed by itself

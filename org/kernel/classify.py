@@ -938,8 +938,12 @@ _POLL_TOOL = lazy_pattern(r"(?:^|[._-])bash_?output$", re.IGNORECASE)
 _STILL_RUNNING = lazy_pattern(r"\[(?:SYSTEM: Returning control to agent after|The command has no new output after) \d+ seconds\b[^\]]*\]")
 
 
+# A command that only sleeps: it waits for something running in the background, as Agent-Zero's `wait` tool does.
+_SLEEP_ONLY = lazy_pattern(r"sleep\s+\d+(?:\.\d+)?[smh]?")
+
+
 def waits_on_process(tool: str, args: Any) -> bool:
-    """The call waits for the output of a process already running (a poll)."""
+    """The call waits for the output of a process already running (a poll), or only waits (`sleep 5`)."""
     if _POLL_TOOL.search(tool):
         return True
     if not isinstance(args, dict):
@@ -947,11 +951,19 @@ def waits_on_process(tool: str, args: Any) -> bool:
     runtime = args.get("runtime")
     if isinstance(runtime, str) and runtime.strip().lower() == "output":
         return True
+    command = command_of(args)
+    if command is not None and _SLEEP_ONLY.fullmatch(_without_cd(command).strip()):
+        return True
     command = args.get("command")
     return isinstance(command, str) and not command.strip() and not _has_text(args, _PATH_KEYS)
 
 
 _SLEEP_THEN = lazy_pattern(r"sleep\s+\d+(?:\.\d+)?[smh]?\s*(?:&&|;)\s*(.+)", re.DOTALL)
+
+
+def waits_first(command: str | None) -> bool:
+    """A command that waits before it does anything (`sleep 5 && curl localhost:8000`)."""
+    return _SLEEP_THEN.fullmatch(_without_cd(command or "").strip()) is not None
 
 
 def waits_then_looks(command: str | None) -> bool:

@@ -40,6 +40,7 @@ from .classify import (
     found_nothing,
     leaves_code,
     line_keys,
+    missing_program,
     old_text_refused,
     opening_exit_code,
     prints_only,
@@ -49,7 +50,9 @@ from .classify import (
     short_command,
     shows_nothing,
     telling_line,
+    waits_first,
     waits_on_process,
+    waits_then_looks,
     without_running_notice,
 )
 from .log import warn_once
@@ -385,6 +388,22 @@ def never_a_loop(outcome: Any, tools: Any) -> bool:
     """Never counted as looping nor blocked: a poll of a process already running, or one of the
     doctrine's exempt tools (``loop.exempt_tools``: pollers, waits)."""
     return outcome.waits or outcome.tool in tools
+
+
+def checks_on_something_running(outcomes: Any, tools: Any) -> bool:
+    """The latest call checks on something running in the background (a job, a server still
+    starting): it came right after a wait (:func:`never_a_loop`: Agent-Zero's `wait`, a `sleep`,
+    a poll) or waited first itself, and it looked (`sleep 60 && tail build.log`) or failed in a
+    way waiting can change (a server not answering yet, a file a job has not written yet). Its
+    unchanged result is that thing's time, not the agent's: never blocked, never the proof for a pause."""
+    if not outcomes:
+        return False
+    last = outcomes[-1]
+    after_a_wait = len(outcomes) > 1 and never_a_loop(outcomes[-2], tools)
+    if last.worked:
+        return after_a_wait or waits_then_looks(last.command)
+    in_time = last.error_type == "network" or (last.error_type == "not_found" and not missing_program(last.error_line))
+    return in_time and (after_a_wait or waits_first(last.command))
 
 
 def watched_for_loops(outcomes: Any, tools: Any) -> list:

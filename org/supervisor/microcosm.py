@@ -26,7 +26,7 @@ from org.kernel.dispatcher import PACE_ATTR, ROLE_ATTR
 from org.kernel.files import first_error
 from org.kernel.layers import NO_LAYERS, AgentReadings
 from org.kernel.log import warn_once
-from org.kernel.outcomes import LEDGER_KEY, ToolLedger, ToolOutcome, canonical_signature, named, record_blocked, record_outcome
+from org.kernel.outcomes import LEDGER_KEY, ToolLedger, ToolOutcome, canonical_signature, checks_on_something_running, named, record_blocked, record_outcome
 from org.kernel.paths import OrganizationLayout
 from org.kernel.turn_readings import TurnReadings
 
@@ -156,6 +156,9 @@ def steered_about_call(role_dict: Any, port: AgentPort, call: str) -> bool:
     if found is None:
         return False  # not a call this chat repeated and failed: nothing to open
     last, times = found
+    outcomes = list(ledger.outcomes)
+    if checks_on_something_running(outcomes[:outcomes.index(last) + 1], role.doctrine.loop.exempt_tools):
+        return False  # checking on something running: waiting is its time, not a call to block
     state = SupervisorState.from_dict(data.get(STATE_KEY))
     finding = Finding(anomaly="loop", template="loop_repeat", turn=state.turn, evidence={"times": times, "action": named(last)})
     state.record(finding)
@@ -273,7 +276,8 @@ class MicrocosmSupervisor:
             if await self._steer(readings, port, finding, state, layout, checked=index > 0) and last is not None:
                 if finding.template == "pace_emergency":
                     state.emergency_turn = last.turn
-                elif state.breakers.open_for(finding, last, snapshot.doctrine):
+                elif (not checks_on_something_running(snapshot.outcomes, snapshot.doctrine.loop.exempt_tools)
+                      and state.breakers.open_for(finding, last, snapshot.doctrine)):
                     port.log(type="info", heading=f"{STEERING_HEADING}breaker open",
                              content=f"{finding.evidence.get('action')} will not be run again while it keeps failing the same way.")
 

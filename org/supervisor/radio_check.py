@@ -50,8 +50,7 @@ from org.contracts.common import HEALTH_ORDER
 from org.contracts.finding import SEVERITY_ORDER
 from org.contracts.role import Doctrine
 from org.kernel.bounded import drop_oldest
-from org.kernel.classify import waits_then_looks
-from org.kernel.outcomes import RESPONSE_TOOL, never_a_loop
+from org.kernel.outcomes import RESPONSE_TOOL, checks_on_something_running
 from org.kernel.values import count_or, is_int
 
 from .breaker import Breakers
@@ -343,8 +342,8 @@ def ignored(snapshot: Snapshot, result: RadioCheckResult, state: SupervisorState
             continue
         if last.turn <= state.watched.get(anomaly, last.turn) or not repeats(last, key):
             continue
-        if last.worked and (waits_then_looks(last.command) or _after_a_wait(snapshot)):
-            continue  # checking on a background process: waiting is its time
+        if checks_on_something_running(snapshot.outcomes, snapshot.doctrine.loop.exempt_tools):
+            continue  # waiting is its time
         # a call that worked is never blocked, so each repeat really runs: it takes more proof
         needed = escalation.pause_after_ignored_working if last.worked else escalation.pause_after_ignored
         period = count_or(finding.evidence.get("count"))
@@ -372,13 +371,6 @@ def ignored(snapshot: Snapshot, result: RadioCheckResult, state: SupervisorState
 def _unheard(snapshot: Snapshot, what: str, episode: str) -> Finding:
     """What to pause on when the steering unheard named no call: ``what`` the model kept doing."""
     return Finding(anomaly="loop", template="loop_no_tool", turn=snapshot.turn, evidence={"action": what, "episode": episode})
-
-
-def _after_a_wait(snapshot: Snapshot) -> bool:
-    """The call before the latest one waited (a wait tool the doctrine exempts, a poll): the
-    look that followed checks on something running, as `sleep 60 && tail log` does in one call."""
-    outcomes = snapshot.outcomes
-    return len(outcomes) > 1 and never_a_loop(outcomes[-2], snapshot.doctrine.loop.exempt_tools)
 
 
 def _replies_unheard(result: RadioCheckResult, state: SupervisorState, snapshot: Snapshot) -> tuple[Finding | None, int] | None:
