@@ -270,6 +270,72 @@ def test_varied_successful_commands_draw_no_steering(tree, tmp_path, n):  # noqa
     assert not any(h.startswith("Supervisor") for h in log_headings(result))
 
 
+HEALTHY_APP = '''from http.server import BaseHTTPRequestHandler, HTTPServer
+import json, sys
+
+def total(items):
+    return sum(int(i) for i in items)
+
+class Handler(BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = json.dumps({"total": total(["1", "2"])}).encode()
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(body)
+
+if __name__ == "__main__":
+    HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
+'''
+HEALTHY_TEST = '''import unittest
+from app import total
+
+class TotalTest(unittest.TestCase):
+    def test_total(self):
+        self.assertEqual(total(["1", "2"]), 3)
+
+    def test_empty(self):
+        self.assertEqual(total([]), 0)
+
+    def test_floats(self):
+        self.assertEqual(total(["1.5"]), 1.5)
+
+if __name__ == "__main__":
+    unittest.main()
+'''
+
+def test_a_healthy_development_session_draws_nothing(tree, tmp_path):  # noqa: F811
+    """An app written, compiled, tested (one test fails), fixed, tested again, served in the
+    background and checked after a wait, committed: the arc of a session going well, with one
+    failure fixed on the way. Nothing is said, blocked or paused."""
+    install_pack(tree, activate=True)
+    w = tmp_path / "work"
+    w.mkdir()
+    steps = [
+        command("Look around", f"cd {w} && ls -la"),
+        command("Python version", "python3 --version"),
+        command("Write the app", f"cat > {w}/app.py <<'EOF'\n{HEALTHY_APP}EOF"),
+        command("Syntax check", f"cd {w} && python3 -m py_compile app.py && echo compiled"),
+        command("Write the tests", f"cat > {w}/test_app.py <<'EOF'\n{HEALTHY_TEST}EOF"),
+        command("Run the tests", f"cd {w} && python3 -m unittest -v 2>&1 | tail -15"),
+        command("Read the function", f"grep -n 'def total' -A2 {w}/app.py"),
+        command("Fix floats", f"sed -i 's/return sum(int(i) for i in items)/return sum(float(i) for i in items)/' {w}/app.py"),
+        command("Run the tests again", f"cd {w} && python3 -m unittest -v 2>&1 | tail -15"),
+        command("Start the server", f"cd {w} && (python3 app.py 8799 > server.log 2>&1 &)"),
+        command("Wait", "sleep 1"),
+        command("Check the server", "curl -sS http://127.0.0.1:8799/"),
+        command("Server log", f"cat {w}/server.log"),
+        command("Stop the server", "pkill -f 'app.py 8799'; echo stopped"),
+        command("Init git", f"cd {w} && git init -q && git add -A && git -c user.email=a@b -c user.name=a commit -qm init && git log --oneline"),
+        command("Show the diff stat", f"cd {w} && git show --stat HEAD | tail -3"),
+        FINAL,
+    ]
+    result = run_chat(tree, steps, tmp_path, harness_args=("--workdir", str(w), "--stop-when-paused"))
+    shown = "".join(m["content"] for m in result["history"] if '"tool_result"' in m["content"])
+    assert "Ran 3 tests" in shown and "OK" in shown and "3.0}" in shown, shown[-2000:]  # the tests pass after the fix; the server answered
+    assert not [w for w in warnings(result) if "[SUPERVISOR]" in w], warnings(result)
+    assert not result["paused"] and not any(h.startswith("Supervisor") for h in log_headings(result))
+
+
 #: A plan layer whose count of turns without progress is never updated: 20 each turn
 FROZEN_PLAN = """try:
     from helpers.extension import Extension
