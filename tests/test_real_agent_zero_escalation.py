@@ -303,6 +303,7 @@ if __name__ == "__main__":
     unittest.main()
 '''
 
+
 def test_a_healthy_development_session_draws_nothing(tree, tmp_path):  # noqa: F811
     """An app written, compiled, tested (one test fails), fixed, tested again, served in the
     background and checked after a wait, committed: the arc of a session going well, with one
