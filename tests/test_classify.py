@@ -103,6 +103,8 @@ SyntaxError: '(' was never closed
     pytest.param("curl: (7) Failed to connect to localhost port 8000: Connection refused\n", True, "network", id="connection refused"),
     pytest.param("curl: (7) Failed to connect to localhost port 8000 after 0 ms: Couldn't connect to server\n", True, "network",
                  id="curl 7.8x cannot connect"),
+    pytest.param("curl: (22) The requested URL returned error: 500\n", True, "execution", id="curl -f on a server error"),
+    pytest.param("curl: (28) Operation timed out after 5001 milliseconds with 0 bytes received\n", True, "timeout", id="curl timed out"),
     pytest.param("wget: unable to resolve host address 'pypi.internal'\n", True, "network", id="wget cannot resolve"),
     pytest.param("docker: Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?\n",
                  True, "network", id="docker without its daemon"),

@@ -141,7 +141,8 @@ _DIAGNOSTICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                    r"|^.*: \d+: syntax error: .*$"),  # dash (/bin/sh): 'sh: 1: Syntax error: "(" unexpected'
         ("network", r"^.*(?:Connection refused|Could not resolve host|Temporary failure in name resolution|Network is unreachable"
                     r"|Name or service not known|getaddrinfo failed|\bECONNREFUSED\b|unable to resolve host address).*$"
-                    r"|^curl: \(\d+\) .*$"  # curl's every error: "curl: (7) Failed to connect to … Couldn't connect to server"
+                    # curl failing to resolve, connect or hear back: "curl: (7) Failed to connect to … Couldn't connect to server"
+                    r"|^curl: \((?:5|6|7|35|52|56)\) .*$"
                     # a client that could not reach its server (docker's daemon, MySQL, kubectl's API server)
                     r"|^(?:[\w.-]+: )?(?:ERROR \d+ \(\w+\): )?(?:Can't|Cannot|Could not|Couldn't|Unable to) connect to\b.*$"),
         ("resource", r"^(?:.*: )?(?:Killed|Out of memory.*|No space left on device|Too many open files|Disk quota exceeded)[ \t]*$"),
@@ -153,6 +154,7 @@ _DIAGNOSTICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                       r"|(?-i:^(?:error|Error)(?:\[E\d+\])?: [ \t]*\S.*$)|^error TS\d+: .*$|^[^\s(]+\(\d+,\d+\): error .*$"
                       r"|^fatal: .*$|^npm (?:ERR!|error) .*$|(?-i:^ERROR: (?!pip's dependency resolver)[ \t]*\S.*$)"
                       r"|^[\w.+-]+: (?:fatal )?error: .*$"  # a program's own error (argparse's "pip: error: unknown command")
+                      r"|^curl: \(\d+\) .*$"  # curl's other errors ("curl: (22) The requested URL returned error: 500")
                       r"|^jq: error\b.*$|(?-i:^parse error: .* at line \d+, column \d+$)"
                       # an uncaught error with its stack (Node: "TypeError: x is not a function", then "    at …" frames),
                       # a Go panic, a Rust panic, a Ruby error, and `go run`'s exit status
