@@ -167,6 +167,19 @@ def test_a_loop_steering_about_a_call_that_failed_fewer_times_than_the_breaker_n
     assert session.agent.data[LEDGER_KEY].outcomes[-1].signature == RUN_APP
 
 
+def test_a_loop_steering_about_a_check_after_waits_opens_nothing(make_session, sealed):
+    """A server still starting, checked after each `sleep`: the XO's loop steering about the check
+    opens no breaker, as the unit's own steering does not (waiting is the server's time)."""
+    check = {"tool": TOOL, "args": {"runtime": "terminal", "code": "curl -sS http://127.0.0.1:8000/"},
+             "output": "curl: (7) Failed to connect to 127.0.0.1 port 8000 after 0 ms: Couldn't connect to server"}
+    wait = {"tool": TOOL, "args": {"runtime": "terminal", "code": "sleep 5"}, "output": ""}
+    session = make_session()
+    session.run(check, wait, check, wait, check)
+    deliver(sealed, xo_loop_steering(1, canonical_signature(TOOL, check["args"])), SIGNER)
+    drain(session.agent)
+    assert not session.agent.data[STATE_KEY]["breakers"]
+
+
 # ----- through real processes -------------------------------------------------------------------
 
 
