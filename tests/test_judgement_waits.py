@@ -111,3 +111,12 @@ def test_a_failing_program_run_after_a_wait_is_still_blocked(make_session):
     session.run(*[sh("sleep 5 && python app.py", traceback("TypeError: unsupported operand type(s) for +: 'int' and 'str'"))] * 5)
     seen = [action for _, action in actions(session)]
     assert seen[0] == "steer:loop" and "block" in seen, seen
+
+
+def test_sleeping_with_nothing_shown_is_no_loop_but_no_progress_either(make_session):
+    """`sleep 30` again and again after a failure: a wait is never a loop (it shows nothing to act
+    on), but unlike a poll it shows nothing of what runs, so its turns count toward the stall."""
+    session = make_session(doctrine={"max_turns_without_progress": 6})
+    session.run(sh("python app.py", traceback("TypeError: unsupported operand type(s) for +: 'int' and 'str'")), *[sh("sleep 30", "")] * 8)
+    seen = [action for _, action in actions(session)]
+    assert seen == ["steer:stall"], seen

@@ -89,7 +89,7 @@ class OutcomeSignal(Contract):
     shape: str = Field("", max_length=64, description="Hash of the call with all whitespace in its arguments ignored (edits only; else the signature).")
     baseline: bool = Field(False, description="Its error was there before the agent's first edit of the task.")
     blocked: bool = Field(False, description="The breaker did not run the call: it stands for the failure it would have repeated.")
-    waits: bool = Field(False, description="The call polled a process already running (Agent-Zero's `runtime: output`): never a loop.")
+    waits: bool = Field(False, description="The call polled a process already running (Agent-Zero's `runtime: output`) or only slept (`sleep 5`): never a loop.")
     prints: bool = Field(False, description="The call only printed text the agent wrote (a farewell `echo`): a reply sent as a command.")
     empty: bool = Field(False, description="A look that showed nothing: no text, or a search's notice that nothing matched.")
     program: bool = Field(False, description="The call's code is the program it ran, written in the call (Agent-Zero's `runtime: python`, a heredoc).")

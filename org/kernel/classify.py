@@ -940,12 +940,8 @@ _POLL_TOOL = lazy_pattern(r"(?:^|[._-])bash_?output$", re.IGNORECASE)
 _STILL_RUNNING = lazy_pattern(r"\[(?:SYSTEM: Returning control to agent after|The command has no new output after) \d+ seconds\b[^\]]*\]")
 
 
-# A command that only sleeps: it waits for something running in the background, as Agent-Zero's `wait` tool does.
-_SLEEP_ONLY = lazy_pattern(r"sleep\s+\d+(?:\.\d+)?[smh]?")
-
-
 def waits_on_process(tool: str, args: Any) -> bool:
-    """The call waits for the output of a process already running (a poll), or only waits (`sleep 5`)."""
+    """The call waits for the output of a process already running (a poll)."""
     if _POLL_TOOL.search(tool):
         return True
     if not isinstance(args, dict):
@@ -953,14 +949,22 @@ def waits_on_process(tool: str, args: Any) -> bool:
     runtime = args.get("runtime")
     if isinstance(runtime, str) and runtime.strip().lower() == "output":
         return True
-    command = command_of(args)
-    if command is not None and _SLEEP_ONLY.fullmatch(_without_cd(command).strip()):
-        return True
     command = args.get("command")
     return isinstance(command, str) and not command.strip() and not _has_text(args, _PATH_KEYS)
 
 
 _SLEEP_THEN = lazy_pattern(r"sleep\s+\d+(?:\.\d+)?[smh]?\s*(?:&&|;)\s*(.+)", re.DOTALL)
+
+
+# A command that only sleeps.
+_SLEEP_ONLY = lazy_pattern(r"sleep\s+\d+(?:\.\d+)?[smh]?")
+
+
+def only_sleeps(args: Any) -> bool:
+    """The call only sleeps (`sleep 5`): a wait, as Agent-Zero's `wait` tool is, for whatever runs
+    in the background; unlike a poll it shows nothing of it, so its turn is no turn of progress."""
+    command = command_of(args)
+    return command is not None and _SLEEP_ONLY.fullmatch(_without_cd(command).strip()) is not None
 
 
 def waits_first(command: str | None) -> bool:

@@ -42,6 +42,7 @@ from .classify import (
     line_keys,
     missing_program,
     old_text_refused,
+    only_sleeps,
     opening_exit_code,
     prints_only,
     reports_content,
@@ -160,7 +161,7 @@ class ToolOutcome:
     shape: str = ""  # the call with whitespace ignored (call_shape)
     baseline: bool = False  # its error was there before the agent's first edit of the task
     blocked: bool = False  # the breaker did not run it: it stands for the failure it would have repeated
-    waits: bool = False  # it polled a process already running (waits_on_process): never a loop
+    waits: bool = False  # it polled a process already running (waits_on_process) or only slept: never a loop
     prints: bool = False  # it only printed text the agent wrote (a farewell `echo`, prints_only): a reply sent as a command
     empty: bool = False  # a look that showed nothing: no text, or a search's notice that nothing matched (shows_nothing)
     program: bool = False  # its code is the program it runs, written in the call (classify.carries_program)
@@ -247,11 +248,11 @@ class ToolLedger:
         return True
 
     def _progress(self, tool: str, ok: bool, kind: str, signature: str, out_hash: str, error: str | None, said: bool,
-                  waits: bool, shown: bool) -> bool:
+                  polls: bool, shown: bool) -> bool:
         """Whether the call moved the task (see the class): ``shown``, its output shows something."""
         if tool == RESPONSE_TOOL:
             return ok
-        if waits:  # a poll: what the program printed anew
+        if polls:  # what the program printed anew
             return shown and self._first(("output", out_hash))
         if said:
             return False  # a farewell or status `echo` looks at nothing
@@ -274,22 +275,23 @@ class ToolLedger:
     def record(self, tool: str, ok: bool, error_type: str | None, signature: str, out_hash: str, message: str,
                kind: str = "run", error_line: str | None = None, command: str | None = None, *,
                identity: str | None = None, shape: str = "", said: bool = False, leaves_code: bool = False,
-               waits: bool = False, prints: bool = False, program: bool = False) -> ToolOutcome:
+               waits: bool = False, polls: bool = False, prints: bool = False, program: bool = False) -> ToolOutcome:
         """Record one outcome. ``identity`` is the text naming the error (:attr:`.classify.Verdict.identity`);
         without it the error has no signature. ``leaves_code``: the edit changes none of the code
         under work (a script of the agent's own, a checkout): the baseline goes on. ``waits``: the
-        call polled a process already running; what the process printed anew is progress, and a
-        turn spent waiting on it counts toward no stall (the time is the process's). ``prints``:
+        call waited (never a loop). ``polls``: it polled a process already running; what the
+        process printed anew is progress, and a turn spent waiting on it counts toward no stall
+        (the time is the process's). ``prints``:
         the call only printed the agent's own text (a reply sent as a command). ``program``: the
         call's code is the program it ran."""
         self.recorded = True
         self.last_tool_turn = self.turn
         error = error_signature(identity)
         shown = not shows_nothing(message)
-        progress = self._progress(tool, ok, kind, signature, out_hash, error, said, waits, shown)
+        progress = self._progress(tool, ok, kind, signature, out_hash, error, said, polls, shown)
         if progress:
             self.last_progress_turn = self.turn
-        elif waits:
+        elif polls:
             self.last_progress_turn = min(self.turn, self.last_progress_turn + 1)
         baseline = self._baseline(ok, "run" if leaves_code else kind, None if ok else error)
         outcome = ToolOutcome(self.turn, tool, ok, error_type, signature, out_hash, preview(message), progress,
@@ -439,8 +441,8 @@ def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: boo
     (:func:`.classify.classify_output`); a verdict given by another layer wins, and the
     output still names the error."""
     ledger = ledger_of(data)
-    waits = waits_on_process(tool, args)
-    if waits:
+    polls = waits_on_process(tool, args)
+    if polls:
         output = without_running_notice(output)  # "still running" is no result of the poll
     reports = reports_content(tool, args)
     command = command_of(args)
@@ -476,7 +478,7 @@ def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: boo
         identity += " " + " ".join(command.split())  # what ran out of time: two commands timing out are two failures
     return ledger.record(tool, ok, error_type, signature, out_hash, output or "", kind, error_line, short_command(args, tool),
                          identity=identity, shape=call_shape(tool, args, kind, signature, error_line),
-                         said=said, leaves_code=kind == "edit" and leaves_code(args), waits=waits,
+                         said=said, leaves_code=kind == "edit" and leaves_code(args), waits=polls or only_sleeps(args), polls=polls,
                          prints=ok and said and prints_only(args),  # a call that prints is one that says
                          program=carries_program(args))
 
