@@ -113,7 +113,9 @@ _UNKNOWN_RUNTIME = lazy_pattern(r"\bThe runtime '[^'\n]*' is not supported\b")
 
 # Shell and tool diagnostics, line-anchored so that file contents mentioning the words do not match.
 _DIAGNOSTICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (name, lazy_pattern(pattern, _M | re.IGNORECASE))
+    # every alternative begins at a line's start: said once, outside them, the engine tries them
+    # at line starts only, not at each character of the output
+    (name, lazy_pattern(f"^(?:{pattern})", _M | re.IGNORECASE))
     for name, pattern in (
         ("timeout", r"^(?:\[SYSTEM: )?Returning control to agent after \d+ seconds (?:of execution|with no output)"
                     r"|^\[The command has no new output after \d+ seconds\b"  # OpenHands' terminal, like Agent-Zero's
