@@ -955,11 +955,9 @@ def waits_on_process(tool: str, args: Any) -> bool:
     return isinstance(command, str) and not command.strip() and not _has_text(args, _PATH_KEYS)
 
 
-_SLEEP_THEN = lazy_pattern(r"sleep\s+\d+(?:\.\d+)?[smh]?\s*(?:&&|;)\s*(.+)", re.DOTALL)
-
-
-# A command that only sleeps.
-_SLEEP_ONLY = lazy_pattern(r"sleep\s+\d+(?:\.\d+)?[smh]?")
+_SLEEP = r"sleep\s+\d+(?:\.\d+)?[smh]?"
+_SLEEP_THEN = lazy_pattern(_SLEEP + r"\s*(?:&&|;)\s*(.+)", re.DOTALL)
+_SLEEP_ONLY = lazy_pattern(_SLEEP)
 
 
 def only_sleeps(args: Any) -> bool:

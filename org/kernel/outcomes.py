@@ -281,9 +281,8 @@ class ToolLedger:
         under work (a script of the agent's own, a checkout): the baseline goes on. ``waits``: the
         call waited (never a loop). ``polls``: it polled a process already running; what the
         process printed anew is progress, and a turn spent waiting on it counts toward no stall
-        (the time is the process's). ``prints``:
-        the call only printed the agent's own text (a reply sent as a command). ``program``: the
-        call's code is the program it ran."""
+        (the time is the process's). ``prints``: the call only printed the agent's own text (a
+        reply sent as a command). ``program``: the call's code is the program it ran."""
         self.recorded = True
         self.last_tool_turn = self.turn
         error = error_signature(identity)
