@@ -8,7 +8,9 @@ gets a short ``[SUPERVISOR] Blocked: …`` result instead. The breaker half-open
 one identical call through to try again) after ``breaker.half_open_turns`` turns or
 once the agent has done something else in between; that call closes it when it
 succeeds or fails differently, and opens it again when it fails the same way. A
-different call is never blocked, nor are the doctrine's exempt tools.
+different call is never blocked, nor are the doctrine's exempt tools, nor a check after a
+wait whose failure waiting can change (``outcomes.checks_on_something_running``: the callers
+open no breaker for it).
 
 The loop steering that opens it comes from the unit's own supervisor or, while the unit is
 linked to a running XO, from the XO: its message names the call it is about
