@@ -9,8 +9,7 @@ one identical call through to try again) after ``breaker.half_open_turns`` turns
 once the agent has done something else in between; that call closes it when it
 succeeds or fails differently, and opens it again when it fails the same way. A
 different call is never blocked, nor are the doctrine's exempt tools, nor a check after a
-wait whose failure waiting can change (``outcomes.checks_on_something_running``: the callers
-open no breaker for it).
+wait whose failure waiting can change (``outcomes.checks_on_something_running``).
 
 The loop steering that opens it comes from the unit's own supervisor or, while the unit is
 linked to a running XO, from the XO: its message names the call it is about
@@ -28,7 +27,7 @@ from typing import Any, Sequence
 from org.contracts import Finding
 from org.contracts.role import Doctrine
 from org.kernel.bounded import drop_oldest
-from org.kernel.outcomes import ToolOutcome, never_a_loop, watched_for_loops
+from org.kernel.outcomes import ToolOutcome, checks_on_something_running, never_a_loop, watched_for_loops
 from org.kernel.values import count_or
 
 #: at most this many open breakers are kept (the oldest are forgotten)
@@ -104,10 +103,15 @@ class Breakers:
                     breakers.open[signature] = breaker
         return breakers
 
-    def open_for(self, finding: Finding, last: ToolOutcome, doctrine: Doctrine) -> bool:
-        """Open the breaker for the call a loop steering was about, when it is the surest pattern."""
+    def open_for(self, finding: Finding, outcomes: Sequence[ToolOutcome], doctrine: Doctrine) -> bool:
+        """Open the breaker for the call a loop steering was about (the last of ``outcomes``, the
+        chat's up to that call), when it is the surest pattern: not one checking on something
+        running after a wait, whose failure waiting can change."""
+        last = outcomes[-1]
+        exempt = doctrine.loop.exempt_tools
         if (not doctrine.breaker.enabled or finding.template != "loop_repeat" or last.ok
-                or finding.evidence.get("times", 0) < doctrine.breaker.failures or never_a_loop(last, doctrine.loop.exempt_tools)):
+                or finding.evidence.get("times", 0) < doctrine.breaker.failures or never_a_loop(last, exempt)
+                or checks_on_something_running(outcomes, exempt)):
             return False
         self.open[last.signature] = OpenBreaker(
             opened_turn=last.turn, times=int(finding.evidence.get("times", 0)), error_type=last.error_type,

@@ -26,7 +26,7 @@ from org.kernel.dispatcher import PACE_ATTR, ROLE_ATTR
 from org.kernel.files import first_error
 from org.kernel.layers import NO_LAYERS, AgentReadings
 from org.kernel.log import warn_once
-from org.kernel.outcomes import LEDGER_KEY, ToolLedger, ToolOutcome, canonical_signature, checks_on_something_running, named, record_blocked, record_outcome
+from org.kernel.outcomes import LEDGER_KEY, ToolLedger, ToolOutcome, canonical_signature, named, record_blocked, record_outcome
 from org.kernel.paths import OrganizationLayout
 from org.kernel.turn_readings import TurnReadings
 
@@ -157,12 +157,10 @@ def steered_about_call(role_dict: Any, port: AgentPort, call: str) -> bool:
         return False  # not a call this chat repeated and failed: nothing to open
     last, times = found
     outcomes = list(ledger.outcomes)
-    if checks_on_something_running(outcomes[:outcomes.index(last) + 1], role.doctrine.loop.exempt_tools):
-        return False  # checking on something running: waiting is its time, not a call to block
     state = SupervisorState.from_dict(data.get(STATE_KEY))
     finding = Finding(anomaly="loop", template="loop_repeat", turn=state.turn, evidence={"times": times, "action": named(last)})
     state.record(finding)
-    opened = state.breakers.open_for(finding, last, role.doctrine)
+    opened = state.breakers.open_for(finding, outcomes[:outcomes.index(last) + 1], role.doctrine)
     if opened and last is not ledger.outcomes[-1]:
         state.breakers.open[last.signature].other_since = True  # the agent did something else since: half-open
     data[STATE_KEY] = state.to_dict()
@@ -276,8 +274,7 @@ class MicrocosmSupervisor:
             if await self._steer(readings, port, finding, state, layout, checked=index > 0) and last is not None:
                 if finding.template == "pace_emergency":
                     state.emergency_turn = last.turn
-                elif (not checks_on_something_running(snapshot.outcomes, snapshot.doctrine.loop.exempt_tools)
-                      and state.breakers.open_for(finding, last, snapshot.doctrine)):
+                elif state.breakers.open_for(finding, snapshot.outcomes, snapshot.doctrine):
                     port.log(type="info", heading=f"{STEERING_HEADING}breaker open",
                              content=f"{finding.evidence.get('action')} will not be run again while it keeps failing the same way.")
 
