@@ -256,8 +256,10 @@ def _restrained(finding: Finding, state: SupervisorState, subjects: set[str]) ->
             return True  # another finding of this check is about the same call
         subjects.add(subject)
     if _echoes_stuck(finding) and is_int(since):
-        return any(anomaly in STUCK and anomaly != finding.anomaly and not _no_tool(said) and state.last_fired.get(anomaly, -1) > since
-                   for said, anomaly in state.said.items())
+        # steered since progress stopped by another anomaly that says "stuck" (its cooldown's
+        # turn tells, a handful of types); then whether that steering is still said (of many)
+        later = {anomaly for anomaly in STUCK if anomaly != finding.anomaly and state.last_fired.get(anomaly, -1) > since}
+        return bool(later) and any(anomaly in later and not _no_tool(said) for said, anomaly in state.said.items())
     return False
 
 
@@ -278,7 +280,7 @@ def _context_fell(findings: list[Finding], state: SupervisorState) -> None:
     90% was said is no news)."""
     now = next((f.evidence.get("episode") for f in findings if f.anomaly == "context"), None)
     rank = context_rank(now)
-    fell = [key for key in state.said if key.startswith("context:")  # the said keys are many; few are the context's
+    fell = [key for key, anomaly in state.said.items() if anomaly == "context"  # the said keys are many; few are the context's
             and (said := context_rank(key)) is not None and (rank is None or said > rank)]
     for key in fell:
         del state.said[key]
