@@ -260,6 +260,9 @@ def test_two_errors_of_one_class_are_not_confused():
     ("bash", {"command": "bash -lc 'python - << \"PY\"\np = \"a.py\"\ns = open(p).read()\nopen(p, \"w\").write(s)\nPY'"}, "edit"),
     ("bash", {"command": "bash -lc 'cd /repo && grep -rn slug src'"}, "inspect"),
     ("bash", {"command": "bash -lc 'python -m pytest -q' && echo done"}, "run"),
+    # a `|` escaped in a search pattern is no pipe into `patch` (OpenHands GLM-4.6, django-13315)
+    ("execute_bash", {"command": 'find tests -name "*.py" | xargs grep -l "regression.*patch\\|patch.*regression" | head -5'}, "inspect"),
+    ("execute_bash", {"command": "git diff | patch -p1 -R"}, "edit"),
 ])
 def test_action_kinds(tool, args, kind):
     assert action_kind(tool, args) == kind

@@ -3,7 +3,8 @@
 An edit the editor refused, a program not installed, text or source code sent as a command, a
 package the package manager does not know, a module imported while it is still being imported,
 Django refusing a script in its setup, a run that ran out of time, a terminal still busy, a tool
-that is not there: each is told what fits it, not "fix the quoting" or "check your changes".
+that is not there, a call the tool refused for its arguments, an edit whose new text is its old:
+each is told what fits it, not "fix the quoting" or "check your changes".
 Written as the turns an agent takes and the steering that must, or must not, come out.
 """
 
@@ -447,3 +448,85 @@ def test_commands_sent_to_a_terminal_still_running_an_earlier_one_are_told_why_t
     assert (turn, anomaly) == (4, "loop") and "Running it again will not change the result; that terminal is still running" in text
 
 
+
+
+def oh_edit(path: str, output: str, **args) -> dict:
+    """An OpenHands editor call (its tool, its arguments) and what the editor answered."""
+    return {"tool": "str_replace_editor", "args": {"command": "str_replace", "path": path, **args}, "output": output}
+
+
+def tracker_plan() -> dict:
+    """OpenHands' task tracker called to plan with no task list, and its answer."""
+    return {"tool": "task_tracker", "args": {"command": "plan"},
+            "output": '\n\nMissing required argument "task_list" for "plan" command in tool call task_tracker\n'
+                      "[Error occurred in processing last action]"}
+
+
+def oh_unchanged(text: str) -> str:
+    return (f"ERROR:\nInvalid `new_str` parameter: {text}. No replacement was performed. "
+            "`new_str` and `old_str` must be different.")
+
+
+def test_an_edit_whose_new_text_is_its_old_is_named_by_the_editor_s_reason_not_by_the_agent_s_text(make_session):
+    """OpenHands quotes the agent's new text back before its reason. The line quoted was the last
+    line of that text ("return NotImplemented"), cut at its first period, and the advice was to
+    make the old text match, which it did (OpenHands GLM-4.6: 26 events, in every one of them)."""
+    text = "def __eq__(self, other):\n    # Compare fields. Models first.\n    return NotImplemented"
+    verdict = classify_output(oh_unchanged(text))
+    assert (verdict.failed, verdict.error_line) == (True, "edit not applied: `new_str` and `old_str` must be different.")
+    assert advice_kind(verdict.error_type, verdict.error_line) == "unchanged_edit"
+    # Claude Code's Edit refuses the same edit in its own words
+    claude = classify_output("<tool_use_error>No changes to make: old_string and new_string are exactly the same.</tool_use_error>")
+    assert advice_kind(claude.error_type, claude.error_line) == "unchanged_edit"
+    session = make_session(doctrine={"breaker": {"enabled": False}})
+    session.run(*[oh_edit("/repo/a.py", oh_unchanged(text), old_str=text, new_str=text)] * 3)
+    [(turn, anomaly, steering)] = session.steering()
+    assert (turn, anomaly) == (3, "loop")
+    assert "(edit not applied: `new_str` and `old_str` must be different)" in steering
+    assert "the new text is the same as the text it would replace" in steering and "NotImplemented" not in steering
+
+
+def test_a_call_the_tool_refused_for_its_arguments_ran_nothing_and_is_not_a_churn(make_session):
+    """The editor refusing a call with no text to replace, each slip put right at the next turn
+    while the work moves from file to file, is no error coming back after fixes (OpenHands GLM-4.6,
+    xarray: "Your changes are not reaching its cause"). Three such calls in a row ran nothing."""
+    refused = "ERROR:\nParameter `old_str` is required for command: str_replace."
+    verdict = classify_output(refused)
+    assert (verdict.failed, verdict.error_line) == (True, "Parameter `old_str` is required for command: str_replace.")
+    assert advice_kind(verdict.error_type, verdict.error_line) == "bad_arguments"
+    # OpenHands checking a call against the tool's schema: a failure, not an output that worked
+    tracker = classify_output(tracker_plan()["output"])
+    assert (tracker.failed, advice_kind(tracker.error_type, tracker.error_line)) == (True, "bad_arguments")
+    session = make_session()
+    for name in ("a", "b", "c"):
+        session.run(oh_edit(f"/repo/{name}.py", refused, new_str="x = 2"),
+                    oh_edit(f"/repo/{name}.py", f"The file /repo/{name}.py has been edited.", old_str="x = 1", new_str="x = 2"),
+                    sh(f"python -c 'import {name}'", ""))
+    assert session.steering() == []
+    # nor is the task tracker's call without its list, made now and then between edits and runs, a
+    # run whose changes had no effect (OpenHands GLM-4.6, django-10924: "No effect: you ran `plan` again")
+    session = make_session()
+    for name in ("a", "b", "c", "d"):
+        session.run(tracker_plan(), oh_edit(f"/repo/{name}.py", f"The file /repo/{name}.py has been edited.", old_str="x = 1", new_str="x = 2"),
+                    sh("python repro.py", f"checked {name}\n"))
+    assert session.steering() == []
+    session = make_session()
+    session.run(*[oh_edit(f"/repo/{name}.py", refused, new_str="x = 2") for name in ("a", "b", "c")])
+    [(turn, anomaly, steering)] = session.steering()
+    assert (turn, anomaly) == (3, "loop")
+    assert steering.startswith("[SUPERVISOR] Loop: your last 3 calls ran nothing (Parameter `old_str` is required for command: str_replace); ")
+    assert "send the call again with every argument the message names" in steering
+
+
+def test_a_call_refused_for_its_arguments_again_and_again_takes_the_proof_a_reply_without_a_tool_call_takes(make_session):
+    """A model sending the task tracker's `plan` with no task list five times, then with it, and
+    finishing (OpenHands GLM-4.6, django-12497): the call ran nothing and harmed nothing, like a
+    reply without a tool call. It is told at the third, blocked after, and paused only once the
+    steering went unheard 4 times, not twice (which paused it one turn before it found the form)."""
+    bare = tracker_plan()
+    session = make_session()
+    session.run(*[bare] * 5)
+    assert [(r.turn, r.steering[0][0] if r.steering else None, bool(r.blocked), r.paused) for r in session.results] == [
+        (1, None, False, False), (2, None, False, False), (3, "loop", False, False), (4, None, True, False), (5, None, True, False)]
+    session.run(bare, bare)
+    assert session.results[-1].paused and not session.results[-2].paused  # the 4th time unheard

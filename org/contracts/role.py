@@ -159,7 +159,8 @@ class EscalationDoctrine(Contract):
     pause_after_ignored_working: int = Field(4, ge=1, description=(
         "The same for a call that worked (the same output again, or the same edit going in again): it is never blocked, "
         "so it needs more proof; each repeat still wastes a turn, and an edit applied again changes the file again. "
-        "Also for a message that runs nothing: a reply without a tool call, the same message after Agent-Zero's warning."))
+        "Also for a message that runs nothing: a reply without a tool call, the same message after Agent-Zero's warning, "
+        "a call that ran nothing (sent to a terminal still busy, to a tool that is not there, or refused for its arguments)."))
     pause: bool = Field(True, description="Pause the chat when steering goes unanswered; false: keep steering only.")
     pause_after_emergency: bool = Field(True, description="Pause the chat when the agent keeps working after PACE emergency steering.")
 

@@ -209,6 +209,13 @@ _NO_REPLACEMENT = lazy_pattern(r"^No replacement was performed[.,]\s+(?=\S)")
 # verbatim in /a.py", "Multiple occurrences of old_str `…` in lines [3, 9]"): the action, already
 # known, not the result; quoted, a retry with only its indentation changed would be another result.
 _QUOTED_OLD_TEXT = lazy_pattern(r"(old_str) `.*?`(?= did not appear verbatim| in lines \[)", re.DOTALL)
+# Its new text, quoted back when it is the same as the old ("Invalid `new_str` parameter: <the
+# agent's text>. No replacement was performed. `new_str` and `old_str` must be different."): the
+# reason comes after it, and the text itself, not the reason, would be the line quoted.
+_QUOTED_NEW_TEXT = lazy_pattern(r"Invalid `new_str` parameter: .*?(?=No replacement was performed\. `new_str` and `old_str` must be different)",
+                                re.DOTALL)
+# The refusal of an edit that would change nothing (its new text is its old text).
+_UNCHANGED_EDIT = lazy_pattern(r"`new_str` and `old_str` must be different|old_string and new_string are exactly the same")
 #: How a refused edit's line starts: the edit changed nothing, so its error is no file's error (no churn).
 EDIT_REFUSED = "edit not applied: "
 # The refusals about the text to replace alone (not found, or found more than once): whatever
@@ -304,7 +311,8 @@ _UNKNOWN_PACKAGE = lazy_pattern(r"Unable to locate package|has no installation c
 def advice_kind(error_type: str | None, error_line: str | None, command: str | None = None) -> str:
     """Which advice fits a failure: its error type's, except for an edit the editor refused
     (no path or quoting to fix: the edit does not match the file, its text to replace is there
-    more than once, or the editor's own check failed), source code or text sent as a command
+    more than once, its new text is its old, or the editor's own check failed), a call the tool
+    refused for its arguments (nothing ran: the call is what to fix), source code or text sent as a command
     (``command``: no quoting to fix, no program to install), a program that is not installed
     (no path or command name to correct, no JAVA_HOME to guess), a package the package
     manager does not know (installing it again is no fix), a module imported while it is
@@ -314,8 +322,12 @@ def advice_kind(error_type: str | None, error_line: str | None, command: str | N
         return "failed_check"
     if unknown_tool(error_line):
         return "unknown_tool"
+    if arguments_refused(error_line):
+        return "bad_arguments"
     if edit_refused(error_line):
-        return "ambiguous_edit" if _AMBIGUOUS_OLD_TEXT.search(error_line or "") else "refused_edit"
+        if _AMBIGUOUS_OLD_TEXT.search(error_line or ""):
+            return "ambiguous_edit"
+        return "unchanged_edit" if _UNCHANGED_EDIT.search(error_line or "") else "refused_edit"
     sent = sent_as_command(command, error_line)
     if sent:
         return sent
@@ -608,15 +620,31 @@ def unknown_tool(error_line: str | None) -> bool:
     return bool(error_line) and error_line.startswith("Tool ") and _UNKNOWN_TOOL_LINE.match(error_line) is not None
 
 
+# A tool refusing a call for its arguments before doing anything: OpenHands' and SWE-agent's
+# editor ("Parameter `old_str` is required for command: str_replace.", after "ERROR:" or not),
+# OpenHands checking a call against the tool's schema ('Missing required argument "task_list"
+# for "plan" command in tool call task_tracker').
+_REFUSED_ARGUMENT = r"(?:Parameter `\w+` is required for command: \w+|Missing required argument \"[^\"\n]+\" for \"[^\"\n]+\" command in tool call \S+)"
+_ARGUMENTS_REFUSED = lazy_pattern(rf"\A\s*(?:ERROR:[ \t]*\n\s*)?(?P<message>{_REFUSED_ARGUMENT}[^\n]*?)\s*$", _M)
+_ARGUMENTS_REFUSED_LINE = lazy_pattern(rf"\A{_REFUSED_ARGUMENT}")
+
+
+def arguments_refused(error_line: str | None) -> bool:
+    """The error line says the tool refused the call for its arguments: it ran nothing."""
+    return bool(error_line) and error_line.startswith(("Parameter `", "Missing required")) and _ARGUMENTS_REFUSED_LINE.match(error_line) is not None
+
+
 def did_not_run(error_type: str | None, error_line: str | None) -> bool:
     """The call ran nothing: a terminal still running an earlier command, a tool that is not
-    there, a runtime the terminal does not have. No step of an approach; its repeats are loops.
-    (Read for every failure of every check: the words come before any pattern.)"""
+    there, a runtime the terminal does not have, a call the tool refused for its arguments. No
+    step of an approach; its repeats are loops. (Read for every failure of every check: the
+    words come before any pattern.)"""
     if error_type == "busy":
         return True
     if not error_line:
         return False
-    return unknown_tool(error_line) or ("is not supported" in error_line and _UNKNOWN_RUNTIME.search(error_line) is not None)
+    return (unknown_tool(error_line) or arguments_refused(error_line)
+            or ("is not supported" in error_line and _UNKNOWN_RUNTIME.search(error_line) is not None))
 
 
 def classify_output(text: str | None, known: Any = None, filter_status: bool = False) -> Verdict:
@@ -633,9 +661,12 @@ def classify_output(text: str | None, known: Any = None, filter_status: bool = F
     unknown = _UNKNOWN_TOOL.match(sample)
     if unknown is not None:
         return _named("not_found", unknown.group(1))
+    refused = _ARGUMENTS_REFUSED.match(sample)
+    if refused is not None:
+        return _named("execution", refused.group("message"))
     rejected = _EDIT_REJECTED.search(sample)
-    if rejected is not None and "old_str `" in sample:
-        sample = _QUOTED_OLD_TEXT.sub(r"\1", sample)
+    if rejected is not None and ("old_str `" in sample or "`new_str` parameter: " in sample):
+        sample = _QUOTED_NEW_TEXT.sub("", _QUOTED_OLD_TEXT.sub(r"\1", sample))
         rejected = _EDIT_REJECTED.search(sample)
     if rejected is not None:
         finding = _EDIT_FINDING.search(sample)
@@ -752,7 +783,7 @@ _SHELL_INSPECT = lazy_pattern(
     r"open|goto|scroll_up|scroll_down|search_dir|search_file|find_file|str_replace_editor view|"
     r"git (?:status|diff|log|show|branch|blame|grep|ls-files|remote)|sed -n|python3? -c ['\"]?import \w+; ?print)\b")
 _SHELL_EDIT = lazy_pattern(
-    r"(?:^|[;&|]\s*)(?:sed -i|perl -p?i|patch\b|git (?:apply|checkout|restore|stash|reset)|mv |cp |rm |mkdir |touch |chmod |tee |"
+    r"(?:^|(?<!\\)[;&|]\s*)(?:sed -i|perl -p?i|patch\b|git (?:apply|checkout|restore|stash|reset)|mv |cp |rm |mkdir |touch |chmod |tee |"
     r"create |edit \d+:\d+|truncate |str_replace_editor (?:create|str_replace|insert|undo_edit) )|(?<![<>&\d])>{1,2}(?!&)\s*[\w./~-]|<<-?\s*['\"]?\w+['\"]?\s*>|cat\s*>")
 
 

@@ -385,6 +385,11 @@ def streak_neutral(ok: bool, kind: str, error_type: str | None, error_line: str 
                        or edit_refused(error_line))
 
 
+def ran_nothing(outcome: Any) -> bool:
+    """A call that failed without running anything (:func:`classify.did_not_run`)."""
+    return not outcome.ok and did_not_run(outcome.error_type, outcome.error_line)
+
+
 def never_a_loop(outcome: Any, tools: Any) -> bool:
     """Never counted as looping nor blocked: a poll of a process already running, or one of the
     doctrine's exempt tools (``loop.exempt_tools``: pollers, waits)."""

@@ -14,9 +14,9 @@ import math
 from typing import Callable
 
 from org.contracts import Finding
-from org.kernel.classify import advice_kind, did_not_run, edit_refused, missing_program, moves_relative
+from org.kernel.classify import advice_kind, arguments_refused, edit_refused, missing_program, moves_relative
 from org.kernel.log import warn_once
-from org.kernel.outcomes import ToolOutcome, failures_in_a_row, fix_attempt, installed, last_in_a_row, named, worked_command
+from org.kernel.outcomes import ToolOutcome, failures_in_a_row, fix_attempt, installed, last_in_a_row, named, ran_nothing, worked_command
 from org.supervisor.learnings import same_job
 
 from .snapshot import Snapshot
@@ -188,12 +188,15 @@ def detect_churn(s: Snapshot) -> Finding | None:
     runs). An error that was there before the agent's first change to the code is not one its
     changes caused: it churns only when installs or builds that worked keep leaving it. An
     edit the editor refused changed nothing (its retries are the loop detector's), and a call
-    the breaker blocked did not run: no error came back. Calls in a row that ran nothing (a
-    terminal still busy) are the no-tool loop's to say, once."""
+    the breaker blocked did not run: no error came back; nor did a call the tool refused for
+    its arguments, a slip of that call alone, put right in the next (a terminal still busy
+    stays busy across other work until waited on: that does come back). Calls in a row that
+    ran nothing are the no-tool loop's to say, once."""
     outcomes = s.watched
     last = outcomes[-1] if outcomes else None
-    if last is None or last.ok or last.blocked or last.error_signature is None or edit_refused(last.error_line):
-        return None  # only failures named by their own line churn; failing tests reported by a working run and refused edits do not
+    if (last is None or last.ok or last.blocked or last.error_signature is None or edit_refused(last.error_line)
+            or arguments_refused(last.error_line)):
+        return None  # only failures named by their own line churn; failing tests reported by a working run, refused edits and calls refused for their arguments do not
     if s.not_run_in_a_row >= s.doctrine.loop.no_tool_threshold:
         return None
     error = last.error_signature
@@ -248,10 +251,10 @@ def detect_rerun(s: Snapshot) -> Finding | None:
     changes made in between have no effect on it (or, with only looks in between, a failing
     run is being repeated). Looks do not reset the count; a changed output does. A run that
     works needs twice as many: its output is often meant to stay the same. A call the breaker
-    blocked was not run."""
+    blocked was not run, nor was one sent to a busy terminal or refused for its arguments."""
     outcomes = s.watched
     last = outcomes[-1] if outcomes else None
-    if last is None or last.blocked or last.kind != "run" or last.command is None:
+    if last is None or last.blocked or last.kind != "run" or last.command is None or ran_nothing(last):
         return None  # only a command that runs something can show whether changes took effect
     signature = last.signature
     runs = [i for i, o in enumerate(outcomes) if o.signature == signature and not o.blocked]
@@ -387,7 +390,7 @@ def detect_cascade(s: Snapshot) -> Finding | None:
     cascade = s.doctrine.cascade
     streak: list[ToolOutcome] = []
     for outcome in reversed(s.outcomes[-cascade.window:]):
-        if outcome.ok or did_not_run(outcome.error_type, outcome.error_line):
+        if outcome.ok or ran_nothing(outcome):
             break  # a call that ran nothing (a tool that is not there) is no tool failing
         streak.append(outcome)
     tools = list(dict.fromkeys(o.tool for o in reversed(streak)))

@@ -28,7 +28,9 @@ The proof that steering is ignored (:func:`ignored`): after a loop steering, the
 the very action again with the same failing result (a blocked attempt counts)
 ``escalation.pause_after_ignored`` times, or with the same result of a call that worked (the
 same output, the same edit going in again) ``escalation.pause_after_ignored_working`` times
-(not a wait, then a look, in one call or two: checking on a background process); after a
+(not a wait, then a look, in one call or two: checking on a background process) or of a call
+that ran nothing (sent to a terminal still busy, to a tool that is not there, or refused for its
+arguments); after a
 steering about calls taken in turns (an oscillation, a cycle), once round them again; after PACE
 emergency steering, it goes on to a failure it already had, as many times as a failing action;
 after Agent-Zero's own warning about a message sent again unchanged, or told that its replies
@@ -50,7 +52,7 @@ from org.contracts.common import HEALTH_ORDER
 from org.contracts.finding import SEVERITY_ORDER
 from org.contracts.role import Doctrine
 from org.kernel.bounded import drop_oldest
-from org.kernel.outcomes import RESPONSE_TOOL, checks_on_something_running
+from org.kernel.outcomes import RESPONSE_TOOL, checks_on_something_running, ran_nothing
 from org.kernel.values import count_or, is_int
 
 from .breaker import Breakers
@@ -346,8 +348,10 @@ def ignored(snapshot: Snapshot, result: RadioCheckResult, state: SupervisorState
             continue
         if checks_on_something_running(snapshot.outcomes, snapshot.doctrine.loop.exempt_tools):
             continue  # waiting is its time
-        # a call that worked is never blocked, so each repeat really runs: it takes more proof
-        needed = escalation.pause_after_ignored_working if last.worked else escalation.pause_after_ignored
+        # a call that worked is never blocked, so each repeat really runs: it takes more proof; so
+        # does a call that ran nothing (a terminal busy, a tool not there, arguments refused): like
+        # a reply without a tool call, it harms nothing, and its form is what the model gets wrong
+        needed = escalation.pause_after_ignored_working if last.worked or ran_nothing(last) else escalation.pause_after_ignored
         period = count_or(finding.evidence.get("count"))
         if period:  # calls taken in turns, one of them failing: once round them again
             needed = max(escalation.pause_after_ignored, period)

@@ -11,8 +11,7 @@ from functools import cached_property
 
 from org.contracts.role import Doctrine, PacePlan
 from org.contracts.salute import OutcomeSignal
-from org.kernel.classify import did_not_run
-from org.kernel.outcomes import ToolOutcome, last_in_a_row, watched_for_loops
+from org.kernel.outcomes import ToolOutcome, last_in_a_row, ran_nothing, watched_for_loops
 
 
 @dataclass(frozen=True)
@@ -43,4 +42,4 @@ class Snapshot:
     @cached_property
     def not_run_in_a_row(self) -> int:
         """How many of the last watched calls, in a row, ran nothing (``classify.did_not_run``)."""
-        return last_in_a_row(self.watched, lambda o: not o.ok and did_not_run(o.error_type, o.error_line))
+        return last_in_a_row(self.watched, ran_nothing)
