@@ -530,3 +530,23 @@ def test_a_call_refused_for_its_arguments_again_and_again_takes_the_proof_a_repl
         (1, None, False, False), (2, None, False, False), (3, "loop", False, False), (4, None, True, False), (5, None, True, False)]
     session.run(bare, bare)
     assert session.results[-1].paused and not session.results[-2].paused  # the 4th time unheard
+
+
+def test_a_create_refused_over_a_file_that_is_there_is_named_by_that_reason(make_session):
+    """OpenHands opens this refusal with the path ("Invalid `path` parameter: /workspace/t.py."),
+    and the quote ended there; SWE-agent 1.x says only the reason. Nothing was written: an edit
+    refused, with advice to edit the file that is there (OpenHands GLM-4.6, django-15819)."""
+    reason = "File already exists at: /workspace/t.py. Cannot overwrite files using command `create`."
+    for output in (f"ERROR:\nInvalid `path` parameter: /workspace/t.py. {reason}", reason):
+        verdict = classify_output(output)
+        assert (verdict.failed, verdict.error_line) == (True, f"edit not applied: {reason}"), output
+        assert advice_kind(verdict.error_type, verdict.error_line) == "file_exists"
+    create = {"tool": "str_replace_editor", "args": {"command": "create", "path": "/workspace/t.py", "file_text": "print(1)\n"},
+              "output": f"ERROR:\nInvalid `path` parameter: /workspace/t.py. {reason}"}
+    session = make_session(doctrine={"breaker": {"enabled": False}})
+    session.run(create, create, create)
+    [(turn, anomaly, steering)] = session.steering()
+    assert (turn, anomaly) == (3, "loop")
+    assert "(edit not applied: File already exists at: /workspace/t.py)" in steering
+    assert steering.endswith("the editor wrote nothing because the file is there already and `create` does not overwrite: "
+                             "view it and edit it, or write under another name.")

@@ -216,6 +216,9 @@ _QUOTED_NEW_TEXT = lazy_pattern(r"Invalid `new_str` parameter: .*?(?=No replacem
                                 re.DOTALL)
 # The refusal of an edit that would change nothing (its new text is its old text).
 _UNCHANGED_EDIT = lazy_pattern(r"`new_str` and `old_str` must be different|old_string and new_string are exactly the same")
+# An editor's `create` refused over a file that is there (OpenHands after "Invalid `path` parameter:
+# <the path>.", SWE-agent 1.x alone): the file was not written, and the reason is this part.
+_FILE_EXISTS = lazy_pattern(r"File already exists at: .*?Cannot overwrite files using command `create`\.?")
 #: How a refused edit's line starts: the edit changed nothing, so its error is no file's error (no churn).
 EDIT_REFUSED = "edit not applied: "
 # The refusals about the text to replace alone (not found, or found more than once): whatever
@@ -311,7 +314,8 @@ _UNKNOWN_PACKAGE = lazy_pattern(r"Unable to locate package|has no installation c
 def advice_kind(error_type: str | None, error_line: str | None, command: str | None = None) -> str:
     """Which advice fits a failure: its error type's, except for an edit the editor refused
     (no path or quoting to fix: the edit does not match the file, its text to replace is there
-    more than once, its new text is its old, or the editor's own check failed), a call the tool
+    more than once, its new text is its old, a `create` over a file that is there, or the
+    editor's own check failed), a call the tool
     refused for its arguments (nothing ran: the call is what to fix), source code or text sent as a command
     (``command``: no quoting to fix, no program to install), a program that is not installed
     (no path or command name to correct, no JAVA_HOME to guess), a package the package
@@ -327,6 +331,8 @@ def advice_kind(error_type: str | None, error_line: str | None, command: str | N
     if edit_refused(error_line):
         if _AMBIGUOUS_OLD_TEXT.search(error_line or ""):
             return "ambiguous_edit"
+        if _FILE_EXISTS.search(error_line or ""):
+            return "file_exists"
         return "unchanged_edit" if _UNCHANGED_EDIT.search(error_line or "") else "refused_edit"
     sent = sent_as_command(command, error_line)
     if sent:
@@ -682,6 +688,9 @@ def classify_output(text: str | None, known: Any = None, filter_status: bool = F
     marked = _TOOL_ERROR.match(sample) or _EDITOR_REFUSAL.match(sample)
     if marked is not None:
         message = marked.group("message") or "tool error"
+        exists = _FILE_EXISTS.search(message)
+        if exists is not None:
+            return _named("execution", EDIT_REFUSED + exists.group(0))
         missing = re.search(r"\bdoes not exist\b", message) is not None  # "File does not exist.", "Path does not exist: x"
         return _named("not_found" if missing else next((kind for kind, pattern in _DIAGNOSTICS if pattern.search(message)), "execution"), message)
     tests = _test_verdict(sample)
