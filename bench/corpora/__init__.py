@@ -1,0 +1,1 @@
+"""Converters from public agent trajectories to the replay corpora ``bench/real_sessions.py`` reads (README.md)."""

@@ -1,0 +1,407 @@
+"""The corpus converters (bench/corpora/): each turns a small raw input shaped as its public
+source is into replay traces line by line, with its decisions on what a turn is, what is left
+out and how sessions are labelled; and a converted session replays with bench/real_sessions.py."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.corpora import agent_zero_chats, autocoderover, mini_swe_agent, openhands_completions, openhands_examples
+from bench.corpora.__main__ import main as corpora_main
+from bench.real_sessions import read_session, replay_session
+
+
+def write_json(path: Path, data: Any) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def labels(folder: Path) -> dict[str, Any]:
+    return json.loads((folder / "labels.json").read_text(encoding="utf-8"))
+
+
+# mini-swe-agent -------------------------------------------------------------------------------
+
+def mini_trajectory(instance: str, exchanges: list[tuple[str, str | None]], exit_status: str, closing: bool = False) -> dict:
+    messages = [{"role": "system", "content": "You are a helpful assistant."},
+                {"role": "user", "content": [{"type": "text", "text": f"Fix {instance}."}]}]
+    for reply, observation in exchanges:
+        messages.append({"role": "assistant", "content": reply})
+        if observation is not None:
+            messages.append({"role": "user", "content": observation})
+    if closing:
+        messages.append({"role": "user", "content": ""})  # LimitsExceeded's closing message
+    return {"instance_id": instance, "messages": messages,
+            "info": {"exit_status": exit_status, "model_stats": {"api_calls": len(exchanges)},
+                     "config": {"agent": {"action_regex": r"```bash\s*\n(.*?)\n```"}}}}
+
+
+def test_mini_swe_agent_a_reply_is_a_turn_and_the_returncode_tag_stays_in_the_output(tmp_path: Path) -> None:
+    run_dir = tmp_path / "raw" / "run_results" / "gpt5-output"
+    write_json(run_dir / "gpt5_eval.json", {"resolved_ids": ["django__django-1"]})
+    write_json(run_dir / "django__django-1" / "django__django-1.traj.json", mini_trajectory("django__django-1", [
+        ("THOUGHT: look first\n\n```bash\nls  \n```", "<returncode>0</returncode>\n<output>\nsetup.py\n</output>"),
+        ("two at once\n```bash\nls\n```\n```bash\npwd\n```",
+         "Please always provide EXACTLY ONE action in triple backticks, found 2 actions."),
+        ("```bash\nsleep 999\n```", "The last command <command>sleep 999</command> timed out and has been killed.\n<output>\n</output>"),
+        ("Done.\n```bash\necho COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git diff\n```", "diff --git a/x.py b/x.py\n"),
+    ], "Submitted"))
+    write_json(run_dir / "django__django-2" / "django__django-2.traj.json", mini_trajectory("django__django-2", [
+        ("```bash\npython t.py\n```", "<returncode>1</returncode>\n<output>\nboom\n</output>"),
+        ("```bash\nsleep 9\n```", None),  # it crashed while the command timed out: no observation
+    ], "AttributeError"))
+
+    mini_swe_agent.run(tmp_path / "raw", tmp_path / "out", ["mini-gpt-5-swebench"])
+
+    out = tmp_path / "out" / "mini-gpt-5-swebench" / "gpt5-output"
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["mini-gpt-5-swebench"]
+    assert lines(out / "django__django-1.jsonl") == [
+        {"turn": 1, "user": "Fix django__django-1.", "tool": "bash", "args": {"command": "ls"},
+         "output": "<returncode>0</returncode>\n<output>\nsetup.py\n</output>", "exit_code": 0, "thought": "look first"},
+        {"turn": 2, "thought": "two at once"},  # the format error: nothing ran
+        {"turn": 3, "tool": "bash", "args": {"command": "sleep 999"}, "thought": "",
+         "output": "The last command <command>sleep 999</command> timed out and has been killed.\n<output>\n</output>"},
+        {"turn": 4, "tool": "bash", "args": {"command": "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git diff"},
+         "output": "diff --git a/x.py b/x.py\n", "thought": "Done."},
+    ]
+    assert lines(out / "django__django-2.jsonl") == [
+        {"turn": 1, "user": "Fix django__django-2.", "tool": "bash", "args": {"command": "python t.py"},
+         "output": "<returncode>1</returncode>\n<output>\nboom\n</output>", "exit_code": 1, "thought": ""},
+        {"turn": 2, "tool": "bash", "args": {"command": "sleep 9"}, "thought": ""},
+    ]
+    assert (out / "django__django-2.jsonl").read_text(encoding="utf-8").startswith('{"args": ')  # keys sorted
+    assert labels(out) == {"django__django-1": {"resolved": True}, "django__django-2": {"resolved": False}}
+
+
+def test_mini_swe_agent_refuses_a_trajectory_whose_replies_and_model_calls_disagree(tmp_path: Path) -> None:
+    trajectory = mini_trajectory("a", [("```bash\nls\n```", "<returncode>0</returncode>")], "Submitted")
+    trajectory["info"]["model_stats"]["api_calls"] = 2
+    with pytest.raises(ValueError, match="1 replies but 2 model calls"):
+        mini_swe_agent.convert_trajectory(trajectory)
+
+
+# SWE-agent ------------------------------------------------------------------------------------
+
+def test_swe_agent_turns_are_the_model_calls_and_steps_without_an_action_are_left_out(tmp_path: Path) -> None:
+    run_dir = tmp_path / "20250511_sweagent_lm_32b"
+    write_json(run_dir / "results" / "results.json", {"resolved": ["astropy__astropy-1"]})
+    xml = ("I will look.\n\n<function=execute_bash>\n<parameter=command>\ncat a.py\n</parameter>\n</function>",
+           "<function=str_replace_editor>\n<parameter=command>view</parameter>\n<parameter=path>/r/a.py</parameter>\n"
+           "<parameter=view_range>[1, 5]</parameter>\n</function>")
+    write_json(run_dir / "trajs" / "astropy__astropy-1" / "astropy__astropy-1.traj", {"trajectory": [
+        {"action": "cat a.py", "response": xml[0], "observation": "café\r\n", "thought": "I will look."},
+        {"action": "str_replace_editor view /r/a.py  --view_range 1 5", "response": xml[1], "observation": "1 x", "thought": ""},
+        {"action": "", "response": "Exit due to cost limit", "observation": "Exited", "thought": ""},
+    ]})
+    write_json(run_dir / "trajs" / "astropy__astropy-2.traj", {  # a function-calling run, trajectory file at the top
+        "history": [{"role": "user", "content": "fix it"},
+                    {"role": "assistant", "action": "submit", "tool_calls": [{"function": {"name": "submit", "arguments": "{}"}}]}],
+        "trajectory": [{"action": "", "response": "Let me think.", "observation": "", "thought": "Let me think."},
+                       {"action": "submit", "response": "", "observation": "diff", "thought": "Submitting."}]})
+
+    assert corpora_main(["swe-agent", str(run_dir), str(tmp_path / "out")]) == 0
+
+    out = tmp_path / "out" / "20250511_sweagent_lm_32b"
+    assert lines(out / "astropy__astropy-1.jsonl") == [
+        {"turn": 1, "tool": "bash", "args": {"command": "cat a.py"}, "output": "café\r\n", "thought": "I will look."},
+        {"turn": 2, "tool": "str_replace_editor", "args": {"command": "view", "path": "/r/a.py", "view_range": "[1, 5]"},
+         "output": "1 x"},
+    ]
+    assert "caf\\u00e9" in (out / "astropy__astropy-1.jsonl").read_text(encoding="utf-8")  # ASCII escapes, as the corpus has them
+    assert lines(out / "astropy__astropy-2.jsonl") == [{"turn": 1, "tool": "submit", "args": {}, "output": "diff", "thought": "Submitting."}]
+    assert labels(out) == {"astropy__astropy-1": {"resolved": True}, "astropy__astropy-2": {"resolved": False}}
+
+
+# AutoCodeRover --------------------------------------------------------------------------------
+
+def acr_task(run_dir: Path, instance: str, last_answer: str) -> None:
+    """One task folder: a round of two searches, a reply with no valid call, bug locations rejected
+    then accepted, then two patch tries."""
+    folder = run_dir / "applicable_patch" / f"{instance}_2024-04-06_12-00-00"
+    write_json(folder / "meta.json", {"task_id": instance})
+    (folder / "problem_statement.txt").write_text("The issue.", encoding="utf-8")
+    thread = [
+        {"role": "system", "content": "You are a software developer."},
+        {"role": "user", "content": "<issue>The issue.</issue>"},
+        {"role": "assistant", "content": "search A and f"},
+        {"role": "user", "content": 'Result of search_class("A"):\nclass A: ...\n\nResult of search_method("f"):\nCould not find method f.\n\n'},
+        {"role": "user", "content": "Let's analyze collected context first. ..."},
+        {"role": "assistant", "content": "A is where it goes wrong."},
+        {"role": "user", "content": "Based on your analysis, answer below questions: ..."},
+        {"role": "assistant", "content": "- do we need more context:"},
+        {"role": "user", "content": "The search API calls seem not valid. Please check the arguments you give carefully and try again."},
+        {"role": "assistant", "content": "bug in f"},
+        {"role": "user", "content": "The buggy locations is not precise. You may need to check whether the arguments are correct."},
+        {"role": "assistant", "content": "bug in A.g"},
+        {"role": "user", "content": "Here are the code in buggy locations:\nclass A: def g(self): ..."},
+    ]
+    write_json(folder / "conversation_round_9.json", [])  # an earlier round's file: 10 is the last one
+    write_json(folder / "conversation_round_10.json", thread)
+    write_json(folder / "tool_call_layers.json", [
+        [{"func_name": "search_class", "arguments": {"class_name": "A"}, "call_ok": True},
+         {"func_name": "search_method", "arguments": {"method_name": "f"}, "call_ok": False}], [], [], [], []])
+
+    def proxy(answer: dict) -> list:
+        return [[{"role": "user", "content": "extract"}, {"role": "assistant", "content": "not json"}],
+                [{"role": "user", "content": "extract"}, {"role": "assistant", "content": json.dumps(answer)}]]
+    write_json(folder / "agent_proxy_0.json", proxy({"API_calls": ['search_class("A")', 'search_method("f")']}))
+    write_json(folder / "agent_proxy_1.json", proxy({}))
+    write_json(folder / "agent_proxy_2.json", proxy({"bug_locations": [{"file": "a.py", "method": "f"}]}))
+    write_json(folder / "agent_proxy_3.json", proxy({"bug_locations": [{"file": "a.py", "class": "A", "method": "g"}]}))
+    write_json(folder / "extract_status.json", {"extract_status": ["APPLICABLE_PATCH", "APPLICABLE_PATCH"]})
+    write_json(folder / "debug_agent_write_patch_2.json", [
+        {"role": "system", "content": "You are a software developer."},
+        {"role": "user", "content": "Write a patch for the issue, based on the retrieved context. ..."},
+        {"role": "assistant", "content": "# modification 1\n<file>a.py</file>"},
+        {"role": "user", "content": "Your edit could not be applied to the program. ..."},
+        {"role": "assistant", "content": "# modification 1\n<file>a.py</file> (again)"},
+        {"role": "user", "content": last_answer},
+    ])
+
+
+def test_autocoderover_one_turn_per_search_call_and_the_analysis_is_no_turn(tmp_path: Path) -> None:
+    results = tmp_path / "raw" / "results"
+    for run_name in ("acr-run-1", "acr-run-2", "acr-run-3", "acr-val-only", "acr-val-sbfl"):
+        write_json(results / run_name / "new_eval_results" / "report.json", {"resolved": []})
+    write_json(results / "acr-run-1" / "new_eval_results" / "report.json", {"resolved": ["astropy__astropy-1"]})
+    acr_task(results / "acr-run-1", "astropy__astropy-1", "Extracted a patch.")
+    acr_task(results / "acr-val-only", "astropy__astropy-1", "Written an applicable patch, but it did not resolve the issue. ...")
+
+    autocoderover.run(tmp_path / "raw", tmp_path / "out")
+
+    lite = tmp_path / "out" / "autocoderover-gpt4-lite" / "acr-run-1"
+    turns = lines(lite / "astropy__astropy-1.jsonl")
+    assert turns[:5] == [
+        {"turn": 1, "user": "The issue.", "tool": "search_class", "args": {"class_name": "A"}, "output": "class A: ...",
+         "ok": True, "thought": "search A and f"},
+        {"turn": 2, "tool": "search_method", "args": {"method_name": "f"}, "output": "Could not find method f.", "ok": False,
+         "thought": "search A and f"},
+        # no valid call: a turn without a tool, the raw reply as response (Agent-Zero's repeat check)
+        {"turn": 3, "response": "- do we need more context:", "thought": "- do we need more context:"},
+        {"turn": 4, "tool": "search_bug_locations", "args": {"bug_locations": [{"file": "a.py", "method": "f"}]},
+         "output": "The buggy locations is not precise. You may need to check whether the arguments are correct.",
+         "ok": False, "thought": "bug in f"},
+        {"turn": 5, "tool": "search_bug_locations", "args": {"bug_locations": [{"class": "A", "file": "a.py", "method": "g"}]},
+         "output": "Here are the code in buggy locations:\nclass A: def g(self): ...", "ok": True, "thought": "bug in A.g"},
+    ]
+    assert turns[5:] == [  # each patch try is another patch: its argument is the reply
+        {"turn": 6, "tool": "write_patch", "args": {"patch": "# modification 1\n<file>a.py</file>"},
+         "output": "Your edit could not be applied to the program. ...", "ok": True},
+        {"turn": 7, "tool": "write_patch", "args": {"patch": "# modification 1\n<file>a.py</file> (again)"},
+         "output": "Extracted a patch.", "ok": True},
+    ]
+    assert labels(lite) == {"astropy__astropy-1": {"resolved": True}}
+    val = tmp_path / "out" / "autocoderover-gpt4-lite-val"
+    assert lines(val / "acr-val-only" / "astropy__astropy-1.jsonl")[-1]["ok"] is False  # applicable, failed ACR's tests
+    assert labels(val / "acr-val-only") == {"astropy__astropy-1": {"resolved": False}}
+    assert labels(val / "acr-val-sbfl") == {}
+
+
+# OpenHands: output.jsonl event histories ------------------------------------------------------
+
+def ponyc_row() -> dict:
+    def call(event_id: int, action: str, name: str, arguments: dict, thought: str) -> dict:
+        return {"id": event_id, "source": "agent", "action": action, "args": {**arguments, "thought": thought, "blocking": False},
+                "tool_call_metadata": {"function_name": name, "tool_call_id": f"t{event_id}", "model_response": {"choices": [
+                    {"message": {"tool_calls": [{"id": f"t{event_id}", "function": {"name": name, "arguments": json.dumps(arguments)}}]}}]}}}
+    return {"instance_id": "ponylang__ponyc-1", "history": [
+        {"id": 0, "source": "agent", "action": "system", "args": {"content": "You are OpenHands agent."}},
+        {"id": 1, "source": "user", "action": "message", "message": "Fix the parser."},
+        {"id": 2, "source": "user", "action": "recall", "args": {}},
+        {"id": 3, "source": "environment", "observation": "recall", "cause": 2, "content": "Added workspace context"},
+        call(4, "run", "execute_bash", {"command": "make"}, "Build it."),
+        {"id": 5, "source": "agent", "observation": "run", "cause": 4, "content": "built",
+         "extras": {"metadata": {"exit_code": 2, "prefix": "", "suffix": "\n[The command completed with exit code 2.]", "working_dir": "/w"}}},
+        {"id": 6, "source": "agent", "observation": "error", "content": "Parameter 'command' is expected to be one of ['view']."},
+        call(7, "edit", "str_replace_editor", {"command": "view", "path": "/w/a.pony"}, ""),
+        {"id": 8, "source": "agent", "observation": "edit", "cause": 7, "content": "1 actor Main"},
+        call(9, "finish", "finish", {"message": "Done."}, "Finished."),
+    ]}
+
+
+def test_openhands_examples_one_turn_per_action_as_the_model_called_it(tmp_path: Path) -> None:
+    raw = tmp_path / "raw"
+    (raw / openhands_examples.PONYC).parent.mkdir(parents=True)
+    (raw / openhands_examples.PONYC).write_text(json.dumps(ponyc_row()) + "\n", encoding="utf-8")
+    (raw / openhands_examples.RESOLVER).parent.mkdir(parents=True)
+    (raw / openhands_examples.RESOLVER).write_text(json.dumps({
+        "issue": {"owner": "neubig", "repo": "pr-viewer", "number": 5}, "success": True, "history": [
+            {"content": "Add a license.", "action": "message"},
+            {"command": "touch LICENSE", "thought": "Create it.", "action": "run"},
+            {"content": "\r\nroot# ", "command_id": -1, "command": "touch LICENSE", "exit_code": 0, "observation": "run"},
+            {"code": "print(1)", "thought": "", "action": "run_ipython"},
+            {"content": "1", "code": "print(1)", "observation": "run_ipython"},
+            {"outputs": {}, "thought": "Done.", "action": "finish"}]}) + "\n", encoding="utf-8")
+    (raw / openhands_examples.PRONTOQA).parent.mkdir(parents=True)
+    none = {"observation": "null", "content": "", "extras": {}}
+    (raw / openhands_examples.PRONTOQA).write_text(json.dumps({"id": "ProntoQA_1", "test_result": {"result": False}, "history": [
+        [{"source": "user", "action": "message", "args": {"content": "Is Max sour?"}}, none],
+        [{"source": "agent", "action": "run_ipython", "args": {"code": "engine.run()", "thought": "Run it."}},
+         {"source": "agent", "observation": "run_ipython", "content": "'A'", "extras": {"code": "engine.run()"}}],
+        [{"source": "agent", "action": "message", "args": {"content": "The answer is A."}}, none],
+        [{"source": "user", "action": "message", "args": {"content": "Please continue working on the task."}}, none],
+        [{"source": "agent", "action": "finish", "args": {"outputs": {}, "thought": ""}}, none]]}) + "\n", encoding="utf-8")
+
+    openhands_examples.run(raw, tmp_path / "out")
+
+    ponyc = tmp_path / "out" / "multi-swe-bench-ponyc-llama-4-maverick"
+    assert lines(ponyc / "ponylang__ponyc-1.jsonl") == [  # the refused call (the error observation) is no turn
+        {"turn": 1, "user": "Fix the parser.", "tool": "execute_bash", "args": {"command": "make"},
+         "output": "built\n[The command completed with exit code 2.]\n[Current working directory: /w]\n[Command finished with exit code 2]",
+         "exit_code": 2, "thought": "Build it."},
+        {"turn": 2, "tool": "str_replace_editor", "args": {"command": "view", "path": "/w/a.pony"}, "output": "1 actor Main"},
+        {"turn": 3, "tool": "finish", "args": {"message": "Done."}, "thought": "Finished."},
+    ]
+    assert labels(ponyc) == {"ponylang__ponyc-1": {"resolved": None}}
+    resolver = tmp_path / "out" / "resolver-mock-output"
+    assert lines(resolver / "neubig__pr-viewer-5.jsonl") == [
+        {"turn": 1, "user": "Add a license.", "tool": "execute_bash", "args": {"command": "touch LICENSE"}, "exit_code": 0,
+         "output": "\r\nroot# \n[Command -1 finished with exit code 0]", "thought": "Create it."},
+        {"turn": 2, "tool": "execute_ipython_cell", "args": {"code": "print(1)"}, "output": "1"},
+        {"turn": 3, "tool": "finish", "args": {}, "thought": "Done."},
+    ]
+    assert labels(resolver) == {"neubig__pr-viewer-5": {"resolved": True}}
+    prontoqa = tmp_path / "out" / "prontoqa-gpt-4o"
+    assert lines(prontoqa / "ProntoQA_1.jsonl") == [
+        {"turn": 1, "user": "Is Max sour?", "tool": "execute_ipython_cell", "args": {"code": "engine.run()"}, "output": "'A'",
+         "thought": "Run it."},
+        {"turn": 2, "thought": "The answer is A."},  # a message: a reply without a tool call
+        {"turn": 3, "user": "Please continue working on the task.", "tool": "finish", "args": {}},
+    ]
+    assert labels(prontoqa) == {"ProntoQA_1": {"resolved": False}}
+
+
+# OpenHands: LLM-call logs ---------------------------------------------------------------------
+
+def test_openhands_completions_one_turn_per_logged_call_and_calls_refused_before_logging_are_left_out(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "raw" / openhands_completions.RUN_DIR / "llm_completions" / "astropy__astropy-1"
+    (folder.parent / "astropy__astropy-2").mkdir(parents=True)  # an instance without a logged call: no session
+
+    def model_reply(content: str, name: str | None = None, arguments: dict | None = None) -> dict:
+        calls = [{"id": "c", "function": {"name": name, "arguments": json.dumps(arguments)}}] if name else []
+        return {"role": "assistant", "content": content, "tool_calls": calls}
+
+    conversation = [{"role": "system", "content": [{"type": "text", "text": "You are OpenHands agent."}]},
+                    {"role": "user", "content": [{"type": "text", "text": "Fix the issue."}]}]
+    steps = [  # (the reply, what the next call's conversation adds after it)
+        (model_reply("<think></think>\nLook first.", "execute_bash", {"command": "ls", "security_risk": "LOW"}),
+         [{"role": "tool", "content": "a.py\n[The command completed with exit code 0.]"},
+          {"role": "user", "content": "Missing required parameters for function 'str_replace_editor': {'security_risk'}\n"
+                                      "[Error occurred in processing last action]"}]),
+        (model_reply("<think></think>", "task_tracker", {"command": "plan"}),
+         [{"role": "user", "content": "Error: task_list is required for the plan command."}]),
+        (model_reply("I think I am done."), [{"role": "user", "content": "Please continue working on the task."}]),
+        (model_reply("", "finish", {"message": "Done."}), None),
+    ]
+    for when, (message, added) in zip(("100.5", "200", "300", "1000"), steps):  # by time, not by name: 1000 is last
+        write_json(folder / f"__mnt__GLM-4.6-FP8-{when}.json", {
+            "fncall_messages": conversation, "fncall_response": {"choices": [{"message": message}]}})
+        conversation = conversation + [message] + (added or [])
+
+    openhands_completions.run(tmp_path / "raw", tmp_path / "out")
+
+    out = tmp_path / "out" / openhands_completions.RUN_NAME
+    assert lines(out / "astropy__astropy-1.jsonl") == [
+        {"turn": 1, "user": "Fix the issue.", "tool": "execute_bash", "args": {"command": "ls", "security_risk": "LOW"},
+         "output": "a.py\n[The command completed with exit code 0.]", "exit_code": 0, "thought": "Look first."},
+        # refused after it was logged: a turn, its output the error the model read
+        {"turn": 2, "tool": "task_tracker", "args": {"command": "plan"}, "output": "Error: task_list is required for the plan command."},
+        {"turn": 3, "thought": "I think I am done."},
+        {"turn": 4, "user": "Please continue working on the task.", "tool": "finish", "args": {"message": "Done."}},
+    ]
+    assert labels(out) == {"astropy__astropy-1": {"resolved": None}}
+    assert "refused calls: 1 logged (turns), 1 not logged (left out)" in capsys.readouterr().err
+    assert openhands_completions.exit_code_of("x\n[Command finished with exit code -1]") is None
+
+
+# Agent-Zero saved chats -----------------------------------------------------------------------
+
+def a0_chat(chat_id: str, agents: list[list[dict]]) -> str:
+    def history(messages: list[dict]) -> str:
+        return json.dumps({"_cls": "History", "bulks": [], "topics": [], "current": {"_cls": "Topic", "messages": messages}})
+    return json.dumps({"id": chat_id, "name": chat_id, "log": {"logs": []},
+                       "agents": [{"number": n, "data": {}, "history": history(m)} for n, m in enumerate(agents)]})
+
+
+def user(text: str) -> dict:
+    return {"ai": False, "content": json.dumps({"user_message": text})}
+
+
+def reply(tool: str, **args: Any) -> dict:
+    return {"ai": True, "content": json.dumps({"thoughts": ["go"], "tool_name": tool, "tool_args": args})}
+
+
+def result(tool: str, text: str) -> dict:
+    return {"ai": False, "content": json.dumps({"tool_name": tool, "tool_result": text})}
+
+
+def git(work: Path, *args: str) -> str:
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", f"--git-dir={work / 'repo'}", f"--work-tree={work / 'tree'}",
+                           *args], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def test_agent_zero_chats_takes_each_chats_last_version_and_reads_it_with_the_packs_reader(tmp_path: Path) -> None:
+    mirror = tmp_path / "mirrors" / "owner+backup"
+    subprocess.run(["git", "init", "-q", "--bare", str(mirror / "repo")], check=True)
+    chats = mirror / "tree" / "usr" / "chats"
+    first = [user("list files"), reply("code_execution_tool", runtime="terminal", code="ls"), result("code_execution_tool", "a.py")]
+    for name, agents in (("c1", [first]), ("c1_bloated_backup", [first]), ("c2", [[user("hi"), reply("response", text="hello")], []])):
+        (chats / name).mkdir(parents=True)
+        (chats / name / "chat.json").write_text(a0_chat(name.split("_")[0], agents), encoding="utf-8")
+    git(mirror, "add", "-A")
+    git(mirror, "commit", "-q", "-m", "first")
+    (chats / "c1" / "chat.json").write_text(a0_chat("c1", [
+        first + [reply("call_subordinate", message="check it")],
+        [user("check it"), reply("code_execution_tool", runtime="terminal", code="pytest")]]), encoding="utf-8")
+    (chats / "c2" / "chat.json").unlink()  # deleted later: still a session, at its last version
+    git(mirror, "add", "-A")
+    git(mirror, "commit", "-q", "-m", "second")
+
+    raw, out = tmp_path / "raw", tmp_path / "out"
+    agent_zero_chats.extract(tmp_path / "mirrors", raw, {"owner+backup": git(mirror, "rev-parse", "HEAD")})
+    assert sorted(str(p.relative_to(raw)) for p in raw.rglob("chat.json")) == [
+        "owner+backup/usr/chats/c1/chat.json", "owner+backup/usr/chats/c2/chat.json"]  # the backup copy is left out
+    agent_zero_chats.run(raw, out)
+
+    folder = out / "owner+backup"
+    assert sorted(p.name for p in folder.iterdir()) == ["c1.jsonl", "c1__A1.jsonl", "c2.jsonl", "labels.json"]  # c2's agent 1: no turns
+    ls = json.loads(first[1]["content"])
+    assert lines(folder / "c1.jsonl") == [
+        {"turn": 1, "user": "list files", "tool": "code_execution_tool", "args": ls["tool_args"], "output": "a.py",
+         "response": first[1]["content"]},
+        {"turn": 2, "tool": "call_subordinate", "args": {"message": "check it"},
+         "response": reply("call_subordinate", message="check it")["content"]},
+    ]
+    assert [line["args"] for line in lines(folder / "c1__A1.jsonl")] == [{"runtime": "terminal", "code": "pytest"}]
+    assert [line["tool"] for line in lines(folder / "c2.jsonl")] == ["response"]
+    assert labels(folder) == {"c1": {"resolved": None}, "c1__A1": {"resolved": None}, "c2": {"resolved": None}}
+
+
+# replay ---------------------------------------------------------------------------------------
+
+def test_a_converted_session_replays_with_the_real_sessions_reader(tmp_path: Path) -> None:
+    run_dir = tmp_path / "raw" / "run_results" / "nano-output"
+    write_json(run_dir / "nano_eval.json", {"resolved_ids": []})
+    failing = ("```bash\npython t.py\n```", "<returncode>1</returncode>\n<output>\nTypeError: bad object\n</output>")
+    write_json(run_dir / "django__django-1" / "django__django-1.traj.json",
+               mini_trajectory("django__django-1", [failing] * 6, "LimitsExceeded", closing=True))
+    mini_swe_agent.run(tmp_path / "raw", tmp_path / "out", ["mini-gpt-5-nano-swebench"])
+    path = tmp_path / "out" / "mini-gpt-5-nano-swebench" / "nano-output" / "django__django-1.jsonl"
+
+    header, turns, raw = read_session(path)
+    assert header is None
+    assert [t.turn for t in turns] == [1, 2, 3, 4, 5, 6] and turns[0].user == "Fix django__django-1."
+    assert [r["exit_code"] for r in raw] == [1] * 6  # read by the bench, not passed to the replay
+    _, _, events, _, _ = replay_session(path, {})
+    assert any(e["anomaly"] == "loop" for e in events)  # the same failing command six times
