@@ -344,3 +344,25 @@ def test_nothing_is_said_after_the_agent_gave_its_answer(make_session):
     assert session.anomalies() == [(3, "loop")]
     session.run(*[sh(f"cat /srv/app{n}.yml", f"cat: /srv/app{n}.yml: Permission denied") for n in range(6)])
     assert "pace" in [anomaly for _, anomaly in session.anomalies()]  # a new stretch of failures is said as before
+
+
+def test_a_persisting_anomaly_is_worded_once_whatever_the_radio_check_keeps_for_itself():
+    """The outcome a steering answers moves on at every turn, and a stall's or PACE's episode names
+    the turn it began: neither is worded, so the same text is not worded again for them. A value
+    the text does word (the count) is."""
+    from org.contracts import Finding
+    from org.supervisor.steering import SteeringBook
+
+    book = SteeringBook()
+    worded: list[str] = []
+    render = book._render
+    book._render = lambda finding, repeated: worded.append(finding.template) or render(finding, repeated)
+
+    def pace(turn: int, failed: int) -> Finding:
+        return Finding(anomaly="pace", severity="emergency", template="pace_emergency", turn=turn, evidence={
+            "level": "emergency", "description": "Unrecoverable", "failed": failed, "latest": "boom", "stuck": 20,
+            "since": turn - 20, "episode": f"pace:emergency:{turn - 20}", "at": turn})
+
+    texts = {book.render(pace(turn, 8)) for turn in range(30, 40)}
+    assert len(texts) == 1 and worded == ["pace_emergency"]
+    assert "the last 12 calls failed" in book.render(pace(41, 12)) and len(worded) == 2

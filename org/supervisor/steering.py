@@ -184,6 +184,12 @@ def _compiled(text: str) -> tuple[string.Template, frozenset[str]]:
     return template, frozenset(template.get_identifiers())
 
 
+#: evidence the radio check keeps for itself (the outcome a steering answers, the episode and the
+#: turn it began, the call it is about): never worded, and the outcome moves on at every turn, so a
+#: persisting anomaly is worded from the memo without them
+_UNWORDED = frozenset({"at", "episode", "since", "subject", "loop_episode"})
+
+
 def _stamp(path: Path) -> tuple[int, int] | None:
     try:
         st = os.stat(path)
@@ -249,7 +255,8 @@ class SteeringBook:
         if not checked:
             self._refresh()
         try:
-            memo = (finding.template, repeated, tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in finding.evidence.items()))
+            memo = (finding.template, repeated,
+                    tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in finding.evidence.items() if k not in _UNWORDED))
             hash(memo)
         except TypeError:  # evidence holding something else unhashable: worded afresh
             return self._render(finding, repeated)
