@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from bench.corpora import agent_zero_chats, autocoderover, mini_swe_agent, openhands_completions, openhands_examples
+from bench.corpora import agent_zero_chats, autocoderover, mini_swe_agent, mini_swe_agent_v2, openhands_completions, openhands_examples
 from bench.corpora.__main__ import main as corpora_main
 from bench.real_sessions import read_session, replay_session
 
@@ -88,6 +88,71 @@ def test_mini_swe_agent_refuses_a_trajectory_whose_replies_and_model_calls_disag
     trajectory["info"]["model_stats"]["api_calls"] = 2
     with pytest.raises(ValueError, match="1 replies but 2 model calls"):
         mini_swe_agent.convert_trajectory(trajectory)
+
+
+# mini-swe-agent 2.x (tool calling) ------------------------------------------------------------
+
+def mini_v2_trajectory(instance: str, steps: list[tuple[str, list[tuple[str, str]]] | None], exit_status: str,
+                       patch: str | None = None) -> dict:
+    """``steps``: a reply (its text, its calls as (command, observation)) or None for a reply without a call."""
+    owner, name = instance.split("__")
+    messages: list[dict] = [{"role": "system", "content": "You are a helpful assistant."},
+                            {"role": "user", "content": f"Fix {instance}."}]
+    for n, step in enumerate(steps):
+        if step is None:
+            messages.append({"role": "user", "content": "Tool call error: No tool calls found.", "extra": {"interrupt_type": "FormatError"}})
+            continue
+        text, calls = step
+        ids = [f"call_{n}_{k}" for k in range(len(calls))]
+        messages.append({"role": "assistant", "content": text,
+                         "tool_calls": [{"id": i, "type": "function", "function": {"name": "bash", "arguments": json.dumps({"command": c})}}
+                                        for i, (c, _) in zip(ids, calls)],
+                         "extra": {"actions": [{"command": c, "tool_call_id": i} for i, (c, _) in zip(ids, calls)]}})
+        for i, (_, observation) in zip(ids, calls):
+            exception = "action was not executed" if "action was not executed" in observation else ""
+            messages.append({"role": "tool", "tool_call_id": i, "content": observation, "extra": {"exception_info": exception}})
+    if patch is not None:
+        messages.append({"role": "exit", "content": patch, "extra": {"exit_status": exit_status, "submission": patch}})
+    return {"trajectory_format": "mini-swe-agent-1.1", "messages": messages, "info": {
+        "exit_status": exit_status, "model_stats": {"api_calls": len(steps)},
+        "config": {"environment": {"image": f"docker.io/swebench/sweb.eval.x86_64.{owner}_1776_{name}:latest"}}}}
+
+
+def test_mini_swe_agent_v2_a_tool_call_is_a_turn_and_the_submission_holds_the_patch(tmp_path: Path) -> None:
+    raw = tmp_path / "raw"
+    reports = raw / "logs" / "run_evaluation" / "deepseek" / "deepseek-chat"
+    write_json(reports / "django__django-1" / "report.json", {"django__django-1": {"resolved": True}})
+    write_json(raw / "results_full" / "instance_10.json", mini_v2_trajectory("django__django-1", [
+        ("Look first. é", [("ls", "<returncode>0</returncode>\n<output>\nsetup.py\n</output>"),
+                           ("cat nope", "<returncode>1</returncode>\n<output>\nno such file\n</output>")]),
+        None,  # the format error: nothing ran
+        ("", [("sleep 999", "<exception>timed out</exception>\n<returncode>-1</returncode>\n<output>\n</output>")]),
+        ("Submit.", [("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", "<exception>action was not executed</exception>\n"
+                                                                   "<returncode>-1</returncode>\n<output>\n</output>")]),
+    ], "Submitted", patch="diff --git a/x.py b/x.py\n"))
+    write_json(raw / "results_full" / "instance_9.json", mini_v2_trajectory("django__django-2", [
+        ("", [("python t.py", "<returncode>1</returncode>\n<output>\nboom\n</output>")])], "LimitsExceeded"))
+    (raw / "results_full" / "instance_11.json").write_text("", encoding="utf-8")  # empty in the repository: skipped
+
+    assert corpora_main(["mini-swe-agent-v2", str(raw), str(tmp_path / "out")]) == 0
+
+    out = tmp_path / "out" / mini_swe_agent_v2.RUN
+    assert lines(out / "django__django-1.jsonl") == [
+        {"turn": 1, "user": "Fix django__django-1.", "tool": "bash", "args": {"command": "ls"},
+         "output": "<returncode>0</returncode>\n<output>\nsetup.py\n</output>", "exit_code": 0, "thought": "Look first. é"},
+        {"turn": 2, "tool": "bash", "args": {"command": "cat nope"},  # the reply's second call: its own turn
+         "output": "<returncode>1</returncode>\n<output>\nno such file\n</output>", "exit_code": 1},
+        {"turn": 3},
+        {"turn": 4, "tool": "bash", "args": {"command": "sleep 999"},  # an <exception>: no exit code
+         "output": "<exception>timed out</exception>\n<returncode>-1</returncode>\n<output>\n</output>"},
+        {"turn": 5, "tool": "bash", "args": {"command": "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"},
+         "output": "diff --git a/x.py b/x.py\n", "thought": "Submit."},
+    ]
+    assert "\\u00e9" in (out / "django__django-1.jsonl").read_text(encoding="utf-8")  # ASCII escapes, as the corpus has them
+    assert lines(out / "django__django-2.jsonl") == [
+        {"turn": 1, "user": "Fix django__django-2.", "tool": "bash", "args": {"command": "python t.py"},
+         "output": "<returncode>1</returncode>\n<output>\nboom\n</output>", "exit_code": 1}]
+    assert labels(out) == {"django__django-1": {"resolved": True}, "django__django-2": {"resolved": False}}  # no report: false
 
 
 # SWE-agent ------------------------------------------------------------------------------------

@@ -6,10 +6,11 @@ import argparse
 from pathlib import Path
 from types import ModuleType
 
-from . import agent_zero_chats, autocoderover, mini_swe_agent, openhands_completions, openhands_examples, swe_agent
+from . import agent_zero_chats, autocoderover, mini_swe_agent, mini_swe_agent_v2, openhands_completions, openhands_examples, swe_agent
 
 CONVERTERS: dict[str, ModuleType] = {
     "mini-swe-agent": mini_swe_agent,
+    "mini-swe-agent-v2": mini_swe_agent_v2,
     "swe-agent": swe_agent,
     "autocoderover": autocoderover,
     "openhands-examples": openhands_examples,
