@@ -339,3 +339,14 @@ def test_a_reporting_tool_fails_only_when_it_says_so_itself(output, failed):
 ])
 def test_a_call_carries_its_program_when_its_code_is_what_runs(args, carries):
     assert carries_program(args) is carries
+
+
+def test_a_module_s_lower_case_exception_after_a_traceback_is_the_failure_not_the_traceback_s_header():
+    """`re.error`, `socket.gaierror`: named with their module, in lower case (mini-swe-agent with
+    DeepSeek V4 Flash, matplotlib-21568: PACE quoted "Traceback (most recent call last)")."""
+    frames = '  File "/testbed/lib/text.py", line 9, in wrap\n    re.compile(pattern)\n'
+    for last in ("re.error: bad escape \\m at position 0", "socket.gaierror: [Errno -2] Name or service not known"):
+        verdict = classify_output(f"Traceback (most recent call last):\n{frames}{last}\n")
+        assert (verdict.failed, verdict.error_line) == (True, last)
+    # a bare lower-case word after the frames is not an exception's name
+    assert classify_output(f"Traceback (most recent call last):\n{frames}error: bad\n").error_line != "error: bad"

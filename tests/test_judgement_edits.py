@@ -199,3 +199,16 @@ def test_a_patch_program_retried_with_only_its_indentation_changed_is_one_action
         session.run(patch(indent), sh("cat -A stats.py | tail -2", "    return total / count$"))
     [(turn, anomaly, text)] = session.steering()
     assert (turn, anomaly) == (5, "loop") and "AssertionError: old text not found" in text and "3 times" in text
+
+
+def test_a_revert_done_again_between_fixes_a_program_wrote_is_no_same_edit(make_session):
+    """`git checkout mod.py` after each fix a `python -c` program wrote into the file, and a test
+    run: each checkout undid a different fix (mini-swe-agent with DeepSeek V4 Flash, sympy-15599,
+    which succeeded: "you applied the same edit 5 times")."""
+    session = make_session()
+    for n in range(6):
+        session.run(sh("git checkout sympy/core/mod.py", "Updated 1 path from the index\n"),
+                    sh(f"python -c \"p = 'sympy/core/mod.py'; s = open(p).read(); open(p, 'w').write(s.replace('q', 'q{n}'))\"", ""),
+                    sh("python -m pytest -q sympy/core/tests/test_arit.py", f"FAILED test_Mod - assert {n} == 1\n"))
+    assert "loop" not in [a for _, a in session.anomalies()]
+

@@ -74,9 +74,10 @@ _LIBRARY_FILE = lazy_pattern(r"[/\\](?:site|dist)-packages[/\\]|[/\\]lib[/\\]pyt
 _FRAME = lazy_pattern(r'^[ \t]*File "(?P<file>[^"\n]+)", line \d+(?:, in (?P<function>\S+))?', _M)
 # What Python prints after a traceback's frames, whatever the exception is named (Django's
 # "django.core.exceptions.ImproperlyConfigured: …", "AppRegistryNotReady: …", "StopIteration"):
-# the first line after the last frame that is not indented.
+# the first line after the last frame that is not indented. A module's own lower-case exception
+# comes with its module and a message ("re.error: bad escape \m at position 0", "socket.gaierror: …").
 _UNINDENTED = lazy_pattern(r"^(?=\S)", _M)
-_RAISED = lazy_pattern(rf"{_MODULE_PATH}(?P<name>[A-Z]\w*){_MESSAGE}", _M)
+_RAISED = lazy_pattern(rf"{_MODULE_PATH}(?P<name>[A-Z]\w*|(?<=\.)[a-z]\w*(?=:)){_MESSAGE}", _M)
 # An OS error printed without its traceback: "PermissionError: [Errno 13] Permission denied: '/x'".
 _OS_ERROR_LINE = lazy_pattern(r"^(?:[A-Za-z_]\w*\.)*(?P<name>[A-Z]\w*Error): \[Errno \d+\] .*$", _M)
 _EXCEPTION_TYPES = {
@@ -352,10 +353,17 @@ def advice_kind(error_type: str | None, error_line: str | None, command: str | N
 
 #: `cd ..`, `cd src`: a move relative to where the shell is, so the same command goes elsewhere each time.
 _RELATIVE_CD = lazy_pattern(r"^cd\s+(?![/~])\S+\s*$")
+# Files put back as they were (`git checkout -- a.py`, `git restore`, `git stash`, `git reset --hard`).
+_REVERT = lazy_pattern(r"(?:^|[;&|]\s*)git (?:checkout|restore|stash|reset)\b")
 
 
 def moves_relative(command: str | None) -> bool:
     return _RELATIVE_CD.match((command or "").strip()) is not None
+
+
+def reverts(command: str | None) -> bool:
+    """The command puts files back as they were: done again, it undoes whatever changed since."""
+    return bool(command) and _REVERT.search(command) is not None
 
 
 # An exit status some terminals print with the output (mini-swe-agent's tag, OpenHands' line, in

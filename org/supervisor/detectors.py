@@ -14,7 +14,7 @@ import math
 from typing import Callable
 
 from org.contracts import Finding
-from org.kernel.classify import advice_kind, arguments_refused, edit_refused, missing_program, moves_relative
+from org.kernel.classify import advice_kind, arguments_refused, edit_refused, missing_program, moves_relative, reverts
 from org.kernel.log import warn_once
 from org.kernel.outcomes import ToolOutcome, failures_in_a_row, fix_attempt, installed, last_in_a_row, named, ran_nothing, worked_command
 from org.supervisor.learnings import same_job
@@ -91,7 +91,9 @@ def detect_repeat(s: Snapshot) -> Finding | None:
     """The same call with the same result N times in a row; or an edit that failed N times
     the same way, retried with only its whitespace changed, whatever was done in between; or
     the very same edit applied N times with no other edit in between (each time it went in
-    again: a line range replaced by more lines grows the file, a `sed` finds nothing more)."""
+    again: a line range replaced by more lines grows the file, a `sed` finds nothing more), but
+    not a revert (`git checkout a.py`), which undoes what changed since, a program run between
+    too."""
     if s.native_repeat_warning:
         return None  # Agent-Zero already warned about this repetition this turn
     outcomes = s.watched
@@ -113,7 +115,8 @@ def detect_repeat(s: Snapshot) -> Finding | None:
                 times += 1
         if times >= n:
             return _loop(s, last, times, "retry", edit_key)
-    if last.kind == "edit" and last.ok:
+    if last.kind == "edit" and last.ok and not reverts(last.command):
+        # (a revert done again undoes what changed since, also what a program run in between wrote)
         edits = [o for o in outcomes if o.kind == "edit"]
         times = next((i for i, o in enumerate(reversed(edits)) if o.signature != last.signature or not o.ok), len(edits))
         if times >= n:
