@@ -316,9 +316,9 @@ def advice_kind(error_type: str | None, error_line: str | None, command: str | N
     """Which advice fits a failure: its error type's, except for an edit the editor refused
     (no path or quoting to fix: the edit does not match the file, its text to replace is there
     more than once, its new text is its old, a `create` over a file that is there, or the
-    editor's own check failed), a call the tool
-    refused for its arguments (nothing ran: the call is what to fix), source code or text sent as a command
-    (``command``: no quoting to fix, no program to install), a program that is not installed
+    editor's own check failed), a call the tool refused for its arguments (nothing ran: the
+    call is what to fix), source code or text sent as a command (``command``: no quoting to
+    fix, no program to install), a program that is not installed
     (no path or command name to correct, no JAVA_HOME to guess), a package the package
     manager does not know (installing it again is no fix), a module imported while it is
     still being imported (nothing to install: an import cycle, or a file shadowing a module)
