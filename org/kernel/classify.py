@@ -180,12 +180,13 @@ _DIAGNOSTICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 )
 # An editor refusing an edit: SWE-agent's linted `edit` ("Your changes have NOT been applied"),
 # str_replace editors ("No replacement was performed"), Claude Code's Edit (its old text not
-# found, found more than once, or the same as the new), Agent-Zero's `text_editor` patch
-# ("error patching a.py: file changed since last read"). The edit did not happen: a failure,
+# found, found more than once, or the same as the new), an editor's `create` over a file that is
+# there (OpenHands, SWE-agent 1.x), Agent-Zero's `text_editor` patch ("error patching a.py: file
+# changed since last read"). The edit did not happen: a failure,
 # named by the linter's first finding when it gives one.
 _EDIT_REJECTED = lazy_pattern(r"^.*(?:Your changes have NOT been applied|No replacement was performed|did not appear verbatim"
                             r"|String to replace not found|matches of the string to replace, but replace_all is false"
-                            r"|No changes to make: old_string and new_string).*$"
+                            r"|No changes to make: old_string and new_string|Cannot overwrite files using command `create`).*$"
                             r"|^error patching \S.*: .*$", _M)  # Agent-Zero's text_editor: its patch went nowhere
 # A tool's own error mark before its message (Claude Code's tools: "<tool_use_error>File does
 # not exist.</tool_use_error>"; OpenHands' editor: "ERROR:" on a line of its own, then "Invalid
@@ -193,10 +194,10 @@ _EDIT_REJECTED = lazy_pattern(r"^.*(?:Your changes have NOT been applied|No repl
 _TOOL_ERROR_TAGS = lazy_pattern(r"</?tool_use_error>")
 _TOOL_ERROR = lazy_pattern(r"\A\s*(?:<tool_use_error>|ERROR:[ \t]*\n)\s*(?P<message>[^\n]*?)\s*(?:</tool_use_error>|$)", _M)
 # The same editor's refusals where no "ERROR:" comes before them (SWE-agent 1.x's
-# `str_replace_editor`): a path not there or not absolute, a file `create` may not overwrite, a
-# line range or parameter it cannot take, nothing to undo. The call did nothing.
+# `str_replace_editor`): a path not there or not absolute, a line range or parameter it cannot
+# take, nothing to undo. The call did nothing.
 _EDITOR_REFUSAL = lazy_pattern(r"\A\s*(?P<message>(?:The path \S+ (?:does not exist|is not an absolute path|is a directory and only)"
-                               r"|File already exists at: |Invalid `\w+`|Parameter `\w+` is required|The `view_range` parameter is not allowed"
+                               r"|Invalid `\w+`|Parameter `\w+` is required|The `view_range` parameter is not allowed"
                                r"|No edit history found for )[^\n]*?)\s*$", _M)
 _EDIT_FINDING = lazy_pattern(r"^- (?:line \d+ col \d+: )?([A-Z]\d{3,4} .*)$", _M)
 # A list of errors with no finding in it is the check's own failure (SWE-agent's flake8 crashing on
@@ -210,15 +211,15 @@ _NO_REPLACEMENT = lazy_pattern(r"^No replacement was performed[.,]\s+(?=\S)")
 # verbatim in /a.py", "Multiple occurrences of old_str `…` in lines [3, 9]"): the action, already
 # known, not the result; quoted, a retry with only its indentation changed would be another result.
 _QUOTED_OLD_TEXT = lazy_pattern(r"(old_str) `.*?`(?= did not appear verbatim| in lines \[)", re.DOTALL)
-# Its new text, quoted back when it is the same as the old ("Invalid `new_str` parameter: <the
-# agent's text>. No replacement was performed. `new_str` and `old_str` must be different."): the
-# reason comes after it, and the text itself, not the reason, would be the line quoted.
-_QUOTED_NEW_TEXT = lazy_pattern(r"Invalid `new_str` parameter: .*?(?=No replacement was performed\. `new_str` and `old_str` must be different)",
-                                re.DOTALL)
+# The argument it quotes back before its reason: the new text when it is the same as the old
+# ("Invalid `new_str` parameter: <the agent's text>. No replacement was performed. `new_str` and
+# `old_str` must be different."), the path of a `create` over a file that is there ("Invalid `path`
+# parameter: /a.py. File already exists at: /a.py. …"): the reason, not the argument, is the line.
+_QUOTED_ARGUMENT = lazy_pattern(r"Invalid `(?:new_str|path)` parameter: .*?"
+                                r"(?=No replacement was performed\. `new_str` and `old_str` must be different|File already exists at: )", re.DOTALL)
 # The refusal of an edit that would change nothing (its new text is its old text).
 _UNCHANGED_EDIT = lazy_pattern(r"`new_str` and `old_str` must be different|old_string and new_string are exactly the same")
-# An editor's `create` refused over a file that is there (OpenHands after "Invalid `path` parameter:
-# <the path>.", SWE-agent 1.x alone): the file was not written, and the reason is this part.
+# An editor's `create` refused over a file that is there (OpenHands, SWE-agent 1.x): nothing written.
 _FILE_EXISTS = lazy_pattern(r"File already exists at: .*?Cannot overwrite files using command `create`\.?")
 #: How a refused edit's line starts: the edit changed nothing, so its error is no file's error (no churn).
 EDIT_REFUSED = "edit not applied: "
@@ -679,8 +680,8 @@ def classify_output(text: str | None, known: Any = None, filter_status: bool = F
     if refused is not None:
         return _named("execution", refused.group("message"))
     rejected = _EDIT_REJECTED.search(sample)
-    if rejected is not None and ("old_str `" in sample or "`new_str` parameter: " in sample):
-        sample = _QUOTED_NEW_TEXT.sub("", _QUOTED_OLD_TEXT.sub(r"\1", sample))
+    if rejected is not None and ("old_str `" in sample or "` parameter: " in sample):
+        sample = _QUOTED_ARGUMENT.sub("", _QUOTED_OLD_TEXT.sub(r"\1", sample))
         rejected = _EDIT_REJECTED.search(sample)
     if rejected is not None:
         finding = _EDIT_FINDING.search(sample)
@@ -696,9 +697,6 @@ def classify_output(text: str | None, known: Any = None, filter_status: bool = F
     marked = _TOOL_ERROR.match(sample) or _EDITOR_REFUSAL.match(sample)
     if marked is not None:
         message = marked.group("message") or "tool error"
-        exists = _FILE_EXISTS.search(message)
-        if exists is not None:
-            return _named("execution", EDIT_REFUSED + exists.group(0))
         missing = re.search(r"\bdoes not exist\b", message) is not None  # "File does not exist.", "Path does not exist: x"
         return _named("not_found" if missing else next((kind for kind, pattern in _DIAGNOSTICS if pattern.search(message)), "execution"), message)
     tests = _test_verdict(sample)
