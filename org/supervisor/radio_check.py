@@ -30,9 +30,9 @@ the very action again with the same failing result (a blocked attempt counts)
 same output, the same edit going in again) ``escalation.pause_after_ignored_working`` times
 (not a wait, then a look, in one call or two: checking on a background process) or of a call
 that ran nothing (sent to a terminal still busy, to a tool that is not there, or refused for its
-arguments); after a
-steering about calls taken in turns (an oscillation, a cycle), once round them again; after PACE
-emergency steering, it goes on to a failure it already had, as many times as a failing action;
+arguments); after a steering about calls taken in turns (an oscillation, a cycle), once round
+them again; after PACE emergency steering, it goes on to a failure it already had, as many
+times as a failing action;
 after Agent-Zero's own warning about a message sent again unchanged, or told that its replies
 call no tool, it sends such a message ``escalation.pause_after_ignored_working`` times more
 (like a call that worked, it is never blocked). Never while the progress
