@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from org.kernel.classify import action_kind, carries_program, classify_output, classify_report, error_signature, run_text, short_command
+from org.kernel.classify import action_kind, carries_program, classify_output, classify_report, error_signature, run_text, runs_what_it_writes, short_command
 
 PYTEST_PASS = """============================= test session starts ==============================
 platform linux -- Python 3.11.7, pytest-8.1.1, pluggy-1.4.0
@@ -339,6 +339,20 @@ def test_a_reporting_tool_fails_only_when_it_says_so_itself(output, failed):
 ])
 def test_a_call_carries_its_program_when_its_code_is_what_runs(args, carries):
     assert carries_program(args) is carries
+
+
+@pytest.mark.parametrize(("command", "ran"), [
+    # mini-swe-agent with DeepSeek V4 Flash, astropy-14182: a probe written and run in one call
+    ("cd /testbed && cat > /tmp/t.py << 'EOF'\nprint(1)\nEOF\npython /tmp/t.py", True),
+    ("cat <<EOF > t.py\nprint(1)\nEOF\npython t.py 2>&1 && rm t.py", True),
+    ("cat > t.py << 'EOF'\nprint(1)\nEOF", False),
+    ("cat > t.py << 'EOF'\nprint(1)\nEOF\ncat t.py", False),  # looked at, not run
+    ("cat > t.py << 'EOF'\npython t.py\nEOF", False),  # the run is the file's text
+    ("cat > src/app.py << 'EOF'\nprint(1)\nEOF\npython -m pytest -q", False),  # something else run
+    ("sed -i 's/a/b/' t.py && python t.py", False),
+])
+def test_a_script_written_from_a_heredoc_and_run_in_the_same_call_ran(command, ran):
+    assert runs_what_it_writes({"command": command}) is ran
 
 
 def test_a_module_s_lower_case_exception_after_a_traceback_is_the_failure_not_the_traceback_s_header():

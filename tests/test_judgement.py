@@ -211,6 +211,19 @@ def test_a_stall_whose_calls_were_all_different_names_none(make_session):
     assert text.startswith("[SUPERVISOR] Stall: 6 turns without progress, and your last 6 edits have not been run. Run what they are for")
 
 
+def test_scripts_written_and_run_in_the_same_call_are_experiments_not_edits_left_unrun(make_session):
+    """Each call writes a new script from a heredoc and runs it, and shows something new: the
+    agent is finding things out (mini-swe-agent with DeepSeek V4 Flash, astropy-14182, was told
+    "your last 10 edits have not been run")."""
+    session = make_session(doctrine={"max_turns_without_progress": 4})
+    session.run(*[sh(f"cat > /tmp/probe{n}.py << 'EOF'\nprint(rows({n}))\nEOF\npython /tmp/probe{n}.py", f"rows: {n * 7}") for n in range(8)])
+    assert session.anomalies() == []
+    # the same script written and run again, with the same output, is a rerun that shows nothing new
+    session.run(*[sh("cat > /tmp/probe.py << 'EOF'\nprint(rows(1))\nEOF\npython /tmp/probe.py", "rows: 7")] * 6)
+    [(_, anomaly, text)] = session.steering()
+    assert anomaly == "loop" and "`cat > /tmp/probe.py" in text
+
+
 def test_a_stall_after_edits_that_were_run_says_to_change_approach(make_session):
     """Edits each followed by a run of the failing test are being tried: the approach is what to change."""
     session = make_session(doctrine={"max_turns_without_progress": 4, "loop": {"rerun_threshold": 50, "churn_threshold": 50}})

@@ -93,6 +93,7 @@ class OutcomeSignal(Contract):
     prints: bool = Field(False, description="The call only printed text the agent wrote (a farewell `echo`): a reply sent as a command.")
     empty: bool = Field(False, description="A look that showed nothing: no text, or a search's notice that nothing matched.")
     program: bool = Field(False, description="The call's code is the program it ran, written in the call (Agent-Zero's `runtime: python`, a heredoc).")
+    ran: bool = Field(False, description="An edit that ran what it wrote, in the same call (a script written from a heredoc, then run).")
 
     @property
     def result(self) -> str:

@@ -889,6 +889,31 @@ def _program_edits(args: Any, command: str) -> bool:
     return (_runs_program(args) or _FED_TO_PROGRAM.match(first) is not None) and _WRITES_FILE.search(command) is not None
 
 
+#: A heredoc's opening (`<< EOF`, `<<-'EOF'`) and the word that ends its body.
+_HEREDOC = lazy_pattern(r"<<-?\s*(['\"]?)(\w+)\1")
+#: A whole file written from a heredoc: `cat > f << EOF`, `cat << EOF > f`.
+_HEREDOC_FILE = lazy_pattern(r"^cat\s*(?:<<-?\s*['\"]?\w+['\"]?\s*)?>\s*([\w./~-]+)")
+
+
+def runs_what_it_writes(args: Any) -> bool:
+    """The call writes a whole file from a heredoc, then runs it (`cat > /tmp/t.py << 'EOF'` …
+    `EOF`, then `python /tmp/t.py`): an edit whose run is in the same call, its output the run's."""
+    command = command_of(args)
+    if command is None or "<<" not in command:
+        return False
+    first, _, rest = _without_cd(command).partition("\n")
+    written, heredoc = _HEREDOC_FILE.match(first), _HEREDOC.search(first)
+    if written is None or heredoc is None:
+        return False
+    lines = rest.split("\n")
+    end = next((i for i, line in enumerate(lines) if line.strip() == heredoc.group(2)), None)
+    if end is None:
+        return False
+    name = written.group(1).rpartition("/")[2]
+    return any(name in part and action_kind("", {"command": part}) == "run"
+               for line in lines[end + 1:] for part in _command_parts(line))
+
+
 def carries_program(args: Any) -> bool:
     """The call's code is the program it runs, written anew in the call: Agent-Zero's `runtime:
     python` or `nodejs`, a heredoc fed to an interpreter, `python -c "…"`."""

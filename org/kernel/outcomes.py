@@ -47,6 +47,7 @@ from .classify import (
     prints_only,
     reports_content,
     run_text,
+    runs_what_it_writes,
     says_only,
     short_command,
     shows_nothing,
@@ -165,6 +166,7 @@ class ToolOutcome:
     prints: bool = False  # it only printed text the agent wrote (a farewell `echo`, prints_only): a reply sent as a command
     empty: bool = False  # a look that showed nothing: no text, or a search's notice that nothing matched (shows_nothing)
     program: bool = False  # its code is the program it runs, written in the call (classify.carries_program)
+    ran: bool = False  # an edit that ran what it wrote, in the same call (classify.runs_what_it_writes)
 
     @property
     def worked(self) -> bool:
@@ -248,7 +250,7 @@ class ToolLedger:
         return True
 
     def _progress(self, tool: str, ok: bool, kind: str, signature: str, out_hash: str, error: str | None, said: bool,
-                  polls: bool, shown: bool) -> bool:
+                  polls: bool, shown: bool, ran: bool) -> bool:
         """Whether the call moved the task (see the class): ``shown``, its output shows something."""
         if tool == RESPONSE_TOOL:
             return ok
@@ -263,8 +265,8 @@ class ToolLedger:
             new_view = self._first(("view", out_hash))
             after_edit = bool(self.outcomes) and self.outcomes[-1].kind == "edit"
             return ok and new_view and (new_look or not after_edit)
-        if kind == "edit":
-            return False
+        if kind == "edit" and not ran:
+            return False  # (one that ran what it wrote is judged by what the run showed)
         new_result = self._first(("result", signature, error or out_hash))
         new_error = error is None or self._first(("error", error))
         new_call = self._first(("call", signature))
@@ -275,19 +277,20 @@ class ToolLedger:
     def record(self, tool: str, ok: bool, error_type: str | None, signature: str, out_hash: str, message: str,
                kind: str = "run", error_line: str | None = None, command: str | None = None, *,
                identity: str | None = None, shape: str = "", said: bool = False, leaves_code: bool = False,
-               waits: bool = False, polls: bool = False, prints: bool = False, program: bool = False) -> ToolOutcome:
+               waits: bool = False, polls: bool = False, prints: bool = False, program: bool = False, ran: bool = False) -> ToolOutcome:
         """Record one outcome. ``identity`` is the text naming the error (:attr:`.classify.Verdict.identity`);
         without it the error has no signature. ``leaves_code``: the edit changes none of the code
         under work (a script of the agent's own, a checkout): the baseline goes on. ``waits``: the
         call waited (never a loop). ``polls``: it polled a process already running; what the
         process printed anew is progress, and a turn spent waiting on it counts toward no stall
         (the time is the process's). ``prints``: the call only printed the agent's own text (a
-        reply sent as a command). ``program``: the call's code is the program it ran."""
+        reply sent as a command). ``program``: the call's code is the program it ran. ``ran``: an
+        edit that ran what it wrote, in the same call."""
         self.recorded = True
         self.last_tool_turn = self.turn
         error = error_signature(identity)
         shown = not shows_nothing(message)
-        progress = self._progress(tool, ok, kind, signature, out_hash, error, said, polls, shown)
+        progress = self._progress(tool, ok, kind, signature, out_hash, error, said, polls, shown, ran)
         if progress:
             self.last_progress_turn = self.turn
         elif polls:
@@ -295,7 +298,7 @@ class ToolLedger:
         baseline = self._baseline(ok, "run" if leaves_code else kind, None if ok else error)
         outcome = ToolOutcome(self.turn, tool, ok, error_type, signature, out_hash, preview(message), progress,
                               kind, error_line, error, command, shape or signature, baseline, waits=waits, prints=prints,
-                              empty=ok and kind == "inspect" and not shown, program=program)
+                              empty=ok and kind == "inspect" and not shown, program=program, ran=ran)
         self.outcomes.append(outcome)
         return outcome
 
@@ -484,7 +487,7 @@ def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: boo
                          identity=identity, shape=call_shape(tool, args, kind, signature, error_line),
                          said=said, leaves_code=kind == "edit" and leaves_code(args), waits=polls or only_sleeps(args), polls=polls,
                          prints=ok and said and prints_only(args),  # a call that prints is one that says
-                         program=carries_program(args))
+                         program=carries_program(args), ran=kind == "edit" and runs_what_it_writes(args))
 
 
 def record_blocked(data: dict, tool: str, args: Any, blocked: Any) -> ToolOutcome:
