@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from bench.corpora import agent_zero_chats, autocoderover, mini_swe_agent, mini_swe_agent_v2, openhands_completions, openhands_examples
+from bench.corpora import agent_zero_chats, autocoderover, mini_swe_agent, mini_swe_agent_tracked, mini_swe_agent_v2, openhands_completions, openhands_examples
 from bench.corpora.__main__ import main as corpora_main
 from bench.real_sessions import read_session, replay_session
 
@@ -153,6 +153,47 @@ def test_mini_swe_agent_v2_a_tool_call_is_a_turn_and_the_submission_holds_the_pa
         {"turn": 1, "user": "Fix django__django-2.", "tool": "bash", "args": {"command": "python t.py"},
          "output": "<returncode>1</returncode>\n<output>\nboom\n</output>", "exit_code": 1}]
     assert labels(out) == {"django__django-1": {"resolved": True}, "django__django-2": {"resolved": False}}  # no report: false
+
+
+def tracked_run(instance: str, n: int, steps: list[tuple[str, str, int]], model_calls: int) -> dict:
+    return {"run_id": f"{instance}_run_0{n}", "task": f"Fix {instance}.", "exit_status": "Submitted", "n_calls": model_calls,
+            "steps": [{"step_number": i + 1, "thought": "", "action": action, "observation": output, "returncode": code,
+                       "raw_response": f"THOUGHT: step {i + 1}\n\n```bash\n{action}\n```"} for i, (action, output, code) in enumerate(steps)]}
+
+
+def test_mini_swe_agent_tracked_renders_the_observation_the_model_read_and_the_submission_is_no_turn(tmp_path: Path) -> None:
+    raw = tmp_path / "swe-bench"
+    long = "x" * 12000
+    write_json(raw / "results_llama_10" / "astropy__astropy-1.json", {"task_id": "astropy__astropy-1", "runs": [
+        tracked_run("astropy__astropy-1", 1, [
+            ("ls", "setup.py\n", 0),
+            ("[ERROR]", "FORMAT ERROR: You provided 2 actions instead of exactly ONE. DO NOT SUBMIT", -1),
+            ("[ERROR]", "The last command <command>sleep 99</command> timed out and has been killed.\nThe output was:", -1),
+            ("cat big.log", long, 1)], model_calls=5)]})
+    write_json(raw / "results_claude_10" / "astropy__astropy-1.json", {"task_id": "astropy__astropy-1", "runs": []})
+    write_json(raw / "llama.llama-local-run1.json", {"resolved_ids": ["astropy__astropy-1"]})
+
+    assert corpora_main(["mini-swe-agent-tracked", str(raw), str(tmp_path / "out")]) == 0
+
+    out = tmp_path / "out" / "mini-llama-3.1-70b-astropy" / "run1"
+    [ls, refused, timeout, big] = lines(out / "astropy__astropy-1.jsonl")
+    assert ls == {"turn": 1, "user": "Fix astropy__astropy-1.", "tool": "bash", "args": {"command": "ls"},
+                  "output": "<returncode>0</returncode>\n<output>\nsetup.py\n</output>", "exit_code": 0, "thought": "step 1"}
+    assert refused == {"turn": 2}  # a format error: the reply is lost, nothing ran
+    assert timeout == {"turn": 3, "tool": "bash", "args": {"command": "sleep 99"},
+                       "output": "The last command <command>sleep 99</command> timed out and has been killed.\nThe output was:"}
+    assert big["exit_code"] == 1 and big["output"].startswith("<returncode>1</returncode>\n<warning>\nThe output of your last command was too long.")
+    assert "<elided_chars>\n2000 characters elided\n</elided_chars>" in big["output"] and big["output"].endswith("x" * 5000 + "\n</output_tail>")
+    assert labels(out) == {"astropy__astropy-1": {"resolved": True}}
+    assert mini_swe_agent_tracked.observation(0, "") == "<returncode>0</returncode>\n<output>\n</output>"
+
+
+def test_mini_swe_agent_tracked_refuses_a_run_whose_steps_and_model_calls_disagree(tmp_path: Path) -> None:
+    raw = tmp_path / "swe-bench"
+    write_json(raw / "results_claude_10" / "astropy__astropy-1.json", {"task_id": "astropy__astropy-1", "runs": [
+        tracked_run("astropy__astropy-1", 1, [("ls", "", 0)], model_calls=1)]})
+    with pytest.raises(SystemExit, match="1 steps but 1 model calls"):
+        corpora_main(["mini-swe-agent-tracked", str(raw), str(tmp_path / "out")])
 
 
 # SWE-agent ------------------------------------------------------------------------------------

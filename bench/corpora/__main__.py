@@ -6,11 +6,12 @@ import argparse
 from pathlib import Path
 from types import ModuleType
 
-from . import agent_zero_chats, autocoderover, mini_swe_agent, mini_swe_agent_v2, openhands_completions, openhands_examples, swe_agent
+from . import agent_zero_chats, autocoderover, mini_swe_agent, mini_swe_agent_tracked, mini_swe_agent_v2, openhands_completions, openhands_examples, swe_agent
 
 CONVERTERS: dict[str, ModuleType] = {
     "mini-swe-agent": mini_swe_agent,
     "mini-swe-agent-v2": mini_swe_agent_v2,
+    "mini-swe-agent-tracked": mini_swe_agent_tracked,
     "swe-agent": swe_agent,
     "autocoderover": autocoderover,
     "openhands-examples": openhands_examples,
