@@ -110,6 +110,24 @@ def test_the_reader_takes_the_agent_once_into_values():
     assert first.chat == str(agent.context.id)
 
 
+def test_the_reader_keeps_the_user_s_message_on_a_task_s_first_turn_only():
+    """``loop_data.user_message`` is a history message whose content is ``fw.user_message.md``
+    filled in (Agent-Zero v0.9.8 and v1.x): ``{"user_message": …, "attachments": …}``."""
+    agent = StandInAgent(era="D")
+    loop_data = agent.loop_data
+    loop_data.user_message = agent.hist_add_message(False, {"user_message": "continue", "attachments": []})
+    loop_data.iteration = 0
+    assert read_turn(agent, loop_data).user_message == "continue"
+    loop_data.iteration = 1
+    assert read_turn(agent, loop_data).user_message is None  # read when a task may begin, not at every turn
+    loop_data.iteration = 0
+    loop_data.user_message = agent.hist_add_message(False, "x" * 5000)
+    assert read_turn(agent, loop_data).user_message == "x" * 2000
+    for odd in (None, agent.hist_add_message(False, {"attachments": []}), agent.hist_add_message(False, {"user_message": 7})):
+        loop_data.user_message = odd
+        assert read_turn(agent, loop_data).user_message is None
+
+
 def test_the_dispatcher_sets_role_and_pace_and_reports_on_values_alone(tmp_path):
     from org.contracts import TraceHeader
     from org.kernel.dispatcher import ORG_ATTR, PACE_ATTR, ROLE_ATTR, dispatch, judge_after_tool

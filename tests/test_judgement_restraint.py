@@ -255,6 +255,32 @@ def test_replies_without_a_tool_call_in_a_row(make_session):
     assert (turn, anomaly) == (4, "loop") and "last 3 replies called no tool" in text
 
 
+GO_ON = ("Please continue working on the task on whatever approach you think is suitable.\n"
+         "When you think you have solved the question, please use the finish tool and include your final answer in the message "
+         "parameter of the finish tool.\nIMPORTANT: YOU SHOULD NEVER ASK FOR HUMAN HELP.\n")
+
+
+def test_replies_without_a_tool_call_each_told_to_go_on_are_still_in_a_row(make_session):
+    """OpenHands answers a reply without a tool call with "Please continue working on the task":
+    a message that begins no new task, so the replies stay in a row (OpenHands with GLM-4.6,
+    django-12184: 12 malformed calls in a row, none steered)."""
+    malformed = "<function>execute_bash>\n<parameter=command>python t.py</parameter>"
+    session = make_session()
+    session.run(sh("ls", "app.py"), {"response": malformed}, *[{"user": GO_ON, "response": malformed} for _ in range(2)])
+    [(turn, anomaly, text)] = session.steering()
+    assert (turn, anomaly) == (4, "loop") and "last 3 replies called no tool" in text
+
+
+def test_a_user_telling_the_agent_to_go_on_keeps_the_task_s_evidence_and_a_new_task_starts_afresh(make_session):
+    broken = traceback("ModuleNotFoundError: No module named 'flask'")
+    session = make_session()
+    session.run(*[sh("python app.py", broken)] * 2, {"user": "continue", **sh("python app.py", broken)})
+    assert session.anomalies() == [(3, "loop")]  # the third time, across the user's "continue"
+    session = make_session()
+    session.run(*[sh("python app.py", broken)] * 2, {"user": "Now write the README.", **sh("python app.py", broken)})
+    assert session.anomalies() == []  # a new task: its first failure
+
+
 def farewells(n: int) -> list[dict]:
     return [sh(f"echo 'I could not fix the bug, attempt {i}. Goodbye.'", f"I could not fix the bug, attempt {i}. Goodbye.")
             for i in range(n)]

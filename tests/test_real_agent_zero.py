@@ -122,6 +122,22 @@ def test_no_supervisor_warning_on_the_turn_agent_zero_warns_about_a_repeat(tree,
     assert history.index(next(t for t in history if "[SUPERVISOR] Loop" in t)) > repeat + 1
 
 
+@pytest.mark.parametrize(("message", "steered"), [("continue", True), ("Read it again", False)])
+def test_a_user_s_continue_keeps_the_task_s_evidence_and_a_new_request_starts_afresh(tree, tmp_path, message, steered):
+    """The same failing run once before the answer and three times after the user's next
+    message: after "continue" it is the fourth run of one task (a rerun steered); after a new
+    request it is a new task's third."""
+    install_pack(tree, activate=True, doctrine={"radio_check_interval_turns": 1})
+    run = "python3 /nonexistent/app.py"
+    script = [reply("attempt 1", run), FINAL, reply("attempt 2", run), reply("look", "ls /nonexistent"), reply("attempt 3", run),
+              reply("look again", "ls /tmp"), reply("attempt 4", run), FINAL]
+    result = run_chat(tree, script, tmp_path, harness_args=("--then", message))
+    steering = [w for w in warnings(result) if "[SUPERVISOR]" in w]
+    assert bool(steering) is steered, steering
+    if steered:
+        assert len(steering) == 1 and "[SUPERVISOR] Rerun" in steering[0] and "python3 /nonexistent/app.py" in steering[0]
+
+
 def test_without_an_active_organization_the_pack_does_nothing(tree, tmp_path):
     organizations = install_pack(tree, activate=False)
     result = run_chat(tree, [reply(f"attempt {i}") for i in range(1, 5)] + [FINAL], tmp_path)

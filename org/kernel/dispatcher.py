@@ -15,6 +15,7 @@ turn (:func:`unit_report`): the same fields, plus the radio check's inputs.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Callable
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from org.contracts import RoleProfile, SaluteReport
 from org.contracts.common import PACE_LEVELS
 from org.contracts.salute import SaluteSignals
+from org.lazy_patterns import lazy_pattern
 
 from . import salute
 from .layers import NO_LAYERS, AgentReadings
@@ -39,6 +41,19 @@ ROLE_ATTR = "_org_active_role"
 PACE_ATTR = "_org_pace_level"
 ORG_ATTR = "_org_active_org_id"
 STATE_KEY = "_org_dispatch"
+
+#: A user's message that only tells the agent to go on with its task: "continue", "keep going",
+#: OpenHands' automatic "Please continue working on the task on whatever approach you think is
+#: suitable." sent after a reply without a tool call. Longer than this, it says more than that.
+_GOES_ON = lazy_pattern(r"\A\W*(?:please\s+)?(?:continue|keep going|go on|go ahead|carry on|proceed|resume)\b", re.IGNORECASE)
+GOES_ON_CHARS = 600
+
+
+def goes_on(user_message: str | None) -> bool:
+    """The message continues the task in hand, so its evidence (the tool ledger, the failures)
+    carries on: an agent that answered without a tool call and was told to go on, and does it
+    again, is not starting afresh."""
+    return user_message is not None and len(user_message) <= GOES_ON_CHARS and _GOES_ON.match(user_message) is not None
 
 
 @dataclass
@@ -63,7 +78,7 @@ def dispatch(read: Callable[[], TurnReadings], port: AgentPort, store: Organizat
         return None
     readings = read()
     data = port.data
-    new_task = readings.iteration == 0
+    new_task = readings.iteration == 0 and not goes_on(readings.user_message)
     ledger = ledger_of(data)
     ledger.tick(new_task=new_task)
     if new_task:

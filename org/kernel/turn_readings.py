@@ -41,6 +41,7 @@ class TurnReadings:
     org_id: Any = None  # agent._org_active_org_id, as the dispatcher set it
     agent_name: str | None = None  # agent.agent_name
     model: str | None = None  # the chat model's name (for the SALUTE report)
+    user_message: str | None = None  # on a task's first turn, the user's message that began it (its first USER_MESSAGE_CHARS)
 
 
 def read_turn(agent: Any, loop_data: Any = None, layers: bool = False, repeat_check: bool = True) -> TurnReadings:
@@ -63,7 +64,20 @@ def read_turn(agent: Any, loop_data: Any = None, layers: bool = False, repeat_ch
         org_id=read_attr(agent, ORG_ATTR),
         agent_name=name if isinstance(name, str) else None,
         model=model_name(agent) if layers else None,
+        user_message=user_message_of(loop_data) if iteration == 0 else None,
     )
+
+
+#: as much of a user's message as the readings keep: enough to tell what kind of message it is
+USER_MESSAGE_CHARS = 2000
+
+
+def user_message_of(loop_data: Any) -> str | None:
+    """The text of the user's message the monologue answers: ``loop_data.user_message`` is a
+    history message whose content is ``fw.user_message.md`` filled in (``{"user_message": …}``)."""
+    content = read_attr(read_attr(loop_data, "user_message"), "content")
+    text = content.get("user_message") if isinstance(content, dict) else content
+    return text[:USER_MESSAGE_CHARS] if isinstance(text, str) else None
 
 
 def native_repeat_fired(loop_data: Any) -> bool:
