@@ -161,6 +161,20 @@ def test_looks_that_find_nothing_are_no_progress_and_the_stall_counts_them(make_
     assert text.startswith("[SUPERVISOR] Stall: 7 turns without progress (7 looks that found nothing). Reassess")
 
 
+def test_views_of_one_guessed_path_after_another_that_is_not_there_are_a_hunt(make_session):
+    """A look at something that is not there found nothing, as an empty one did (SWE-agent-LM-32B,
+    pylint-4604: six views of guessed paths, "The path /testbed/astroid/utils.py does not exist")."""
+    session = make_session()  # the shipped doctrine: more than 5 looks that found nothing
+    session.run(sh("cat setup.py", "from setuptools import setup"))
+    session.run(*[{"tool": "str_replace_editor", "args": {"command": "view", "path": f"/testbed/astroid/{name}"},
+                   "output": f"The path /testbed/astroid/{name} does not exist. Please provide a valid path."}
+                  for name in ("messages", "checkers", "utils.py", "nodes.py", "manager.py")])
+    assert session.anomalies() == []
+    session.run(sh("cat pylint/messages.py", "cat: pylint/messages.py: No such file or directory"))
+    [(turn, anomaly, text)] = session.steering()
+    assert (turn, anomaly) == (7, "stall") and "(6 looks that found nothing)" in text
+
+
 def test_more_looks_that_found_nothing_than_the_doctrine_allows_are_a_stall_before_the_turn_limit(make_session):
     """Five misses in a search are a search; the sixth, with nothing found in between, is a hunt."""
     session = make_session()  # the shipped doctrine: 12 turns, 5 looks

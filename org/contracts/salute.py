@@ -91,7 +91,7 @@ class OutcomeSignal(Contract):
     blocked: bool = Field(False, description="The breaker did not run the call: it stands for the failure it would have repeated.")
     waits: bool = Field(False, description="The call polled a process already running (Agent-Zero's `runtime: output`) or only slept (`sleep 5`): never a loop.")
     prints: bool = Field(False, description="The call only printed text the agent wrote (a farewell `echo`): a reply sent as a command.")
-    empty: bool = Field(False, description="A look that showed nothing: no text, or a search's notice that nothing matched.")
+    empty: bool = Field(False, description="A look that found nothing: it showed nothing (no text, a search's notice that nothing matched), or what it looked at is not there.")
     program: bool = Field(False, description="The call's code is the program it ran, written in the call (Agent-Zero's `runtime: python`, a heredoc).")
     ran: bool = Field(False, description="An edit that ran what it wrote, in the same call (a script written from a heredoc, then run).")
 

@@ -164,7 +164,9 @@ class ToolOutcome:
     blocked: bool = False  # the breaker did not run it: it stands for the failure it would have repeated
     waits: bool = False  # it polled a process already running (waits_on_process) or only slept: never a loop
     prints: bool = False  # it only printed text the agent wrote (a farewell `echo`, prints_only): a reply sent as a command
-    empty: bool = False  # a look that showed nothing: no text, or a search's notice that nothing matched (shows_nothing)
+    #: a look that found nothing: it showed nothing (no text, a search's notice that nothing
+    #: matched: shows_nothing), or what it looked at is not there (`cat a.py`: No such file)
+    empty: bool = False
     program: bool = False  # its code is the program it runs, written in the call (classify.carries_program)
     ran: bool = False  # an edit that ran what it wrote, in the same call (classify.runs_what_it_writes)
 
@@ -298,7 +300,7 @@ class ToolLedger:
         baseline = self._baseline(ok, "run" if leaves_code else kind, None if ok else error)
         outcome = ToolOutcome(self.turn, tool, ok, error_type, signature, out_hash, preview(message), progress,
                               kind, error_line, error, command, shape or signature, baseline, waits=waits, prints=prints,
-                              empty=ok and kind == "inspect" and not shown, program=program, ran=ran)
+                              empty=kind == "inspect" and (not shown if ok else error_type == "not_found"), program=program, ran=ran)
         self.outcomes.append(outcome)
         return outcome
 
