@@ -891,8 +891,6 @@ def _program_edits(args: Any, command: str) -> bool:
 
 #: A heredoc's opening (`<< EOF`, `<<-'EOF'`) and the word that ends its body.
 _HEREDOC = lazy_pattern(r"<<-?\s*(['\"]?)(\w+)\1")
-#: A whole file written from a heredoc: `cat > f << EOF`, `cat << EOF > f`.
-_HEREDOC_FILE = lazy_pattern(r"^cat\s*(?:<<-?\s*['\"]?\w+['\"]?\s*)?>\s*([\w./~-]+)")
 
 
 def runs_what_it_writes(args: Any) -> bool:
@@ -902,14 +900,14 @@ def runs_what_it_writes(args: Any) -> bool:
     if command is None or "<<" not in command:
         return False
     first, _, rest = _without_cd(command).partition("\n")
-    written, heredoc = _HEREDOC_FILE.match(first), _HEREDOC.search(first)
-    if written is None or heredoc is None:
+    written, heredoc = _SHELL_CREATE.match(first), _HEREDOC.search(first)  # `cat > f << EOF`, `cat << EOF > f`
+    if written is None or written.group("file") is None or heredoc is None:
         return False
     lines = rest.split("\n")
     end = next((i for i, line in enumerate(lines) if line.strip() == heredoc.group(2)), None)
     if end is None:
         return False
-    name = written.group(1).rpartition("/")[2]
+    name = written.group("file").rpartition("/")[2]
     return any(name in part and action_kind("", {"command": part}) == "run"
                for line in lines[end + 1:] for part in _command_parts(line))
 
@@ -979,7 +977,8 @@ def _prepares_a_run(text: str) -> bool:
     return runs
 
 
-_SHELL_CREATE = lazy_pattern(r"^(?:cat\s*>\s*[\w./~-]+|cat\s*<<-?\s*['\"]?\w+['\"]?\s*>\s*[\w./~-]+|create \S+\s*$|str_replace_editor create )")
+#: A whole file written: `cat > f`, `cat << EOF > f` (the ``file``), SWE-agent's `create f`, the editor's `create`.
+_SHELL_CREATE = lazy_pattern(r"^(?:cat\s*(?:<<-?\s*['\"]?\w+['\"]?\s*)?>\s*(?P<file>[\w./~-]+)|create \S+\s*$|str_replace_editor create )")
 # Work on the workspace, not on the code in it: fetching, checking out, moving, removing,
 # making folders, and output kept in a log or a temporary file.
 _SHELL_WORKSPACE = lazy_pattern(r"^(?:rm|mv|cp|mkdir|touch|chmod|chown|ln|git (?:checkout|stash|reset|restore|clone|fetch|pull|switch|clean|init))\b")
