@@ -494,6 +494,67 @@ def test_agent_zero_chats_takes_each_chats_last_version_and_reads_it_with_the_pa
     assert labels(folder) == {"c1": {"resolved": None}, "c1__A1": {"resolved": None}, "c2": {"resolved": None}}
 
 
+# Claude Code runs ------------------------------------------------------------------------------
+
+def claude_code_run(folder: Path, task: str, model: str, prompt: str, effort: str, blocks: list[dict], checks: list[bool]) -> None:
+    folder.mkdir(parents=True)
+    (folder / "metadata.yaml").write_text(f"run_id: run-1\ntask_id: {task}\nmodel: {model}\ntier: T0\n"
+                                          f"started_at: '2026-05-24T21:13:50+00:00'\nprompt_label: {prompt}\n", encoding="utf-8")
+    events = [{"event": "run_start", "task_id": task, "reasoning": {"effort": effort, "budget_tokens": None}}]
+    events += [{"event": "turn", "role": "assistant", "tool_calls": [], "tool_returns": [], "model_output": "", **block} for block in blocks]
+    events += [{"event": "scorer"}, {"event": "run_end"}]
+    (folder / "trajectory.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    verdicts = [{"scorer_name": f"check_{n}", "pass": ok} for n, ok in enumerate(checks)]
+    verdicts += [{"scorer_name": "latency_cost", "pass": False}]  # an efficiency scorer: not the task's outcome
+    write_json(folder / "scores.json", {"task_id": task, "verdicts": verdicts})
+
+
+def call(id_: str, name: str, **args: Any) -> dict:
+    return {"tool_calls": [{"id": id_, "name": name, "args": args}]}
+
+
+def returned(*results: tuple[str, bool, str]) -> dict:
+    return {"role": "tool", "tool_returns": [{"tool_use_id": i, "is_error": error, "detail": text} for i, error, text in results]}
+
+
+def test_claude_code_runs_one_turn_per_call_parallel_ones_too_and_the_answer_is_a_last_turn(tmp_path: Path) -> None:
+    raw = tmp_path / "results"
+    claude_code_run(raw / "20260524T211350Z-run-1", "L0_005", "claude-sonnet-4-6", "null", "high", [
+        {"model_output": "Reading both."}, {},  # a thinking block: empty in the log
+        call("a", "Read", file_path="~/a.py"), call("b", "Bash", command="wc -l b.py", description="count"),
+        returned(("b", True, "Exit code 1\nwc: b.py: No such file or directory"), ("a", True, "File does not exist.")),
+        call("c", "Bash", command="ls"), returned(("c", False, "a.py")),
+        {"model_output": "Done."}], checks=[True, True])
+    claude_code_run(raw / "20260524T211400Z-run-2", "L0_001", "glm-4.6", "karpathy", "low", [
+        {"model_output": "The answer is 4."}], checks=[False])
+
+    assert corpora_main(["claude-code-runs", str(raw), str(tmp_path / "out")]) == 0
+
+    source = tmp_path / "out" / "claude-code-ab-l0smoke"
+    folder = source / "claude-sonnet-4-6-vanilla-high"
+    assert lines(folder / "L0_005.jsonl") == [
+        {"turn": 1, "tool": "Read", "args": {"file_path": "~/a.py"}, "output": "File does not exist.", "ok": False, "thought": "Reading both."},
+        {"turn": 2, "tool": "Bash", "args": {"command": "wc -l b.py", "description": "count"},
+         "output": "Exit code 1\nwc: b.py: No such file or directory", "ok": False, "exit_code": 1},
+        {"turn": 3, "tool": "Bash", "args": {"command": "ls"}, "output": "a.py", "ok": True, "exit_code": 0},
+        {"turn": 4, "thought": "Done."}]
+    assert labels(folder) == {"L0_005": {"resolved": True}}  # the latency scorer's fail is no failure of the task
+    assert lines(source / "glm-4.6-karpathy-low" / "L0_001.jsonl") == [{"turn": 1, "thought": "The answer is 4."}]
+    assert labels(source / "glm-4.6-karpathy-low") == {"L0_001": {"resolved": False}}
+
+
+def test_claude_code_runs_refuses_a_second_run_of_a_task_and_a_call_without_a_result(tmp_path: Path) -> None:
+    raw = tmp_path / "results"
+    for n in (1, 2):
+        claude_code_run(raw / f"run-{n}", "L0_001", "glm-4.6", "null", "low", [{"model_output": "4"}], checks=[True])
+    with pytest.raises(SystemExit, match="a second run of L0_001 in glm-4.6-vanilla-low"):
+        corpora_main(["claude-code-runs", str(raw), str(tmp_path / "out")])
+    raw = tmp_path / "results2"
+    claude_code_run(raw / "run-1", "L0_002", "glm-4.6", "null", "low", [call("a", "Bash", command="ls")], checks=[True])
+    with pytest.raises(SystemExit, match="1 calls without a result"):
+        corpora_main(["claude-code-runs", str(raw), str(tmp_path / "out")])
+
+
 # replay ---------------------------------------------------------------------------------------
 
 def test_a_converted_session_replays_with_the_real_sessions_reader(tmp_path: Path) -> None:

@@ -116,6 +116,41 @@ def test_a_tools_own_error_mark_is_a_failure_and_a_refused_edit():
     assert not classify_output("Here's the result of running `cat -n` on /testbed/a.py:\n     1\tThe path x does not exist.").failed
 
 
+def test_claude_code_refusing_a_write_to_a_file_not_read_is_a_refused_edit():
+    for message in ("File has not been read yet. Read it first before writing to it.",
+                    "File has been modified since read, either by the user or by a linter. Read it again before attempting to write it."):
+        refused = classify_output(f"<tool_use_error>{message}</tool_use_error>")
+        assert refused.failed and refused.error_line == "edit not applied: " + message
+
+
+def claude_code(tool: str, output: str, ok: bool = True, **args) -> dict:
+    """A Claude Code call as a scaffold that flags failures records it: ``ok`` False, no error type."""
+    return {"tool": tool, "args": args, "output": output, "ok": ok}
+
+
+def test_a_failure_flagged_without_a_type_is_named_by_what_its_message_says(make_session):
+    """Claude Code's Read says "File does not exist." with no error mark; the scaffold flags the
+    call as failed and no more. Guessed paths that are not there are looks that found nothing,
+    not steps of a failing approach: no PACE, and no stall before the doctrine's budget of them."""
+    missing = "File does not exist. Note: your current working directory is /work."
+    session = make_session()
+    session.run(*[claude_code("Read", missing, ok=False, file_path=f"~/src/{name}.py") for name in ("auth", "billing", "cache", "metrics", "store")])
+    ledger = session.agent.data["_org_tool_ledger"]
+    assert {o.error_type for o in ledger.outcomes} == {"not_found"}
+    assert session.anomalies() == []
+    # with the tool's own mark, a scaffold's bare "failed" does not hide the kind the message names either
+    session.run(claude_code("Edit", f"<tool_use_error>{missing}</tool_use_error>", ok=False, file_path="~/src/auth.py",
+                            old_string="a", new_string="b"))
+    assert ledger.outcomes[-1].error_type == "not_found"
+
+
+def test_a_type_another_layer_gives_still_wins_over_the_output_s(make_session):
+    session = make_session()
+    session.run({**sh("python app.py", traceback("FileNotFoundError: [Errno 2] No such file or directory: 'a.cfg'")), "ok": False,
+                 "error_type": "dependency"})
+    assert session.agent.data["_org_tool_ledger"].outcomes[-1].error_type == "dependency"
+
+
 def editor(command: str, output: str, **args) -> dict:
     return {"tool": "str_replace_editor", "args": {"command": command, "path": "/workspace/ponyc/src/expr/match.c", **args},
             "output": output}

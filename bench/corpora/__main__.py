@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from types import ModuleType
 
-from . import agent_zero_chats, autocoderover, mini_swe_agent, mini_swe_agent_tracked, mini_swe_agent_v2, openhands_completions, openhands_examples, swe_agent
+from . import agent_zero_chats, autocoderover, claude_code_runs, mini_swe_agent, mini_swe_agent_tracked, mini_swe_agent_v2, openhands_completions, openhands_examples, swe_agent
 
 CONVERTERS: dict[str, ModuleType] = {
     "mini-swe-agent": mini_swe_agent,
@@ -17,6 +17,7 @@ CONVERTERS: dict[str, ModuleType] = {
     "openhands-examples": openhands_examples,
     "openhands-completions": openhands_completions,
     "agent-zero-chats": agent_zero_chats,
+    "claude-code-runs": claude_code_runs,
 }
 
 

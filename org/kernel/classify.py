@@ -39,6 +39,8 @@ from org.lazy_patterns import lazy_pattern
 from .values import is_int
 
 ActionKind = Literal["inspect", "edit", "run"]
+#: The error type of a failure nothing names more precisely (also a scaffold's bare "it failed").
+GENERIC_FAILURE = "execution"
 #: Only the head and the tail of a long output are read.
 SCAN_CHARS = 4000
 #: The error line shown in steering and carried in SALUTE signals.
@@ -180,13 +182,15 @@ _DIAGNOSTICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 )
 # An editor refusing an edit: SWE-agent's linted `edit` ("Your changes have NOT been applied"),
 # str_replace editors ("No replacement was performed"), Claude Code's Edit (its old text not
-# found, found more than once, or the same as the new), an editor's `create` over a file that is
+# found, found more than once, or the same as the new) and its Edit and Write on a file not read
+# first or changed since it was read, an editor's `create` over a file that is
 # there (OpenHands, SWE-agent 1.x), Agent-Zero's `text_editor` patch ("error patching a.py: file
 # changed since last read"). The edit did not happen: a failure,
 # named by the linter's first finding when it gives one.
 _EDIT_REJECTED = lazy_pattern(r"^.*(?:Your changes have NOT been applied|No replacement was performed|did not appear verbatim"
                             r"|String to replace not found|matches of the string to replace, but replace_all is false"
-                            r"|No changes to make: old_string and new_string|Cannot overwrite files using command `create`).*$"
+                            r"|No changes to make: old_string and new_string|Cannot overwrite files using command `create`"
+                            r"|File has not been read yet\. Read it first|File has been modified since read).*$"
                             r"|^error patching \S.*: .*$", _M)  # Agent-Zero's text_editor: its patch went nowhere
 # A tool's own error mark before its message (Claude Code's tools: "<tool_use_error>File does
 # not exist.</tool_use_error>"; OpenHands' editor: "ERROR:" on a line of its own, then "Invalid
@@ -697,8 +701,7 @@ def classify_output(text: str | None, known: Any = None, filter_status: bool = F
     marked = _TOOL_ERROR.match(sample) or _EDITOR_REFUSAL.match(sample)
     if marked is not None:
         message = marked.group("message") or "tool error"
-        missing = re.search(r"\bdoes not exist\b", message) is not None  # "File does not exist.", "Path does not exist: x"
-        return _named("not_found" if missing else next((kind for kind, pattern in _DIAGNOSTICS if pattern.search(message)), "execution"), message)
+        return _named(message_kind(message), message)
     tests = _test_verdict(sample)
     if tests is not None:
         return tests
@@ -764,6 +767,18 @@ def classify_report(text: str | None) -> Verdict:
 
 #: A line a terminal adds around what the command printed: its exit status, mini-swe-agent's output tags.
 _STATUS_LINE = lazy_pattern(r"</?output>|" + _EXIT_STATUS.pattern, _M)
+
+
+_MISSING = lazy_pattern(r"\bdoes not exist\b")
+
+
+def message_kind(message: str) -> str:
+    """The error type of a message a tool gave for a call that failed (its own error mark, or
+    the scaffold's flag): what it says is missing ("File does not exist.", "Path does not exist:
+    x") was not found, else the shell diagnostic it is, else a failure of the call."""
+    if _MISSING.search(message) is not None:
+        return "not_found"
+    return next((kind for kind, pattern in _DIAGNOSTICS if pattern.search(message)), GENERIC_FAILURE)
 
 
 def telling_line(text: str | None, known: Any = None) -> str | None:

@@ -26,6 +26,7 @@ from org.lazy_patterns import lazy_pattern
 
 from .bounded import drop_oldest
 from .classify import (
+    GENERIC_FAILURE,
     NEW_TEXT_KEYS,
     OK,
     action_kind,
@@ -40,6 +41,7 @@ from .classify import (
     found_nothing,
     leaves_code,
     line_keys,
+    message_kind,
     missing_program,
     old_text_refused,
     only_sleeps,
@@ -468,13 +470,15 @@ def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: boo
     if ok is None:
         ok = not verdict.failed
         error_type = error_type or verdict.error_type
-    elif not ok:
-        error_type = error_type or (verdict.error_type if verdict.failed else None) or "execution"
-    elif verdict.failed:
-        error_type = None  # the other layer says it worked: keep the line, not the failure
-    else:
-        error_type = verdict.error_type  # "test": failing tests reported by a run that worked
+    elif ok:
+        # the other layer says it worked: keep the line, not the failure ("test": failing tests
+        # reported by a run that worked)
+        error_type = None if verdict.failed else verdict.error_type
     error_line = verdict.error_line if verdict.error_line or ok else telling_line(output, ledger.known_lines)
+    if not ok and error_type in (None, GENERIC_FAILURE):
+        # the other layer said no more than "failed": the kind is what the output names (Claude
+        # Code's "<tool_use_error>File does not exist.</tool_use_error>", or with no mark)
+        error_type = verdict.error_type if verdict.failed else message_kind(error_line or "")
     signature, out_hash = canonical_signature(tool, args), output_hash(output, None if ok else error_type)
     kind = action_kind(tool, args)
     if not streak_neutral(ok, kind, error_type, error_line):
