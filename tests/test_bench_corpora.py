@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from bench.corpora import agent_zero_chats, autocoderover, mini_swe_agent, mini_swe_agent_tracked, mini_swe_agent_v2, openhands_completions, openhands_examples
+from bench.corpora import agent_zero_chats, autocoderover, mini_swe_agent, mini_swe_agent_tracked, mini_swe_agent_v2, openhands_completions, openhands_examples, repolaunch
 from bench.corpora.__main__ import main as corpora_main
 from bench.real_sessions import read_session, replay_session
 
@@ -553,6 +553,67 @@ def test_claude_code_runs_refuses_a_second_run_of_a_task_and_a_call_without_a_re
     claude_code_run(raw / "run-1", "L0_002", "glm-4.6", "null", "low", [call("a", "Bash", command="ls")], checks=[True])
     with pytest.raises(SystemExit, match="1 calls without a result"):
         corpora_main(["claude-code-runs", str(raw), str(tmp_path / "out")])
+
+
+# RepoLaunch ------------------------------------------------------------------------------------
+
+def log_record(n: int, text: str) -> str:
+    return f"2026-04-22 03:14:{n:02d},000 - {text}\n"
+
+
+def ai(text: str) -> str:
+    return f"\n{'=' * 34} Ai Message {'=' * 34}\n\n{text}\n\n -- <step_cost> input_tok: 1, output_tok: 1, cost_usd: nan </step_cost>\n"
+
+
+def human(text: str) -> str:
+    return f"\n{'=' * 32} Human Message {'=' * 33}\n\n{text}\n"
+
+
+def test_repolaunch_one_turn_per_reply_through_setup_verify_and_retry_each_conversation_a_task(tmp_path: Path) -> None:
+    raw = tmp_path / "archive"
+    records = ["Using language: javascript", "Selected base image: node:22   -- <step_cost> input_tok: 1 </step_cost>",
+               "----------Start setup conversation----------",
+               ai("Thought: Install first.\nAction: <command>npm install</command>"),
+               human("Observation:\nnpm install\nadded 659 packages\n\nroot@c1:/testbed $\n\nexit code: 0"),
+               ai("I think it is done."),  # no action: RepoLaunch's format message, nothing ran
+               human("Observation:\nPlease use the format."),
+               ai("Thought: Done.\nAction: <stop></stop>"),
+               "----------End setup conversation----------", "----------Start verify conversation----------",
+               ai("Thought: Run the tests.\nAction: <command>npm test</command>"),
+               human("Observation:\nnpm test\n1 failing\n\nroot@c1:/testbed $\n\nexit code: 1"),
+               ai("Action: <issue>Tests fail.</issue>"), human("Observation:\ntests fail."),
+               "----------End verify conversation----------", "----------Start setup conversation----------",
+               ai("Thought: Again.\nAction: <search>mocha timeout</search>"), human("Observation:\n[]"),
+               "----------End setup conversation----------"]
+    for n, (instance, result) in enumerate((("org__a-1", {"completed": True}),
+                                            ("org__b-2", {"completed": False, "exception": "Launch failed"}),
+                                            ("org__c-3", {"completed": False, "exception": "Traceback (most recent call last): …"}),
+                                            ("org__d-4", None))):
+        folder = raw / "js" / "playground" / instance
+        folder.mkdir(parents=True)
+        log = "".join(log_record(i, text) for i, text in enumerate(records))
+        if result is None:  # no result.json: the log's record of success decides
+            log += log_record(50, "Setup completed successfully") + log_record(51, "Image repolaunch/dev:d committed successfully")
+        (folder / "setup.log").write_text(log, encoding="utf-8")
+        if result is not None:
+            write_json(folder / "result.json", result)
+
+    assert corpora_main(["repolaunch", str(raw), str(tmp_path / "out")]) == 0
+
+    folder = tmp_path / "out" / "repolaunch-gpt-5.2" / "linux-js"
+    [install, formatless, stop, test, issue, search] = lines(folder / "org__a-1.jsonl")
+    assert install == {"turn": 1, "user": repolaunch.SETUP_TASK.format(base_image="node:22", shell="Bash", instance="org__a-1"),
+                       "tool": "bash", "args": {"command": "npm install"},
+                       "output": "npm install\nadded 659 packages\n\nroot@c1:/testbed $\n\nexit code: 0", "exit_code": 0,
+                       "thought": "Install first."}
+    assert formatless == {"turn": 2, "thought": "I think it is done."}
+    assert stop == {"turn": 3, "tool": "stop", "args": {}, "thought": "Done."}
+    assert test["user"] == repolaunch.VERIFY_TASK and test["exit_code"] == 1
+    assert issue == {"turn": 5, "tool": "issue", "args": {"issue": "Tests fail."}, "output": "tests fail."}
+    assert search == {"turn": 6, "user": repolaunch.RETRY, "tool": "search", "args": {"query": "mocha timeout"}, "output": "[]",
+                      "thought": "Again."}
+    assert labels(folder) == {"org__a-1": {"resolved": True}, "org__b-2": {"resolved": False}, "org__c-3": {"resolved": None},
+                              "org__d-4": {"resolved": True}}
 
 
 # replay ---------------------------------------------------------------------------------------

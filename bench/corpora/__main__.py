@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from types import ModuleType
 
-from . import agent_zero_chats, autocoderover, claude_code_runs, mini_swe_agent, mini_swe_agent_tracked, mini_swe_agent_v2, openhands_completions, openhands_examples, swe_agent
+from . import agent_zero_chats, autocoderover, claude_code_runs, mini_swe_agent, mini_swe_agent_tracked, mini_swe_agent_v2, openhands_completions, openhands_examples, repolaunch, swe_agent
 
 CONVERTERS: dict[str, ModuleType] = {
     "mini-swe-agent": mini_swe_agent,
@@ -18,6 +18,7 @@ CONVERTERS: dict[str, ModuleType] = {
     "openhands-completions": openhands_completions,
     "agent-zero-chats": agent_zero_chats,
     "claude-code-runs": claude_code_runs,
+    "repolaunch": repolaunch,
 }
 
 
