@@ -68,6 +68,19 @@ def test_the_same_error_coming_back_across_different_commands_is_churn(make_sess
     assert "SyntaxError: unexpected indent" in text and "3 times" in text
 
 
+def test_churn_counts_the_actions_of_the_times_it_counts(make_session):
+    """Occurrences with only a look that worked between them are one: neither the time nor its
+    action counts, so the text never says more actions than times ("3 times across 4 actions")."""
+    error = traceback("ImportError: cannot import name 'slugify' from 'app.text'")
+    session = make_session()
+    session.run(sh("sed -i 's/slugify/slug/' app/text.py", ""),  # the agent's change: the error is its own
+                sh("python -m app", error), sh("cat app/text.py", "def slug(s): ..."), sh("python -c 'import app'", error),
+                sh("sed -i 's/slug(/slugify(/' app/text.py", ""), sh("python -m app.main", error), sh("ls app", "text.py"),
+                sh("python -m app.cli", error), sh("sed -i 's/slugify(/slugify_(/' app/text.py", ""), sh("python -m app", error))
+    [(turn, anomaly, text)] = session.steering()
+    assert (turn, anomaly) == (10, "churn") and "3 times across 2 different actions" in text
+
+
 def test_rerunning_after_edits_with_the_same_result_is_a_no_effect_rerun(make_session):
     unchanged = traceback("TypeError: unsupported operand type(s) for +: 'int' and 'str'")
     session = make_session()

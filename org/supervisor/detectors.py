@@ -11,7 +11,7 @@ order steering reaches the agent in is the radio check's.
 from __future__ import annotations
 
 import math
-from typing import Callable
+from typing import Callable, Iterable
 
 from org.contracts import Finding
 from org.kernel.classify import advice_kind, arguments_refused, edit_refused, missing_program, moves_relative, reverts
@@ -207,24 +207,31 @@ def detect_churn(s: Snapshot) -> Finding | None:
     if last.baseline:
         # there before the agent changed any code: its edits did not cause it, but installs and
         # builds that worked and left it as it was are fixes missing their cause
-        times = 1 + sum(1 for a, b in zip(same, same[1:]) if any(installed(o) for o in outcomes[a + 1:b]))
+        back = [b for a, b in zip(same, same[1:]) if any(installed(o) for o in outcomes[a + 1:b])]
     else:
         # it came back after a fix was tried (an edit, an install or build, also in the failing
         # call itself), or with nothing that worked in between (blocked on it); occurrences
         # apart with only looks, reruns or a detour that worked between them are one. A program
         # that is not installed is tried to be fixed by installs only: no edit brings it.
         tried = installed if missing_program(last.error_line) else fix_attempt
-        times = 1 + sum(1 for a, b in zip(same, same[1:])
-                        if any(tried(o) for o in outcomes[a + 1:b + 1]) or not any(o.ok for o in outcomes[a + 1:b]))
-    calls = {outcomes[i].shape or outcomes[i].signature for i in same}  # an edit retried with only its whitespace changed is one action
+        back = [b for a, b in zip(same, same[1:])
+                if any(tried(o) for o in outcomes[a + 1:b + 1]) or not any(o.ok for o in outcomes[a + 1:b])]
+    times = 1 + len(back)
     if times < s.doctrine.loop.churn_threshold and not last.baseline:
-        return _detour(s, outcomes, same, len(calls))
+        return _detour(s, outcomes, same, len(_actions(outcomes, same)))
+    # the actions of the times counted, so "N times across M actions" has no more actions than times
+    calls = _actions(outcomes, (same[0], *back))
     if times < s.doctrine.loop.churn_threshold or len(calls) < 2:
         return None
     return Finding(anomaly="churn", template="churn", turn=s.turn, evidence={
         "error": last.error_line or last.error_type or "the same error", "times": times, "calls": len(calls),
         "action": named(last),  # for the advice: what was sent, when the shell could not take it as a command
         "error_type": last.error_type or "", "episode": f"churn:{last.error_signature}", "subject": last.signature})
+
+
+def _actions(outcomes: list, indexes: Iterable[int]) -> set[str]:
+    """The different actions among some outcomes: an edit retried with only its whitespace changed is one."""
+    return {outcomes[i].shape or outcomes[i].signature for i in indexes}
 
 
 def _detour(s: Snapshot, outcomes: list, same: list[int], calls: int) -> Finding | None:
