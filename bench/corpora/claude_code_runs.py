@@ -87,10 +87,12 @@ def convert_log(events: list[dict[str, Any]]) -> list[TraceLine]:
         for result in event.get("tool_returns") or []:
             turn = calls.pop(result["tool_use_id"])
             turn["output"], turn["ok"] = result["detail"], not result["is_error"]
-            if turn["tool"] == "Bash":
-                code = EXIT_CODE.match(result["detail"]) if result["is_error"] else None
-                if code is not None or not result["is_error"]:
-                    turn["exit_code"] = int(code.group(1)) if code is not None else 0
+            if turn["tool"] != "Bash":
+                continue
+            if not result["is_error"]:
+                turn["exit_code"] = 0
+            elif code := EXIT_CODE.match(result["detail"]):
+                turn["exit_code"] = int(code.group(1))
     if calls:
         raise ValueError(f"{len(calls)} calls without a result")
     if texts:
@@ -123,7 +125,7 @@ def run(raw: Path, out: Path) -> None:
         labels[name][task] = resolved(read_json(folder / "scores.json"))
         turns += len(lines)
     for name, run_labels in sorted(labels.items()):
-        write_labels(out / SOURCE / name, dict(sorted(run_labels.items())))
+        write_labels(out / SOURCE / name, run_labels)
     sessions = sum(len(run_labels) for run_labels in labels.values())
     good = sum(sum(run_labels.values()) for run_labels in labels.values())
     print(f"{SOURCE}: {sessions} sessions, {turns} turns, {good} resolved", file=sys.stderr)
