@@ -364,3 +364,77 @@ def test_a_module_s_lower_case_exception_after_a_traceback_is_the_failure_not_th
         assert (verdict.failed, verdict.error_line) == (True, last)
     # a bare lower-case word after the frames is not an exception's name
     assert classify_output(f"Traceback (most recent call last):\n{frames}error: bad\n").error_line != "error: bad"
+
+
+def repolaunch(output: str, status: int) -> str:
+    """RepoLaunch's terminal: the command echoed first (its TTY doubles a letter now and then),
+    then what it printed, the prompt and the exit status."""
+    return f"{output}\n\nroot@5a6c35c18ad:/testbed $\n\nexit code: {status}"
+
+
+def test_an_output_that_closes_with_its_exit_status_is_decided_by_it():
+    """A warning inside a configure that worked (`git describe` in every cmake run, a `cat` of a
+    missing licence) is no failure when the output says the command exited 0; the same text
+    with another status is one."""
+    configure = ("cmake -S . -B build\nfatal: No names found, cannot describe anything.\n"
+                 "cat: /testbed/contrib/natvis/LICENSE: No such file or directory\n-- Configuring done\n-- Build files have been written to: /testbed/build")
+    assert classify_output(repolaunch(configure, 0)).failed is False
+    verdict = classify_output(repolaunch(configure, 1))
+    assert verdict.failed and verdict.error_line == "cat: /testbed/contrib/natvis/LICENSE: No such file or directory"
+    # a program that prints the words inside its output does not set the status
+    assert classify_output("exit code: 0\nTraceback (most recent call last):\n  File \"a.py\", line 1\nValueError: bad\n").failed
+
+
+def test_repolaunch_s_time_limit_is_a_timeout():
+    out = repolaunch("cmake --build build\n[697/1728] Building CXX object lib/LoopFuse.cpp.o^C\nninja: build stopped: interrupted by user.\n\n"
+                     "**Exited due to timeout**", 124)
+    assert classify_output(out).error_type == "timeout"
+    assert classify_output(out).error_line == "**Exited due to timeout**"
+
+
+def test_the_line_quoted_for_a_failure_nothing_names_is_not_the_command_echoed():
+    from org.kernel.classify import telling_line
+
+    command = "dotnet test src/Uno.slnf -c Release --logger \"console;verbosity=detailed\""
+    out = repolaunch("dotnet test src/Uno.slnf -c Release --loggeer \"console;verbosity=detailed\"\n"
+                     "\x1b=Specify a project or solution file. The current working directory does not contain one.", 1)
+    assert telling_line(out, None, command) == "Specify a project or solution file. The current working directory does not contain one."
+    # without the command, or for another command, the first line is what the output says first
+    assert telling_line(out).startswith("dotnet test src/Uno.slnf")
+    assert telling_line("make all\nmake: *** [all] Error 2", None, "ls").startswith("make all")
+    # an output with nothing but the echo and the prompt has no line to quote
+    assert telling_line(repolaunch("dotnet test --loggeer x\n\x1b=", 1), None, "dotnet test --logger x") is None
+    # a command of several lines, echoed line by line
+    heredoc = "cat > a.sh <<'EOF'\necho hi\nEOF"
+    assert telling_line(repolaunch(f"{heredoc}\nbash: a.sh: Permission denied", 1), None, heredoc) == "bash: a.sh: Permission denied"
+
+
+@pytest.mark.parametrize("output, error_line", [
+    pytest.param("Test project /b\n 1/3 Test #1: a ....   Passed    0.01 sec\n\n67% tests passed, 1 tests failed out of 3\n\n"
+                 "The following tests FAILED:\n\t 17 - oiiotool-text (Failed)\nErrors while running CTest\n", "17 - oiiotool-text (Failed)", id="ctest"),
+    pytest.param("[ERROR] Failures: \n[ERROR]   FooTest.testBar:42 expected:<1> but was:<2>\n"
+                 "[ERROR] Tests run: 3, Failures: 1, Errors: 0, Skipped: 0\n[INFO] BUILD FAILURE\n",
+                 "[ERROR] FooTest.testBar:42 expected:<1> but was:<2>", id="maven surefire"),
+    pytest.param("FooTest > bar() FAILED\n    java.lang.AssertionError at FooTest.java:12\n\n3 tests completed, 1 failed\n\n"
+                 "FAILURE: Build failed with an exception.\n", "FooTest > bar() FAILED", id="gradle"),
+    pytest.param("  Failed Quartz.Tests.Unit.FooTest.Bar [12 ms]\n  Error Message:\n   Assert.AreEqual failed\n"
+                 "Failed!  - Failed:     1, Passed:   100, Skipped:     0, Total:   101, Duration: 2 s - CoreTests.dll (net8.0)\n",
+                 "Failed Quartz.Tests.Unit.FooTest.Bar [12 ms]", id="dotnet test"),
+    pytest.param("?   \tgithub.com/a\t[no test files]\nok  \tgithub.com/a/b\t(cached)\n--- FAIL: TestX (0.00s)\n"
+                 "FAIL\tgithub.com/a/c\t0.002s\nFAIL\n", "--- FAIL: TestX", id="go test, tab-separated, a package cached"),
+])
+def test_a_test_run_of_any_language_that_reports_failing_tests_worked(output, error_line):
+    """The failing tests are the result, with their names: the tool did its job whatever status it
+    exits with, and a run of the same tests that passes is no failure either."""
+    verdict = classify_output(repolaunch(output, 1))
+    assert (verdict.failed, verdict.error_type, verdict.error_line) == (False, "test", error_line)
+
+
+@pytest.mark.parametrize("output", [
+    "[INFO] Tests run: 3, Failures: 0, Errors: 0, Skipped: 0\n[INFO] BUILD SUCCESS",
+    "100% tests passed, 0 tests failed out of 60\n\nTotal Test time (real) =   1.20 sec",
+    "Passed!  - Failed:     0, Passed:   100, Skipped:     0, Total:   100, Duration: 2 s - CoreTests.dll (net8.0)",
+    "Test run summary: Passed!\n  total: 12\n  failed: 0\n  succeeded: 12",
+])
+def test_a_test_run_that_passes_is_no_failing_test(output):
+    assert classify_output(repolaunch(output, 0)) == classify_output("")

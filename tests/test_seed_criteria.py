@@ -109,8 +109,8 @@ def test_context_warning_at_80_and_urgent_at_90(make_session, era):
 # Test 6: PACE response
 def test_failures_push_pace_to_contingent_and_steering_quotes_the_role_plan(make_session, era):
     session = make_session(era=era, doctrine={"radio_check_interval_turns": 1})
-    # five failures of one tool, different each time (debugging, not a loop)
-    session.run(*[fail("code_execution_tool", {"code": f"v{i}"}, f"Traceback (most recent call last):\nValueError: bad {i}") for i in range(5)])
+    # five failures of one tool, each call another (not a loop), the same error each time (nothing new learned)
+    session.run(*[fail("code_execution_tool", {"code": f"v{i}"}, "Traceback (most recent call last):\nValueError: bad") for i in range(5)])
     session.run(ok("text_editor", "x", output="Traceback (most recent call last):\nValueError: bad again", ok=False))
     assert session.results[-1].pace == "contingent"
     pace = [text for _, anomaly, text in session.steering() if anomaly == "pace"]

@@ -42,17 +42,17 @@ ESC = "\x1b["
 
 def report(unit: str, *, turn: int = 3, age: float = 5.0, health: str = "nominal", state: str = "active",
            pace: str = "primary", fill: float | None = 0.42, outcomes: tuple[ToolOutcome, ...] = (),
-           doctrine=None) -> SaluteReport:
+           doctrine=None, since_progress: int = 0) -> SaluteReport:
     doctrine = doctrine or ROLE.doctrine
     snapshot = Snapshot(turn=turn, role_id=ROLE.role_id, doctrine=doctrine, pace_level=pace, pace_plan=ROLE.pace_plan,
-                        turns_since_progress=0, progress_source="pack", outcomes=outcomes, context_fill=fill)
+                        turns_since_progress=since_progress, progress_source="pack", outcomes=outcomes, context_fill=fill)
     return SaluteReport.model_validate({
         "reason": "turn",
         "status": {"state": state, "pace_level": pace, "health": health},
         "activity": {"current_tool": "text_editor"},
         "unit": {"unit_id": unit, "role_id": ROLE.role_id, "role_name": ROLE.role_name, "role_type": ROLE.role_type,
                  "reports_to": "engineering_xo", "organization": "software_dev"},
-        "time": {"timestamp": datetime.now(timezone.utc) - timedelta(seconds=age), "turns_elapsed": turn, "turns_since_progress": 0},
+        "time": {"timestamp": datetime.now(timezone.utc) - timedelta(seconds=age), "turns_elapsed": turn, "turns_since_progress": since_progress},
         "environment": {"context_fill_pct": fill},
         "signals": signals_from_snapshot(snapshot),
     })
@@ -208,7 +208,7 @@ def test_a_paused_unit_shows_as_paused(layout):
     xo = XO(layout, "engineering_xo", None, roles=RoleBook(fixed={ROLE.role_id: (doctrine, ROLE.pace_plan)}),  # the XO's own copy
             store=XOStore.for_home(home, layout.root))
     for turn in (1, 2):  # a nudge, then (unanswered) the pause
-        publish(layout, "stuck", turn=turn, pace="contingent", doctrine=doctrine)
+        publish(layout, "stuck", turn=turn, pace="contingent", doctrine=doctrine, since_progress=6)
         xo.sweep()
     row = row_of(status_rows(layout, time.time(), home=home), "stuck")
     assert row["paused"] is True

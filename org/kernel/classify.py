@@ -28,6 +28,7 @@ Error types refine seed 001's taxonomy (network, CLI error, parsing, resource, l
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import re
 from dataclasses import dataclass
@@ -99,17 +100,27 @@ _TEST_SUMMARY = lazy_pattern(
     r"|Ran \d+ tests? in [\d.]+s"  # unittest, django
     r"|Tests?: +.*\b(?:passed|failed)\b.*"  # jest, vitest
     r"|test result: (?:ok|FAILED)\..*"  # cargo
-    r"|(?:ok|FAIL|---) +\S+ +[\d.]+s"  # go test
-    r"|\d+ (?:examples?|tests?), \d+ failures?.*)[ \t]*$", _M)  # rspec, minitest
+    r"|(?:ok|FAIL|---)[ \t]+\S+[ \t]+(?:[\d.]+s|\(cached\))"  # go test
+    r"|\d+ (?:examples?|tests?), \d+ failures?.*"  # rspec, minitest
+    r"|(?:\[(?:INFO|ERROR|WARNING)\] )?Tests run: \d+, Failures: \d+, Errors: \d+, Skipped: \d+.*"  # maven (surefire)
+    r"|\d+ tests? completed, \d+ failed.*"  # gradle
+    r"|\d+% tests passed, \d+ tests? failed out of \d+"  # ctest
+    r"|(?:Passed|Failed)! +- Failed: +\d+, Passed: +\d+.*|Total tests: \d+|Test run summary: \w.*)[ \t]*$", _M)  # dotnet test
 _TEST_FAILURE_LINES = (
     lazy_pattern(r"^FAILED (?!\()(\S+)(?: - (.*))?$", _M),  # pytest -ra / short summary (not unittest's "FAILED (errors=1)")
     lazy_pattern(r"^E +((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)\b.*)$", _M),  # pytest's exception lines
     lazy_pattern(r"^(?:FAIL|ERROR): (\S+ \([\w.]+\))", _M),  # unittest
     lazy_pattern(r"^--- FAIL: (\S+)", _M),  # go
     lazy_pattern(r"^ +● (.+)$", _M),  # jest
+    lazy_pattern(r"^\[ERROR\] +(?:\S+:\d+ .*|\S+ -- Time elapsed: .*<<< (?:FAILURE|ERROR)!)$", _M),  # maven (surefire)
+    lazy_pattern(r"^(\S+ > .+) FAILED$", _M),  # gradle
+    lazy_pattern(r"^\s+\d+ - (\S+) \((?:Failed|Timeout|SEGFAULT|Subprocess aborted|Exception|Not Run)\)", _M),  # ctest
+    lazy_pattern(r"^ *[Ff]ailed (\S+) [\[(]\d[^\])\n]*[\])]$", _M),  # dotnet test
 )
 _EXCEPTION_NAMED = lazy_pattern(r"\b[A-Z]\w*(?:Error|Exception)\b")
-_TEST_SUCCESS = lazy_pattern(r"^(?:OK(?: \(.*\))?|=+ (?:\d+ (?:passed|skipped|deselected|xfailed|xpassed|warnings?)(?:, )?)+ in [\d.]+s.*=*)[ \t]*$", _M)
+_TEST_SUCCESS = lazy_pattern(r"^(?:OK(?: \(.*\))?|=+ (?:\d+ (?:passed|skipped|deselected|xfailed|xpassed|warnings?)(?:, )?)+ in [\d.]+s.*=*"
+                            r"|(?:\[INFO\] )?BUILD SUCCESS(?:FUL)?\b.*|100% tests passed, 0 tests failed out of \d+"  # maven, gradle; ctest
+                            r"|Passed! +- Failed: +0\b.*|Test run summary: Passed!.*)[ \t]*$", _M)  # dotnet test
 
 # Agent-Zero's terminal asked for a runtime it does not have.
 _UNKNOWN_RUNTIME = lazy_pattern(r"\bThe runtime '[^'\n]*' is not supported\b")
@@ -125,6 +136,7 @@ _DIAGNOSTICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                     r"|^Command(?:: \".*?\")? timed out\. Sen(?:t|ding) SIGINT to the process"  # OpenHands' older terminal
                     r"|^.*</command> timed out and has been killed\."  # mini-swe-agent: "The last command <command>…</command> …"
                     r"|^EXECUTION TIMED OUT\b"  # SWE-agent 0.x
+                    r"|^\*\*Exited due to timeout\*\*"  # RepoLaunch
                     # (an exception's name, as in "ReadTimeout: …", not a parameter's "timeout: 30")
                     r"|^.*(?:\btimed out after|\b(?-i:Timeout(?:Expired)?: )|\boperation timed out|\bConnection timed out)\b.*$"),
         # zsh puts the name last: "zsh: command not found: x", and in a command it evaluates (Claude Code's
@@ -377,6 +389,7 @@ def reverts(command: str | None) -> bool:
 # Claude Code's Bash opens a failing output with it, and says nothing when the command exited 0.
 _OPENING_EXIT_CODE = lazy_pattern(r"\AExit code (\d+)[ \t]*$", _M)
 _EXIT_STATUS = lazy_pattern(r"<returncode>(\d+)</returncode>|^\[?(?:The command completed|Command(?: -?\d+)? finished) with exit code (\d+)\.?\]*[ \t]*$"
+                          r"|^exit code: (\d+)[ \t]*\Z"  # RepoLaunch's terminal closes every output so
                           r"|" + _OPENING_EXIT_CODE.pattern, _M)
 
 # Linters and type checkers that report findings: their "errors" are findings about the code.
@@ -507,7 +520,7 @@ def line_keys(text: str) -> list[int]:
 # interpreter (and an IPython cell's working folder) appended to the last line
 # ("TypeError: …[Python Interpreter: /opt/…/bin/python]", "[Jupyter current working directory: …]")
 # and the "OBSERVATION:" its CodeAct agent opens each observation with.
-_TERMINAL_MARKS = lazy_pattern(r"\r+(?=\n)|\[(?:Jupyter )?(?:Python [Ii]nterpreter|[Cc]urrent working directory): [^\]\n]*\]"
+_TERMINAL_MARKS = lazy_pattern(r"\r+(?=\n)|\x1b(?:\[[0-9;?]*[A-Za-z]|[=>])|\[(?:Jupyter )?(?:Python [Ii]nterpreter|[Cc]urrent working directory): [^\]\n]*\]"
                              r"|\AOBSERVATION:[ \t]*(?:\n|\Z)")
 
 
@@ -781,13 +794,34 @@ def message_kind(message: str) -> str:
     return next((kind for kind, pattern in _DIAGNOSTICS if pattern.search(message)), GENERIC_FAILURE)
 
 
-def telling_line(text: str | None, known: Any = None) -> str | None:
+#: the command's lines a terminal's echo is looked for: a longer command's echo is cut short in the quote anyway
+ECHO_LINES = 20
+#: how alike an echo and the command it echoes are (a doubled letter in 40: 0.99)
+ECHO_LIKENESS = 0.95
+
+
+def telling_line(text: str | None, known: Any = None, command: str | None = None) -> str | None:
     """For a failure nothing names: its first line the task's successful outputs did not
-    also print, to quote in steering (never an identity)."""
+    also print and that is not the command echoed or the shell's prompt, to quote in steering
+    (never an identity)."""
+    echo = [" ".join(line.split()) for line in (command or "").splitlines()[:ECHO_LINES] if line.strip()]
     for line in _TERMINAL_MARKS.sub("", (text or "")[:SCAN_CHARS]).splitlines():
-        if line.strip() and not _STATUS_LINE.fullmatch(line.strip()) and not (known and line_key(line) in known):
-            return _line(line)
+        bare = line.strip()
+        if not bare or _STATUS_LINE.fullmatch(bare) or _PROMPT_LAST.fullmatch(bare) or (known and line_key(line) in known):
+            continue
+        if echo and _echoes(" ".join(line.split()), echo[0]):
+            echo.pop(0)  # a terminal that prints each line it runs (RepoLaunch's; its TTY doubles a letter now and then)
+            continue
+        return _line(line)
     return None
+
+
+def _echoes(line: str, command_line: str) -> bool:
+    """The output's line is the command's, as a terminal echoes it: the same, or with a letter doubled here and there."""
+    if line == command_line:
+        return True
+    matcher = difflib.SequenceMatcher(None, line, command_line, autojunk=False)
+    return matcher.real_quick_ratio() >= ECHO_LIKENESS and matcher.quick_ratio() >= ECHO_LIKENESS and matcher.ratio() >= ECHO_LIKENESS
 
 
 def error_signature(error_line: str | None) -> str | None:

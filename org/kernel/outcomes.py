@@ -474,7 +474,7 @@ def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: boo
         # the other layer says it worked: keep the line, not the failure ("test": failing tests
         # reported by a run that worked)
         error_type = None if verdict.failed else verdict.error_type
-    error_line = verdict.error_line if verdict.error_line or ok else telling_line(output, ledger.known_lines)
+    error_line = verdict.error_line if verdict.error_line or ok else telling_line(output, ledger.known_lines, command)
     if not ok and error_type in (None, GENERIC_FAILURE):
         # the other layer said no more than "failed": the kind is what the output names (Claude
         # Code's "<tool_use_error>File does not exist.</tool_use_error>", or with no mark)
@@ -488,7 +488,10 @@ def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: boo
     said = says_only(args, tool)
     identity = verdict.identity
     if identity and verdict.error_type == "timeout" and command:
-        identity += " " + " ".join(command.split())  # what ran out of time: two commands timing out are two failures
+        # what ran out of time, and how far it got: two commands timing out are two failures, and
+        # so are two runs of one build that each got further (a hanging command prints the same);
+        # the output by its hash, whose letters keep two outputs apart that differ in a number only
+        identity += " " + " ".join(command.split()) + " " + out_hash
     return ledger.record(tool, ok, error_type, signature, out_hash, output or "", kind, error_line, short_command(args, tool),
                          identity=identity, shape=call_shape(tool, args, kind, signature, error_line),
                          said=said, leaves_code=kind == "edit" and leaves_code(args), waits=polls or only_sleeps(args), polls=polls,

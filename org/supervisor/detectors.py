@@ -14,7 +14,7 @@ import math
 from typing import Callable, Iterable
 
 from org.contracts import Finding
-from org.kernel.classify import advice_kind, arguments_refused, edit_refused, missing_program, moves_relative, reverts
+from org.kernel.classify import arguments_refused, edit_refused, missing_program, moves_relative, reverts
 from org.kernel.log import warn_once
 from org.kernel.outcomes import ToolOutcome, failures_in_a_row, fix_attempt, installed, last_in_a_row, named, ran_nothing, worked_command
 from org.supervisor.learnings import same_job
@@ -426,33 +426,17 @@ def _moving(s: Snapshot) -> bool:
     return (s.turns_since_progress is not None and s.turns_since_progress <= PACE_QUIET_AFTER_PROGRESS) or _fix_going_in(s)
 
 
-#: failures of the agent's own program (not of its surroundings: a program not installed, a
-#: package, the network, a timeout, text sent as a command): debugging it shows them one by one
-CODE_ERRORS = frozenset({"syntax", "execution", "test"})
-
-
-def _debugging(s: Snapshot, failed: int) -> bool:
-    """The failures in a row are each another error of the agent's own program (a SyntaxError,
-    then an IndentationError elsewhere, then a TypeError), and each one after the first came from
-    changed code (an edit, or a program written anew in the call): each fix went in and uncovered
-    the next bug, which is debugging, not an approach that keeps failing."""
-    streak = s.outcomes[-failed:] if failed else ()
-    errors = {o.error_signature for o in streak}
-    return (bool(streak) and None not in errors and len(errors) == len(streak)
-            and all(o.kind == "edit" or o.program for o in streak[1:])
-            and all(advice_kind(o.error_type, o.error_line, o.command) in CODE_ERRORS for o in streak))
-
-
 def detect_pace(s: Snapshot) -> Finding | None:
     """The PACE level the dispatcher set; said only while the task is not visibly moving: not
-    emergency while there was progress within the last turns or an edit just applied ("stop,
-    this is unrecoverable" is wrong while a working fix goes in), and not contingent ("change
-    approach") while each failure is another bug of the program being debugged, nor on a turn
-    Agent-Zero itself warned about a message sent again."""
+    while there was progress within the last turns or an edit just applied ("stop, this is
+    unrecoverable" is wrong while a working fix goes in, and "change approach" while each
+    failure shows something new: the next bug of a program being debugged, a build that gets
+    further each time it runs out of time), nor contingent on a turn Agent-Zero itself warned
+    about a message sent again."""
     if s.pace_level not in ("contingent", "emergency"):
         return None
     failed = failures_in_a_row(s.outcomes)
-    if _moving(s) and (s.pace_level == "emergency" or _debugging(s, failed)):
+    if _moving(s):
         return None
     if s.pace_level == "contingent" and s.native_repeat_warning:
         return None  # Agent-Zero just told it to do something else: "change approach" would say it twice

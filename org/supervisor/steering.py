@@ -44,7 +44,7 @@ def _clean(value: Any, limit: int = 100) -> str:
     """One short clause: no line breaks, no sentence breaks, bounded length."""
     text = " ".join(str(value).split())
     match = SENTENCE_END.search(text)
-    if match:
+    if match and match.start():  # (a line opening with "? ", go's package without tests, is not cut to nothing)
         text = text[: match.start()]
     return _shortened(text.rstrip(" .!?;:,"), limit)
 
