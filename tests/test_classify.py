@@ -211,6 +211,8 @@ def test_a_stack_frame_s_line_number_is_volatile_the_error_and_its_place_are_not
     # a syntax error's line says where the code is wrong, and a line printed by the program is its output
     assert run_text('  File "/repo/app.py", line 3\n') != run_text('  File "/repo/app.py", line 4\n')
     assert run_text("row 31 of 40\n") != run_text("row 32 of 40\n")
+    # node's process id before each of its warnings (RepoLaunch, undici: the same failing run 5 times)
+    assert run_text("(node:33128) ExperimentalWarning: SQLite is experimental") == run_text("(node:33166) ExperimentalWarning: SQLite is experimental")
 
 
 def test_a_unittest_failure_is_named_by_its_test_and_error_not_by_its_summary():

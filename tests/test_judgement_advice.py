@@ -169,6 +169,34 @@ BUGS = ["SyntaxError: f-string: expecting '}'", "IndentationError: expected an i
         "KeyError: 'odds'", "TypeError: 'set' object is not subscriptable", "AttributeError: 'list' object has no attribute 'get'"]
 
 
+def test_an_assignment_the_shell_ran_as_a_command_is_no_program_to_install():
+    """A variable name with dots (`Logging__X.Y=Error dotnet test`): bash runs the assignment as a
+    program, and "install it" is wrong (RepoLaunch, OrchardCore)."""
+    from org.kernel.classify import advice_kind
+
+    line = "bash: Logging__LogLevel__Microsoft.AspNetCore.DataProtection=Error: command not found"
+    assert advice_kind("not_found", line, "Logging__LogLevel__Microsoft.AspNetCore.DataProtection=Error dotnet test") == "not_found"
+    assert advice_kind("not_found", "bash: javac: command not found", "javac A.java") == "missing_program"
+
+
+def test_a_program_that_ran_before_and_a_shell_does_not_find_is_not_to_be_installed(make_session):
+    """`go` built the project, then `bash -lc` (a login shell, another PATH) does not find it
+    (RepoLaunch, terragrunt: "the program is not installed here … install it")."""
+    quiet = {"breaker": {"enabled": False}, "escalation": {"pause": False}}
+    lost = "bash: line 1: go: command not found\n\nroot@5a6c35c1:/testbed $\n\nexit code: 127"
+    session = make_session(doctrine=quiet)
+    session.run(sh("export PATH=/usr/local/go/bin:$PATH && go build ./...", "\nroot@5a6c35c1:/testbed $\n\nexit code: 0"),
+                *[sh(f"bash -lc 'go test ./pkg/{n}/...'", lost) for n in range(5)])
+    [pace] = [text for _, anomaly, text in session.steering() if anomaly == "pace"]
+    assert "that program ran here before, so it is installed" in pace and "install it" not in pace
+
+    # never seen to run: not installed
+    session = make_session(doctrine=quiet)
+    session.run(*[sh(f"bash -lc 'go test ./pkg/{n}/...'", lost) for n in range(5)])
+    [pace] = [text for _, anomaly, text in session.steering() if anomaly == "pace"]
+    assert "the program is not installed here" in pace
+
+
 def test_pace_contingent_waits_while_each_failure_shows_something_new(make_session):
     """A scraper written anew in each call fails each time with another bug: each fix went in and
     uncovered the next one (real Agent-Zero chats: two such steerings were false). A build that

@@ -247,3 +247,17 @@ def test_a_revert_done_again_between_fixes_a_program_wrote_is_no_same_edit(make_
                     sh("python -m pytest -q sympy/core/tests/test_arit.py", f"FAILED test_Mod - assert {n} == 1\n"))
     assert "loop" not in [a for _, a in session.anomalies()]
 
+
+
+def test_a_build_folder_removed_before_each_configure_is_no_same_edit(make_session):
+    """`rm -rf build` before each of several configures (RepoLaunch, NVIDIA cccl, which succeeded:
+    "you applied the same edit 8 times … view the file as it is now"): each removal undid what the
+    configure made, as a revert does; removing it again with nothing run in between is still a loop."""
+    session = make_session()
+    for n in range(5):
+        session.run(sh("rm -rf build", ""), sh(f"cmake -S . -B build -DOPTION_{n}=ON", f"CMake Error: option {n} needs CUDA\n"))
+    assert "loop" not in [a for _, a in session.anomalies()]
+
+    session = make_session()
+    session.run(*[sh("rm -rf build", "")] * 3)
+    assert [a for _, a in session.anomalies()] == ["loop"]

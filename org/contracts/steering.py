@@ -70,15 +70,15 @@ ADVICE = "advice."
 #: error types that have advice (``advice.<type>``), quoted as $advice; "none": no error type; "busy": the
 #: terminal did not run the command, an earlier one still running there; "unknown_tool": the agent called a
 #: tool that is not there; "refused_edit", "ambiguous_edit", "unchanged_edit", "file_exists", "failed_check",
-#: "code_command", "prose_command", "bad_arguments", "missing_program", "unknown_package", "circular_import" and
-#: "django_setup": an edit the editor refused, one whose text to replace is there more than once, one whose new
-#: text is its old, a `create` over a file that is there, one it refused because its own check failed, source
-#: code or text sent as a command, a call the tool refused for its arguments, a program not installed, a package
-#: name the package manager does not know, a module imported while it is still being imported, Django refusing
-#: a script in its setup
+#: "code_command", "prose_command", "bad_arguments", "missing_program", "lost_program", "unknown_package",
+#: "circular_import" and "django_setup": an edit the editor refused, one whose text to replace is there more than
+#: once, one whose new text is its old, a `create` over a file that is there, one it refused because its own check
+#: failed, source code or text sent as a command, a call the tool refused for its arguments, a program not
+#: installed, one that ran here before and this shell did not find, a package name the package manager does not
+#: know, a module imported while it is still being imported, Django refusing a script in its setup
 ADVICE_TYPES: tuple[str, ...] = ("timeout", "busy", "unknown_tool", "not_found", "permission", "syntax", "network", "resource", "dependency",
                                  "execution", "test", "refused_edit", "ambiguous_edit", "unchanged_edit", "file_exists", "failed_check", "code_command",
-                                 "prose_command", "bad_arguments", "missing_program", "unknown_package", "circular_import", "django_setup", "none")
+                                 "prose_command", "bad_arguments", "missing_program", "lost_program", "unknown_package", "circular_import", "django_setup", "none")
 
 
 def base_key(key: str) -> str:

@@ -266,13 +266,15 @@ def old_text_refused(error_line: str | None) -> bool:
 
 # A program the shell could not find by its bare name (`javac: command not found`): it is not
 # installed here, which no edit of the project changes.
-_MISSING_PROGRAM = lazy_pattern(r"(?:^|: )(?:line \d+: )?[^\s:/]+: command not found$|^(?:zsh|\(eval\))(?::\d+)?: command not found: [^\s/]+$"
-                              r"|^\S+: \d+: [^\s:/]+: not found$")
+_MISSING_PROGRAM = lazy_pattern(r"(?:^|: )(?:line \d+: )?([^\s:/=]+): command not found$|^(?:zsh|\(eval\))(?::\d+)?: command not found: ([^\s/]+)$"
+                              r"|^\S+: \d+: ([^\s:/]+): not found$")
 
 
-def missing_program(error_line: str | None) -> bool:
-    """The error line says a program named without a path is not installed."""
-    return _MISSING_PROGRAM.search(error_line or "") is not None
+def missing_program(error_line: str | None) -> str | None:
+    """The program, named without a path, the error line says is not installed (not a variable
+    assignment the shell ran as a command: `A.B=1 cmd`, a name with a dot); None when it says not."""
+    match = _MISSING_PROGRAM.search(error_line or "")
+    return None if match is None else next(name for name in match.groups() if name)
 
 
 # A build tool that found no Java where JAVA_HOME or PATH points (Maven's wrapper, Gradle): the
@@ -370,8 +372,9 @@ def advice_kind(error_type: str | None, error_line: str | None, command: str | N
 
 #: `cd ..`, `cd src`: a move relative to where the shell is, so the same command goes elsewhere each time.
 _RELATIVE_CD = lazy_pattern(r"^cd\s+(?![/~])\S+\s*$")
-# Files put back as they were (`git checkout -- a.py`, `git restore`, `git stash`, `git reset --hard`).
-_REVERT = lazy_pattern(r"(?:^|[;&|]\s*)git (?:checkout|restore|stash|reset)\b")
+# Files put back as they were (`git checkout -- a.py`, `git restore`, `git stash`, `git reset --hard`),
+# or removed by a command that only removes (`rm -rf build` before each configure: what a run made since).
+_REVERT = lazy_pattern(r"(?:^|[;&|]\s*)git (?:checkout|restore|stash|reset)\b|\A\s*rm\s[^;&|\n]*\Z")
 
 
 def moves_relative(command: str | None) -> bool:
@@ -379,7 +382,8 @@ def moves_relative(command: str | None) -> bool:
 
 
 def reverts(command: str | None) -> bool:
-    """The command puts files back as they were: done again, it undoes whatever changed since."""
+    """The command puts files back as they were, or only removes some: done again, it undoes
+    whatever changed since (what a run in between made)."""
     return bool(command) and _REVERT.search(command) is not None
 
 
@@ -414,7 +418,7 @@ _RUN_VOLATILE = lazy_pattern(
     r"|\b\d+(?:\.\d+)?[ \t]?(?:s|ms|us|µs|ns|sec|secs|seconds?|minutes?)\b"  # durations
     r"|0x[0-9a-fA-F]+|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"  # addresses, uuids
     r"|/(?:tmp|var/folders)/[\w.@-]+(?:/[\w.@-]+)*|\btmp[\w-]{6,}"  # temporary paths and names
-    r"|\b(?:pid|PID|process|Process)[ =:#]*\d+"
+    r"|\b(?:pid|PID|process|Process)[ =:#]*\d+|(?<=\(node:)\d+(?=\))"  # node's "(node:33128) ExperimentalWarning: …"
     r"|(?<=sh: line )\d+(?=: )"  # a shell's running line counter ("/bin/bash: line 47857: javac: command not found")
     # where a stack frame points in its file: an edit above it moves it, the failure stays the same
     r'|(?<=", line )\d+(?=, in )|(?<=\.java:)\d+(?=\))|(?:(?<=\.js:)|(?<=\.ts:))\d+:\d+(?=\)|\n)')
@@ -924,6 +928,21 @@ def _without_cd(command: str) -> str:
 def _command_parts(text: str) -> list[str]:
     """The commands a line chains with `&&`, `;` or `||`."""
     return [p.strip() for p in re.split(r"&&|;|\|\|", text) if p.strip()]
+
+
+# What stands before a part's program: variable assignments, and `export`, `env`, `sudo`, `exec`, `time`.
+_BEFORE_PROGRAM = lazy_pattern(r"^(?:(?:[A-Za-z_]\w*=\S*|export|env|sudo|exec|time|nice)\s+)*")
+
+
+def programs_run(command: str | None) -> set[str]:
+    """The programs a command line runs by name (the first word of each part it chains), as
+    ``missing_program`` names them."""
+    names = set()
+    for part in _command_parts(_without_cd(command or "")):
+        word = _BEFORE_PROGRAM.sub("", part).split(maxsplit=1)
+        if word and "/" not in word[0] and "=" not in word[0]:
+            names.add(word[0])
+    return names
 
 
 def _runs_program(args: Any) -> bool:

@@ -47,6 +47,7 @@ from .classify import (
     only_sleeps,
     opening_exit_code,
     prints_only,
+    programs_run,
     reports_content,
     run_text,
     runs_what_it_writes,
@@ -73,6 +74,10 @@ LEDGER_LIMIT = 64
 SEEN_LIMIT = 512
 #: lines of the task's successful outputs remembered (banners, warnings printed at every start)
 KNOWN_LINES_LIMIT = 2048
+#: programs remembered as having run (see ``ToolLedger.programs_seen``)
+PROGRAMS_LIMIT = 256
+#: the error type of a program that ran here before and a shell did not find ("bash -lc go": a login shell's PATH)
+LOST_PROGRAM = "lost_program"
 _WHITESPACE = lazy_pattern(r"\s+")
 
 
@@ -215,6 +220,9 @@ class ToolLedger:
     #: tools whose failing outputs open with their exit status (``Exit code 1``): an output of
     #: theirs without it exited 0, whatever it printed (kept across tasks: it is the tool's way)
     failures_state_exit: set = field(default_factory=set)
+    #: programs that ran here by name in a command that worked: one later "not found" is not
+    #: missing but not on that shell's PATH (kept across tasks: what is installed stays)
+    programs_seen: dict = field(default_factory=dict)
 
     def tick(self, new_task: bool) -> None:
         """Called once per turn, before the model is asked."""
@@ -234,6 +242,12 @@ class ToolLedger:
         for key in line_keys(text):
             known[key] = None
         drop_oldest(known, KNOWN_LINES_LIMIT)
+
+    def learn_programs(self, command: str | None) -> None:
+        """Remember the programs a command that worked ran."""
+        for name in programs_run(command):
+            self.programs_seen[name] = None
+        drop_oldest(self.programs_seen, PROGRAMS_LIMIT)
 
     def _baseline(self, ok: bool, kind: str, error: str | None) -> bool:
         """Whether this error was there before the agent's first edit (then it did not cause it)."""
@@ -479,6 +493,10 @@ def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: boo
         # the other layer said no more than "failed": the kind is what the output names (Claude
         # Code's "<tool_use_error>File does not exist.</tool_use_error>", or with no mark)
         error_type = verdict.error_type if verdict.failed else message_kind(error_line or "")
+    if not ok and error_type == "not_found" and missing_program(error_line) in ledger.programs_seen:
+        error_type = LOST_PROGRAM  # it ran here before: installed, and this call's shell does not find it
+    elif ok and command:
+        ledger.learn_programs(command)
     signature, out_hash = canonical_signature(tool, args), output_hash(output, None if ok else error_type)
     kind = action_kind(tool, args)
     if not streak_neutral(ok, kind, error_type, error_line):
