@@ -162,6 +162,8 @@ SyntaxError: '(' was never closed
     pytest.param("curl: (28) Operation timed out after 3001 milliseconds with 0 bytes received\n", True, "timeout",
                  id="curl timeout"),
     pytest.param("Testing...\nAll edge cases passed!\n", False, None, id="script output"),
+    pytest.param("MSBuild version 17.3.4+a400405ba for .NET\nMSBUILD : error MSB1006: Property is not valid.\nSwitch: ReferencePath=a;b\n",
+                 True, "execution", id="MSBuild refusing a switch, under its banner"),
 ])
 def test_outputs_of_each_kind(output, failed, error_type):
     verdict = classify_output(output)

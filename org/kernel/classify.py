@@ -169,6 +169,7 @@ _DIAGNOSTICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("execution", r"^[^\s:]+:\d+(?::\d+)?: (?:fatal )?error: .*$"  # gcc, clang, javac, mypy-style compilers
                       # ("Error:" with nothing after it is a label a script prints over the stderr it captured)
                       r"|(?-i:^(?:error|Error)(?:\[E\d+\])?: [ \t]*\S.*$)|^error TS\d+: .*$|^[^\s(]+\(\d+,\d+\): error .*$"
+                      r"|(?-i:^\S[^\n]* : error [A-Z]{2,}\d+: .*$)"  # MSBuild and NuGet ("MSBUILD : error MSB1006: Property is not valid.")
                       r"|^fatal: .*$|^npm (?:ERR!|error) .*$|(?-i:^ERROR: (?!pip's dependency resolver)[ \t]*\S.*$)"
                       r"|^[\w.+-]+: (?:fatal )?error: .*$"  # a program's own error (argparse's "pip: error: unknown command")
                       r"|^curl: \(\d+\) .*$"  # curl's other errors ("curl: (22) The requested URL returned error: 500")

@@ -473,8 +473,13 @@ def main(volume: str | Path, home: str | None, options: DaemonOptions, insecure:
     stop_event = threading.Event()
 
     def stop(signum: int, _frame: Any) -> None:
-        logger.info("XO stopping (%s)", signal.Signals(signum).name)
+        # the stop first: the handler runs between two steps of the sweep, and a log line written
+        # here can fail inside a write it interrupted (a reentrant write to the same stream)
         stop_event.set()
+        try:
+            logger.info("XO stopping (%s)", signal.Signals(signum).name)
+        except Exception:  # noqa: BLE001 - the stop is what matters
+            pass
 
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, stop)
