@@ -931,7 +931,7 @@ def _command_parts(text: str) -> list[str]:
     return [p.strip() for p in re.split(r"&&|;|\|\|", text) if p.strip()]
 
 
-# What stands before a part's program: variable assignments, and `export`, `env`, `sudo`, `exec`, `time`.
+# What stands before a part's program: variable assignments, and `export`, `env`, `sudo`, `exec`, `time`, `nice`.
 _BEFORE_PROGRAM = lazy_pattern(r"^(?:(?:[A-Za-z_]\w*=\S*|export|env|sudo|exec|time|nice)\s+)*")
 
 

@@ -495,14 +495,14 @@ def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: boo
         error_type = verdict.error_type if verdict.failed else message_kind(error_line or "")
     if not ok and error_type == "not_found" and missing_program(error_line) in ledger.programs_seen:
         error_type = LOST_PROGRAM  # it ran here before: installed, and this call's shell does not find it
-    elif ok and command:
-        ledger.learn_programs(command)
     signature, out_hash = canonical_signature(tool, args), output_hash(output, None if ok else error_type)
     kind = action_kind(tool, args)
     if not streak_neutral(ok, kind, error_type, error_line):
         update_failure_record(data, tool, ok, error_type, output or "")
     if ok and output and not reports:  # a page quoting the error must not make the error's line a known one
         ledger.learn_lines(output)
+    if ok and command:
+        ledger.learn_programs(command)
     said = says_only(args, tool)
     identity = verdict.identity
     if identity and verdict.error_type == "timeout" and command:

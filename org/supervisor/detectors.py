@@ -435,7 +435,6 @@ def detect_pace(s: Snapshot) -> Finding | None:
     about a message sent again."""
     if s.pace_level not in ("contingent", "emergency"):
         return None
-    failed = failures_in_a_row(s.outcomes)
     if _moving(s):
         return None
     if s.pace_level == "contingent" and s.native_repeat_warning:
@@ -444,7 +443,7 @@ def detect_pace(s: Snapshot) -> Finding | None:
     # one episode per level for as long as the task does not move
     since = s.turn - s.turns_since_progress if s.turns_since_progress is not None else None
     episode = f"pace:{s.pace_level}:{'' if since is None else since}"
-    evidence = {"level": s.pace_level, "description": description, **_pace_cause(s, failed), "episode": episode}
+    evidence = {"level": s.pace_level, "description": description, **_pace_cause(s), "episode": episode}
     if since is not None:
         evidence["since"] = since
     if s.pace_level == "emergency":
@@ -453,10 +452,11 @@ def detect_pace(s: Snapshot) -> Finding | None:
     return Finding(anomaly="pace", severity="critical", template="pace_contingent", turn=s.turn, evidence=evidence)
 
 
-def _pace_cause(s: Snapshot, failed: int) -> dict:
-    """What brought the level, for PACE steering to say: the ``failed`` calls in a row and the
+def _pace_cause(s: Snapshot) -> dict:
+    """What brought the level, for PACE steering to say: the failed calls in a row and the
     latest one's line (with its call and error type, for the advice when its cause is not in
     the code), and the turns without progress."""
+    failed = failures_in_a_row(s.outcomes)
     cause = {"failed": failed, "latest": "", "stuck": s.turns_since_progress or 0}
     if failed:
         last = s.outcomes[-1]
