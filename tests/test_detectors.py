@@ -122,6 +122,14 @@ def test_oscillation_needs_full_cycles():
     assert detect_oscillation(snap(outcomes=(a, b, a, b, a, b), doctrine=Doctrine(loop={"oscillation_cycles": 3}))) is not None
 
 
+
+def test_an_oscillation_between_two_calls_of_one_tool_names_them_apart():
+    # AutoCodeRover searching for two classes in turns: both calls are named by the tool alone
+    a = out("search_class", False, "not_found", {"class_name": "Query"}, "Could not find class Query in the codebase.")
+    b = out("search_class", False, "not_found", {"class_name": "QuerySet"}, "Could not find class QuerySet in the codebase.")
+    evidence = detect_oscillation(snap(outcomes=(a, b, a, b))).evidence
+    assert (evidence["tool_a"], evidence["tool_b"]) == ("search_class", "search_class with other arguments")
+
 def test_a_cycle_of_three_to_six_calls_going_round_twice_is_a_loop():
     a = out("A", True, args={"x": 1}, output="[File: a.py]\n1: x")
     b = out("B", False, "network", {"y": 1}, "refused")

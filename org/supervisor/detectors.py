@@ -149,7 +149,10 @@ def detect_oscillation(s: Snapshot) -> Finding | None:
         evidence = {"cycles": cycles, "count": period, "episode": " & ".join(sorted(call_key(o) for o in cycle)),
                     "subject": cycle[-1].signature}
         if period == 2:  # two calls keep the oscillation's wording
-            evidence.update(pattern="oscillation", tool_a=named(cycle[0]), tool_b=named(cycle[1]))
+            tool_a, tool_b = named(cycle[0]), named(cycle[1])
+            if tool_b == tool_a:  # one tool with arguments steering does not show (two searches for classes)
+                tool_b += " with other arguments"
+            evidence.update(pattern="oscillation", tool_a=tool_a, tool_b=tool_b)
         else:
             evidence.update(pattern="cycle", round=[named(o) for o in cycle])
         return Finding(anomaly="loop", template=f"loop_{evidence['pattern']}", turn=s.turn, evidence=evidence)
