@@ -234,6 +234,20 @@ def test_a_success_in_between_breaks_the_cascade():
     assert detect_cascade(snap(outcomes=(a, b, good, c))) is None
 
 
+
+def test_searches_that_found_nothing_are_answers_not_a_cascade_even_where_the_scaffold_counts_them_failed():
+    # AutoCodeRover counts a code search with no match as a failed call
+    nothing = (out("search_method_in_class", False, None, {"class_name": "Product", "method_name": "save"},
+                   "Could not find method save in class Product`."),
+               out("search_code", False, None, {"code_str": "ForeignKey(Product)"}, "Could not find code ForeignKey(Product) in the codebase."),
+               out("search_method_in_file", False, None, {"file_name": "a.py", "method_name": "f"}, "There is no method with name f in file a.py."),
+               out("search_method", False, None, {"method_name": "f"}, "The method f does not appear in the codebase."))
+    assert all(o.empty and o.error_type == "not_found" for o in nothing)
+    assert detect_cascade(snap(outcomes=nothing)) is None
+    # they neither count nor end a streak of tools really failing
+    a, b, c = (out(t, False, "execution", {"i": t}, t) for t in "ABC")
+    assert detect_cascade(snap(outcomes=(a, nothing[0], b, nothing[1], c))).evidence["tools"] == ["A", "B", "C"]
+
 def test_cascade_only_looks_at_the_window():
     a, b, c = (out(t, False, "execution", {"i": t}, t) for t in "ABC")
     doctrine = Doctrine(cascade={"distinct_tools": 3, "window": 5})

@@ -81,6 +81,27 @@ def test_churn_counts_the_actions_of_the_times_it_counts(make_session):
     assert (turn, anomaly) == (10, "churn") and "3 times across 2 different actions" in text
 
 
+
+def test_an_error_fixed_and_coming_back_later_in_a_new_script_is_no_churn(make_session):
+    """The fix reached the cause: the call that failed with the error ran and worked. The error
+    seen again in a script written since is another problem, not the same fix missing."""
+    error = traceback("django.db.utils.IntegrityError: FOREIGN KEY constraint failed")
+    session = make_session()
+    session.run(sh("sed -i 's/pk = None/pk = 0/' django/db/models/deletion.py", ""),  # the agent's change
+                sh("python test_delete_pk.py", error), sh("sed -i 's/a/b/' test_delete_pk.py", ""),
+                sh("python test_delete_pk.py", error), sh("sed -i 's/b/c/' test_delete_pk.py", ""),
+                sh("python test_delete_pk.py", "test 1 ok\ntest 2 ok\n"),  # fixed
+                sh("cat > test_fix_verification.py << 'EOF'\nimport django\nEOF", ""),
+                sh("python test_fix_verification.py", "test 3 ok\n" + error))
+    assert "churn" not in [anomaly for _, anomaly in session.anomalies()]
+    # never fixed in between: the same error after each change is churn
+    session = make_session()
+    session.run(sh("sed -i 's/pk = None/pk = 0/' django/db/models/deletion.py", ""),
+                sh("python test_delete_pk.py", error), sh("sed -i 's/a/b/' test_delete_pk.py", ""),
+                sh("python -X dev test_delete_pk.py", error), sh("sed -i 's/b/c/' test_delete_pk.py", ""),
+                sh("python3 test_delete_pk.py", error))
+    assert [anomaly for _, anomaly in session.anomalies()][-1:] == ["churn"]
+
 def test_rerunning_after_edits_with_the_same_result_is_a_no_effect_rerun(make_session):
     unchanged = traceback("TypeError: unsupported operand type(s) for +: 'int' and 'str'")
     session = make_session()

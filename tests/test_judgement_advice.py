@@ -520,6 +520,12 @@ def test_an_edit_whose_new_text_is_its_old_is_named_by_the_editor_s_reason_not_b
     # Claude Code's Edit refuses the same edit in its own words
     claude = classify_output("<tool_use_error>No changes to make: old_string and new_string are exactly the same.</tool_use_error>")
     assert advice_kind(claude.error_type, claude.error_line) == "unchanged_edit"
+    # and SWE-agent's, which quotes both texts around its reason: the line was cut inside the old
+    # one ("old_str `@classmethod"), and the advice was to make the old text match
+    both = "@classmethod\n    def runshell_db(cls, conn_params):\n        args = [cls.executable_name]"
+    swe = classify_output(f"No replacement was performed, old_str `{both}` is the same as new_str `{both}`.")
+    assert swe.error_line == "edit not applied: old_str is the same as new_str."
+    assert advice_kind(swe.error_type, swe.error_line) == "unchanged_edit"
     session = make_session(doctrine={"breaker": {"enabled": False}})
     session.run(*[oh_edit("/repo/a.py", oh_unchanged(text), old_str=text, new_str=text)] * 3)
     [(turn, anomaly, steering)] = session.steering()

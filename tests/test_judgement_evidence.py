@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from test_judgement import TOOL, sh, traceback
 
-from org.kernel.classify import advice_kind, classify_output, shows_nothing
+from org.kernel.classify import advice_kind, classify_output, no_match_notice, shows_nothing
 
 #: Python prints this at every interpreter start on some machines: it names no failure.
 PTH_WARNING = (
@@ -543,6 +543,14 @@ def test_an_output_that_shows_nothing_is_known_in_every_scaffold_s_form():
                  "x = 1\r\n" * 20000]
     assert all(shows_nothing(text) for text in nothing)
     assert not any(shows_nothing(text) for text in something)
+    # a code search's answers (AutoCodeRover's) are no-match notices; the same words in other lines are not
+    searches = ["Could not find class Query in the codebase.", "Could not find method save in class Product`.",
+                "Could not find code class Product(models.Model): in file tests/models.py.",
+                "There is no method with name f in file a.py.", "The method f does not appear in the codebase."]
+    assert all(no_match_notice(text) and shows_nothing(text) for text in searches)
+    assert not any(no_match_notice(text) for text in ["ERROR: Could not find a version that satisfies the requirement foo",
+                                                      "Could not find class Query in the codebase.\nbut this line", "",
+                                                      "No output returned", "Your command ran successfully and did not produce any output."])
 
 
 def test_apt_s_error_lines_are_failures_and_pytest_s_e_lines_are_not_read_as_them():

@@ -227,7 +227,10 @@ _NO_REPLACEMENT = lazy_pattern(r"^No replacement was performed[.,]\s+(?=\S)")
 # The agent's own text an editor quotes back in its refusal (OpenHands: "old_str `…` did not appear
 # verbatim in /a.py", "Multiple occurrences of old_str `…` in lines [3, 9]"): the action, already
 # known, not the result; quoted, a retry with only its indentation changed would be another result.
-_QUOTED_OLD_TEXT = lazy_pattern(r"(old_str) `.*?`(?= did not appear verbatim| in lines \[)", re.DOTALL)
+_QUOTED_OLD_TEXT = lazy_pattern(r"(old_str) `.*?`(?= did not appear verbatim| in lines \[| is the same as new_str `)", re.DOTALL)
+# and the new text after it, when the reason is that the two are the same (SWE-agent: "old_str `…` is
+# the same as new_str `…`.")
+_QUOTED_NEW_TEXT = lazy_pattern(r"(is the same as new_str) `.*`", re.DOTALL)
 # The argument it quotes back before its reason: the new text when it is the same as the old
 # ("Invalid `new_str` parameter: <the agent's text>. No replacement was performed. `new_str` and
 # `old_str` must be different."), the path of a `create` over a file that is there ("Invalid `path`
@@ -235,7 +238,8 @@ _QUOTED_OLD_TEXT = lazy_pattern(r"(old_str) `.*?`(?= did not appear verbatim| in
 _QUOTED_ARGUMENT = lazy_pattern(r"Invalid `(?:new_str|path)` parameter: .*?"
                                 r"(?=No replacement was performed\. `new_str` and `old_str` must be different|File already exists at: )", re.DOTALL)
 # The refusal of an edit that would change nothing (its new text is its old text).
-_UNCHANGED_EDIT = lazy_pattern(r"`new_str` and `old_str` must be different|old_string and new_string are exactly the same")
+_UNCHANGED_EDIT = lazy_pattern(r"`new_str` and `old_str` must be different|old_string and new_string are exactly the same"
+                              r"|old_str is the same as new_str")
 # An editor's `create` refused over a file that is there (OpenHands, SWE-agent 1.x): nothing written.
 _FILE_EXISTS = lazy_pattern(r"File already exists at: .*?Cannot overwrite files using command `create`\.?")
 #: How a refused edit's line starts: the edit changed nothing, so its error is no file's error (no churn).
@@ -450,10 +454,17 @@ def found_nothing(command: str | None, text: str | None) -> bool:
 
 
 # A search tool's whole answer when nothing matched (SWE-agent's `search_dir`, `search_file` and
-# `find_file`; Claude Code's Grep and Glob), and a terminal's when it got nothing at all (Agent-Zero's,
-# SWE-agent's "Your command ran successfully and did not produce any output.").
-_NO_MATCH = lazy_pattern(r"\A(?:No matches found\b|No files found\b|Found 0 (?:matches|files)\b|\[SYSTEM: No output returned\."
+# `find_file`; Claude Code's Grep and Glob; a code search's "Could not find method save in class
+# Product", "There is no method with name x in file a.py", "The method x does not appear in the
+# codebase"), and a terminal's when it got nothing at all (Agent-Zero's, SWE-agent's "Your command
+# ran successfully and did not produce any output.").
+_SEARCH_NO_MATCH = (r"No matches found\b|No files found\b|Found 0 (?:matches|files)\b"
+                    r"|Could not find (?:code|class|method|function|file|symbol)\b.* in (?:the codebase|file|class)\b"
+                    r"|There is no (?:class|method|function|file)\b.* in (?:the codebase|file|class)\b"
+                    r"|The (?:class|method|function|file)\b.* does not appear in the codebase\b")
+_NO_MATCH = lazy_pattern(rf"\A(?:{_SEARCH_NO_MATCH}|\[SYSTEM: No output returned\."
                        r"|Your command ran successfully and did not produce any output\.)[^\n]*\Z", re.IGNORECASE)
+_SEARCH_NO_MATCH_ONLY = lazy_pattern(rf"\A(?:{_SEARCH_NO_MATCH})[^\n]*\Z", re.IGNORECASE)
 
 
 #: an output longer than this shows something: a terminal's marks, an exit status, a prompt and
@@ -470,6 +481,12 @@ def shows_nothing(text: str | None) -> bool:
         return False
     bare = _bare(text)
     return not bare or _NO_MATCH.match(bare) is not None
+
+
+def no_match_notice(text: str | None) -> bool:
+    """A search tool's whole answer that nothing matched: an answer about the code, whatever the
+    scaffold calls the call (one that counts it failed still looked and found nothing)."""
+    return bool(text) and len(text) <= NOTHING_CHARS and _SEARCH_NO_MATCH_ONLY.match(_bare(text)) is not None
 
 
 # A pipeline that ends in a text filter (`python repro.py 2>&1 | tail -20`): the shell's exit status
@@ -703,7 +720,7 @@ def classify_output(text: str | None, known: Any = None, filter_status: bool = F
         return _named("execution", refused.group("message"))
     rejected = _EDIT_REJECTED.search(sample)
     if rejected is not None and ("old_str `" in sample or "` parameter: " in sample):
-        sample = _QUOTED_ARGUMENT.sub("", _QUOTED_OLD_TEXT.sub(r"\1", sample))
+        sample = _QUOTED_ARGUMENT.sub("", _QUOTED_NEW_TEXT.sub(r"\1", _QUOTED_OLD_TEXT.sub(r"\1", sample)))
         rejected = _EDIT_REJECTED.search(sample)
     if rejected is not None:
         finding = _EDIT_FINDING.search(sample)

@@ -43,6 +43,7 @@ from .classify import (
     line_keys,
     message_kind,
     missing_program,
+    no_match_notice,
     old_text_refused,
     only_sleeps,
     opening_exit_code,
@@ -479,7 +480,9 @@ def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: boo
     elif (code is None and verdict.failed and verdict.error_type != "timeout" and tool in ledger.failures_state_exit
           and not filter_status):
         verdict = OK  # this tool marks its failures, and did not: what it printed is what it was asked to print
-    if verdict.failed and found_nothing(command, output):
+    kind = action_kind(tool, args)
+    no_match = kind == "inspect" and no_match_notice(output)
+    if verdict.failed and (no_match or found_nothing(command, output)):
         verdict = OK  # a search that found nothing answered its question
     if ok is None:
         ok = not verdict.failed
@@ -493,10 +496,11 @@ def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: boo
         # the other layer said no more than "failed": the kind is what the output names (Claude
         # Code's "<tool_use_error>File does not exist.</tool_use_error>", or with no mark)
         error_type = verdict.error_type if verdict.failed else message_kind(error_line or "")
+    if not ok and no_match:
+        error_type = "not_found"  # a look that found nothing, though the scaffold counts the search failed
     if not ok and error_type == "not_found" and missing_program(error_line) in ledger.programs_seen:
         error_type = LOST_PROGRAM  # it ran here before: installed, and this call's shell does not find it
     signature, out_hash = canonical_signature(tool, args), output_hash(output, None if ok else error_type)
-    kind = action_kind(tool, args)
     if not streak_neutral(ok, kind, error_type, error_line):
         update_failure_record(data, tool, ok, error_type, output or "")
     if ok and output and not reports:  # a page quoting the error must not make the error's line a known one

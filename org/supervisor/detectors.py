@@ -206,7 +206,7 @@ def detect_churn(s: Snapshot) -> Finding | None:
     if s.not_run_in_a_row >= s.doctrine.loop.no_tool_threshold:
         return None
     error = last.error_signature
-    same = [i for i, o in enumerate(outcomes) if o.error_signature == error and not o.ok and not o.blocked]
+    same = _since_fixed(outcomes, [i for i, o in enumerate(outcomes) if o.error_signature == error and not o.ok and not o.blocked])
     if last.baseline:
         # there before the agent changed any code: its edits did not cause it, but installs and
         # builds that worked and left it as it was are fixes missing their cause
@@ -230,6 +230,18 @@ def detect_churn(s: Snapshot) -> Finding | None:
         "error": last.error_line or last.error_type or "the same error", "times": times, "calls": len(calls),
         "action": named(last),  # for the advice: what was sent, when the shell could not take it as a command
         "error_type": last.error_type or "", "episode": f"churn:{last.error_signature}", "subject": last.signature})
+
+
+def _since_fixed(outcomes: list, same: list[int]) -> list[int]:
+    """The occurrences of an error since it was last fixed: a call that had failed with it ran
+    and worked in between (the fix reached its cause; its coming back later, in a script or
+    test written since, is another problem, not the same fix missing)."""
+    start = 0
+    for k, (a, b) in enumerate(zip(same, same[1:])):
+        failed = {outcomes[i].signature for i in same[start:k + 1]}
+        if any(o.worked and o.signature in failed for o in outcomes[a + 1:b]):
+            start = k + 1
+    return same[start:]
 
 
 def _actions(outcomes: list, indexes: Iterable[int]) -> set[str]:
@@ -400,13 +412,16 @@ def context_rank(episode: object) -> tuple[int, int] | None:
 
 
 def detect_cascade(s: Snapshot) -> Finding | None:
-    """Different tools failing back to back: the environment or an assumption is wrong."""
+    """Different tools failing back to back: the environment or an assumption is wrong. A look
+    that found nothing (a search with no match, a file not there) is an answer, no tool failing:
+    it neither counts nor ends the streak, as in the failure streak PACE escalates on."""
     cascade = s.doctrine.cascade
     streak: list[ToolOutcome] = []
     for outcome in reversed(s.outcomes[-cascade.window:]):
         if outcome.ok or ran_nothing(outcome):
             break  # a call that ran nothing (a tool that is not there) is no tool failing
-        streak.append(outcome)
+        if not outcome.empty:
+            streak.append(outcome)
     tools = list(dict.fromkeys(o.tool for o in reversed(streak)))
     if len(tools) < cascade.distinct_tools:
         return None
