@@ -287,6 +287,20 @@ def test_an_import_error_back_after_every_install_is_churn(make_session):
     assert (turn, anomaly) == (6, "churn") and "No module named 'yaml'" in text
 
 
+
+def test_an_error_back_after_the_task_moved_on_elsewhere_starts_afresh(make_session):
+    """A build error waits while the agent writes the task's fix (new results on every call):
+    seen again at the first run after it, it has not come back after fixes aimed at it (a
+    scikit-learn session that went on to succeed was told to go back to installing)."""
+    unbuilt = traceback("ImportError: No module named 'sklearn.__check_build._check_build'")
+    session = make_session()
+    session.run(sh("sed -i 's/a/b/' sklearn/ensemble/iforest.py", ""), sh("python -c 'import sklearn'", unbuilt),
+                sh("pip install numpy scipy", "Successfully installed numpy-1.26"), sh("python -m sklearn", unbuilt),
+                *[sh(f"sed -n '{10 * n},{10 * n + 9}p' sklearn/ensemble/iforest.py", f"    line {n} of the forest") for n in range(5)],
+                sh("sed -i 's/warm_start=False/warm_start=warm_start/' sklearn/ensemble/iforest.py", ""),
+                sh("python3 -c 'from sklearn.ensemble import IsolationForest'", unbuilt))
+    assert "churn" not in [anomaly for _, anomaly in session.anomalies()]
+
 def test_looks_that_find_nothing_and_refused_edits_are_no_failure_streak_for_pace(make_session):
     session = make_session(doctrine={"radio_check_interval_turns": 1})
     refused = ("Your proposed edit has introduced new syntax error(s).\nERRORS:\n- E999 IndentationError: unexpected indent\n"

@@ -206,7 +206,7 @@ def detect_churn(s: Snapshot) -> Finding | None:
     if s.not_run_in_a_row >= s.doctrine.loop.no_tool_threshold:
         return None
     error = last.error_signature
-    same = _since_fixed(outcomes, [i for i, o in enumerate(outcomes) if o.error_signature == error and not o.ok and not o.blocked])
+    same = _this_episode(outcomes, [i for i, o in enumerate(outcomes) if o.error_signature == error and not o.ok and not o.blocked])
     if last.baseline:
         # there before the agent changed any code: its edits did not cause it, but installs and
         # builds that worked and left it as it was are fixes missing their cause
@@ -232,14 +232,22 @@ def detect_churn(s: Snapshot) -> Finding | None:
         "error_type": last.error_type or "", "episode": f"churn:{last.error_signature}", "subject": last.signature})
 
 
-def _since_fixed(outcomes: list, same: list[int]) -> list[int]:
-    """The occurrences of an error since it was last fixed: a call that had failed with it ran
-    and worked in between (the fix reached its cause; its coming back later, in a script or
-    test written since, is another problem, not the same fix missing)."""
+#: new results between two occurrences of an error that make them two episodes: the task was worked on elsewhere meanwhile
+CHURN_APART = 5
+
+
+def _this_episode(outcomes: list, same: list[int]) -> list[int]:
+    """The occurrences of an error in its current episode. An episode ends when the error was
+    fixed (a call that had failed with it ran and worked: its coming back later, in a script or
+    test written since, is another problem, not the same fix missing), or when the task moved
+    on meanwhile (CHURN_APART new results between two occurrences: the work in between was on
+    something else, such as the fix of the task written while a build error waited, so it is no
+    fix that missed this error's cause)."""
     start = 0
     for k, (a, b) in enumerate(zip(same, same[1:])):
         failed = {outcomes[i].signature for i in same[start:k + 1]}
-        if any(o.worked and o.signature in failed for o in outcomes[a + 1:b]):
+        between = outcomes[a + 1:b]
+        if any(o.worked and o.signature in failed for o in between) or sum(o.novel for o in between) >= CHURN_APART:
             start = k + 1
     return same[start:]
 
