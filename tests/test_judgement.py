@@ -101,6 +101,16 @@ def test_an_error_fixed_and_coming_back_later_in_a_new_script_is_no_churn(make_s
                 sh("python -X dev test_delete_pk.py", error), sh("sed -i 's/b/c/' test_delete_pk.py", ""),
                 sh("python3 test_delete_pk.py", error))
     assert [anomaly for _, anomaly in session.anomalies()][-1:] == ["churn"]
+    # an editor's call that worked says nothing of the program: the error is not fixed by it
+    circular = traceback("ImportError: cannot import name 'wraps' from partially initialized module 'functools'")
+
+    def create(path: str, output: str) -> dict:
+        return {"tool": "str_replace_editor", "args": {"command": "create", "path": path, "file_text": "x = 1\n"}, "output": output}
+    session = make_session()
+    session.run(sh("sed -i 's/Any/JSONObject/' sphinx/ext/autodoc/typehints.py", ""), create("/repo/conf.py", circular),
+                sh("python -m venv venv && pip install -e .", circular), create("/repo/conf.py", "File created successfully at: /repo/conf.py"),
+                sh("sphinx-build -b html . _build", circular))
+    assert [anomaly for _, anomaly in session.anomalies()][-1:] == ["churn"]
 
 def test_rerunning_after_edits_with_the_same_result_is_a_no_effect_rerun(make_session):
     unchanged = traceback("TypeError: unsupported operand type(s) for +: 'int' and 'str'")

@@ -238,14 +238,15 @@ CHURN_APART = 5
 
 def _this_episode(outcomes: list, same: list[int]) -> list[int]:
     """The occurrences of an error in its current episode. An episode ends when the error was
-    fixed (a call that had failed with it ran and worked: its coming back later, in a script or
-    test written since, is another problem, not the same fix missing), or when the task moved
+    fixed (a run that had failed with it ran again and worked: its coming back later, in a script
+    or test written since, is another problem, not the same fix missing; an editor's call that
+    worked says nothing of the program), or when the task moved
     on meanwhile (CHURN_APART new results between two occurrences: the work in between was on
     something else, such as the fix of the task written while a build error waited, so it is no
     fix that missed this error's cause)."""
     start = 0
     for k, (a, b) in enumerate(zip(same, same[1:])):
-        failed = {outcomes[i].signature for i in same[start:k + 1]}
+        failed = {outcomes[i].signature for i in same[start:k + 1] if outcomes[i].kind == "run"}
         between = outcomes[a + 1:b]
         if any(o.worked and o.signature in failed for o in between) or sum(o.novel for o in between) >= CHURN_APART:
             start = k + 1
