@@ -238,12 +238,11 @@ CHURN_APART = 5
 
 def _this_episode(outcomes: list, same: list[int]) -> list[int]:
     """The occurrences of an error in its current episode. An episode ends when the error was
-    fixed (a run that had failed with it ran again and worked: its coming back later, in a script
+    fixed: a run that had failed with it ran again and worked (its coming back later, in a script
     or test written since, is another problem, not the same fix missing; an editor's call that
-    worked says nothing of the program), or when the task moved
-    on meanwhile (CHURN_APART new results between two occurrences: the work in between was on
-    something else, such as the fix of the task written while a build error waited, so it is no
-    fix that missed this error's cause)."""
+    worked says nothing of the program). It ends too when the task moved on meanwhile:
+    CHURN_APART new results between two occurrences (the work in between was on something else,
+    such as the task's fix written while a build error waited, no fix that missed this error)."""
     start = 0
     for k, (a, b) in enumerate(zip(same, same[1:])):
         failed = {outcomes[i].signature for i in same[start:k + 1] if outcomes[i].kind == "run"}
