@@ -11,6 +11,9 @@ order steering reaches the agent in is the radio check's.
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
+from collections import Counter
+from operator import attrgetter
 from typing import Callable, Iterable
 
 from org.contracts import Finding
@@ -22,6 +25,7 @@ from org.supervisor.learnings import same_job
 from .snapshot import Snapshot
 
 Detector = Callable[[Snapshot], Finding | None]
+_turn_of, _signature_of = attrgetter("turn"), attrgetter("signature")
 
 
 #: the lengths of a cycle of calls the oscillation detector looks for (A-B-A-B, A-B-C-A-B-C …): up to
@@ -243,12 +247,13 @@ def _this_episode(outcomes: list, same: list[int]) -> list[int]:
     worked says nothing of the program). It ends too when the task moved on meanwhile:
     CHURN_APART new results between two occurrences (the work in between was on something else,
     such as the task's fix written while a build error waited, no fix that missed this error)."""
-    start = 0
+    start, failed = 0, set()  # the runs that failed with it in the episode so far
     for k, (a, b) in enumerate(zip(same, same[1:])):
-        failed = {outcomes[i].signature for i in same[start:k + 1] if outcomes[i].kind == "run"}
+        if outcomes[a].kind == "run":
+            failed.add(outcomes[a].signature)
         between = outcomes[a + 1:b]
         if any(o.worked and o.signature in failed for o in between) or sum(o.novel for o in between) >= CHURN_APART:
-            start = k + 1
+            start, failed = k + 1, set()
     return same[start:]
 
 
@@ -320,15 +325,17 @@ def stalled_since(s: Snapshot) -> int | None:
     return None if stall is None else stall[0]
 
 
-def _stall(s: Snapshot) -> tuple[int, int] | None:
-    """A stall's turn progress stopped, and the looks since that found nothing (those of watched
-    calls: a poll of a running process answering nothing is the program at work)."""
+def _stall(s: Snapshot) -> tuple[int, list[ToolOutcome], int] | None:
+    """A stall's turn progress stopped, its outcomes since, and the looks among them that found
+    nothing (those of watched calls: a poll of a running process answering nothing is the
+    program at work)."""
     if s.turns_since_progress is None:
         return None
     since = s.turn - s.turns_since_progress
-    found_nothing = sum(1 for o in _after(s.watched, since) if o.empty)
+    stretch = _after(s.watched, since)
+    found_nothing = sum(o.empty for o in stretch)
     if s.turns_since_progress > s.doctrine.max_turns_without_progress or found_nothing > s.doctrine.max_looks_finding_nothing:
-        return since, found_nothing
+        return since, stretch, found_nothing
     return None
 
 
@@ -343,8 +350,7 @@ def detect_stall(s: Snapshot) -> Finding | None:
     stall = _stall(s)
     if stall is None or (_fix_going_in(s) and s.turns_since_progress == s.doctrine.max_turns_without_progress + 1):
         return None
-    since, found_nothing = stall
-    stretch = _after(s.watched, since)
+    since, stretch, found_nothing = stall
     evidence = {
         "turns": s.turns_since_progress, "limit": s.doctrine.max_turns_without_progress, "step": s.current_step, "plan": s.plan_name,
         "domain": s.bst_domain, "source": s.progress_source, "since": since, "episode": f"stall:{since}",
@@ -367,25 +373,19 @@ def _edits_not_run(stretch: list[ToolOutcome]) -> int:
 
 
 def _after(outcomes: list[ToolOutcome], turn: int) -> list[ToolOutcome]:
-    """The outcomes after ``turn``: the latest ones (turns only grow along a task's outcomes),
-    found from the end, since a stall's are a few of many."""
-    start = len(outcomes)
-    while start and outcomes[start - 1].turn > turn:
-        start -= 1
-    return outcomes[start:]
+    """The outcomes after ``turn`` (turns only grow along a task's outcomes)."""
+    return outcomes[bisect_right(outcomes, turn, key=_turn_of):]
 
 
 def repeated_calls(stretch: list[ToolOutcome], most: int = 2) -> tuple[tuple[str, int], ...]:
     """The calls made more than once in a stall's outcomes, the most frequent first (``most`` of
-    them), each as steering names it with its count: what the stall's turns went on."""
-    counts: dict[str, int] = {}
-    latest: dict[str, ToolOutcome] = {}
-    for o in stretch:
-        counts[o.signature] = counts.get(o.signature, 0) + 1
-        latest[o.signature] = o
-    # the most frequent first, the first made first among as frequent (as Counter.most_common)
-    top = sorted((signature for signature, times in counts.items() if times > 1), key=counts.__getitem__, reverse=True)
-    return tuple((named(latest[signature]), counts[signature]) for signature in top[:most])
+    them; the first made first among as frequent), each as steering names it with its count:
+    what the stall's turns went on."""
+    signatures = list(map(_signature_of, stretch))
+    counts = Counter(signatures)
+    top = sorted((signature for signature, times in counts.items() if times > 1), key=counts.__getitem__, reverse=True)[:most]
+    latest = dict(zip(signatures, stretch))
+    return tuple((named(latest[signature]), counts[signature]) for signature in top)
 
 
 #: the context's fill grown by this many points is news; a fill that holds (Agent-Zero compressing
