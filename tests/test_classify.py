@@ -267,6 +267,10 @@ def test_two_errors_of_one_class_are_not_confused():
     # a `|` escaped in a search pattern is no pipe into `patch` (OpenHands GLM-4.6, django-13315)
     ("execute_bash", {"command": 'find tests -name "*.py" | xargs grep -l "regression.*patch\\|patch.*regression" | head -5'}, "inspect"),
     ("execute_bash", {"command": "git diff | patch -p1 -R"}, "edit"),
+    # `env` alone lists the environment; with a program after it, it runs that program (RepoLaunch, a QGIS build)
+    ("bash", {"command": "env | grep PATH"}, "inspect"),
+    ("bash", {"command": "env -u LD_LIBRARY_PATH cmake --build build --parallel 1"}, "run"),
+    ("bash", {"command": "env CI=1 npm test"}, "run"),
 ])
 def test_action_kinds(tool, args, kind):
     assert action_kind(tool, args) == kind

@@ -507,6 +507,11 @@ def test_a_search_that_found_nothing_answered_whatever_the_terminal_says_of_its_
         assert found_nothing("cd /repo && grep -rn 'slugify' src", status) and found_nothing("which javac", status)
         assert not found_nothing("ls -la ./work", status) and not found_nothing("grep -rn x src", status + "\nboom")
     assert not found_nothing("grep -rn x missing", "grep: missing: No such file or directory\n[The command completed with exit code 2.]")
+    # a terminal that echoes the command first (RepoLaunch's, a letter doubled now and then): the
+    # tests passed, and the grep for their failures found none
+    command = 'su - tester -c "cd /testbed && go test ./worker > /tmp/test.log 2>&1; grep -n \\"FAIL\\" /tmp/test.log"'
+    echoed = command.replace("test.log 2", "test.loog 2") + "\n\nroot@7510551bca1c:/testbed $\n\nexit code: 1"
+    assert found_nothing(command, echoed) and not found_nothing(command, echoed.replace("\n\nroot", "\n12: --- FAIL: TestRun\n\nroot"))
 
 
 def test_a_failure_that_printed_nothing_is_not_named_by_its_status_line_or_the_observation_mark(make_session):
@@ -574,3 +579,47 @@ def test_apt_s_error_lines_are_failures_and_pytest_s_e_lines_are_not_read_as_the
     assert verdict.failed and verdict.error_line == "E: Unable to correct problems, you have held broken packages."
     assert classify_output("W: Some index files failed to download. They have been ignored.\n").failed is False
     assert classify_output("E       assert 1 == 2\n").failed is False  # pytest's mark, no colon: not apt's
+
+
+def pip_failed(cause: str = "") -> str:
+    """pip's words for a build it ran that failed, with the subprocess's output it boxes above them
+    (``cause``: its last lines; none when `| tail` cut them off)."""
+    boxed = "".join(f"      {line}\n" for line in cause.splitlines())
+    return (f"{boxed}      [end of output]\n  \n  note: This error originates from a subprocess, and is likely not a problem with pip.\n"
+            "error: metadata-generation-failed\n\n× Encountered error while generating package metadata.\n╰─> See above for output.\n\n"
+            "note: This is an issue with the package mentioned above, not pip.\nhint: See above for details.\n")
+
+
+def test_pip_s_closing_words_are_no_failure_s_identity_the_cause_it_boxes_above_them_is(make_session):
+    """An astropy session installed the build's missing dependencies one by one, each time seeing
+    pip's same closing line over another cause (or none, cut off by `| tail`): it was told that
+    the same error kept coming back and to install what was missing, as it was doing."""
+    frames = '  File "/opt/conda/lib/python3.11/site-packages/setuptools/build_meta.py", line 341, in run_setup\n    exec(code, locals())\n'
+    named = classify_output(pip_failed(frames + "ModuleNotFoundError: No module named 'extension_helpers'"))
+    assert (named.error_type, named.error_line) == ("dependency", "ModuleNotFoundError: No module named 'extension_helpers'")
+    cut = classify_output(pip_failed())
+    assert cut.failed and cut.identity is None and cut.error_line == "error: metadata-generation-failed"
+    compiler = "astropy/_np_utils.c:196:12: fatal error: longintrepr.h: No such file or directory"
+    assert classify_output(pip_failed(compiler)).error_line == compiler  # a compiler's line names it already
+    session = make_session()
+    session.run(sh("sed -i 's/a/b/' astropy/io/fits/card.py", ""))
+    for n, package in enumerate(("cython", "numpy", "setuptools_scm")):
+        session.run(sh(f"pip install -e . --no-build-isolation 2>&1 | tail -{n + 8}", pip_failed()),
+                    sh(f"pip install {package}", f"Successfully installed {package}-1.0"))
+    assert "churn" not in [anomaly for _, anomaly in session.anomalies()]
+
+
+def test_the_repository_s_diff_kept_in_a_file_is_a_look_not_an_edit(make_session):
+    """The submission step of many scaffolds, `git diff > patch.txt && cat patch.txt`, run again
+    was called the same edit applied again and again."""
+    from org.kernel.classify import action_kind
+
+    looks = ["git diff django/utils/autoreload.py > patch.txt && cat patch.txt", "cd /testbed && git diff > fix.patch",
+             "git status > status.txt; ls"]
+    edits = ["git diff > a.patch && git apply a.patch", "cat a.py > b.py", "echo x > a.py", "git diff > p.txt && sed -i s/a/b/ x.py"]
+    assert [action_kind(TOOL, {"runtime": "terminal", "code": c}) for c in looks] == ["inspect"] * len(looks)
+    assert [action_kind(TOOL, {"runtime": "terminal", "code": c}) for c in edits] == ["edit"] * len(edits)
+    session = make_session()
+    diff = "diff --git a/django/utils/autoreload.py b/django/utils/autoreload.py\n+    return paths\n"
+    session.run(*[sh(looks[0], diff) for _ in range(4)])
+    assert [text for _, _, text in session.steering()] and all("edit" not in text for _, _, text in session.steering())

@@ -16,8 +16,9 @@ the output's text. Two rules keep it right on real sessions:
   an edit is recognised, and two different errors of one class are not confused. Only a
   line that names this run's failure identifies it: a test run is identified by its failing
   tests and their errors (never by its summary line), a traceback cut off before its
-  exception line, an empty output or a line also printed by the task's successful runs
-  (``known`` lines: banners, warnings printed at every start) identify nothing.
+  exception line, pip's closing words over a build that failed (its cause is the last
+  exception the build printed above them), an empty output or a line also printed by the
+  task's successful runs (``known`` lines: banners, warnings printed at every start) identify nothing.
 
 Error types refine seed 001's taxonomy (network, CLI error, parsing, resource, logic):
 ``timeout`` and ``network`` are its transient network errors, ``not_found``,
@@ -117,6 +118,11 @@ _TEST_FAILURE_LINES = (
     lazy_pattern(r"^\s+\d+ - (\S+) \((?:Failed|Timeout|SEGFAULT|Subprocess aborted|Exception|Not Run)\)", _M),  # ctest
     lazy_pattern(r"^ *[Ff]ailed (\S+) [\[(]\d[^\])\n]*[\])]$", _M),  # dotnet test
 )
+# pip's closing words for a build or install that failed in a subprocess: the cause is in that
+# subprocess's output, which pip boxes (indented) above them, or was cut off (`| tail`)
+_PIP_WRAPPER = lazy_pattern(r"(?:error: (?:metadata-generation-failed|subprocess-exited-with-error)"
+                            r"|ERROR: (?:Could not build wheels for|Failed building wheel for) \S.*)[ \t]*")
+_BOXED_EXCEPTION = lazy_pattern(rf"^[ \t]+{_MODULE_PATH}(?P<name>[A-Z]\w*(?:Error|Exception)\w*):[ \t]*\S.*$", _M)
 _EXCEPTION_NAMED = lazy_pattern(r"\b[A-Z]\w*(?:Error|Exception)\b")
 _TEST_SUCCESS = lazy_pattern(r"^(?:OK(?: \(.*\))?|=+ (?:\d+ (?:passed|skipped|deselected|xfailed|xpassed|warnings?)(?:, )?)+ in [\d.]+s.*=*"
                             r"|(?:\[INFO\] )?BUILD SUCCESS(?:FUL)?\b.*|100% tests passed, 0 tests failed out of \d+"  # maven, gradle; ctest
@@ -450,7 +456,7 @@ def found_nothing(command: str | None, text: str | None) -> bool:
     where no status is printed. (Another command exiting 1 in silence failed: `ls` in a
     folder deleted under it.)"""
     last = re.split(r"\s*(?:&&|\|\||;|\|)\s*", (command or "").strip())[-1]
-    return _SEARCH.match(last) is not None and not _bare(text) and stated_exit(text) == 1
+    return _SEARCH.match(last) is not None and stated_exit(text) == 1 and not _without_echo(_bare(text), command)
 
 
 # A search tool's whole answer when nothing matched (SWE-agent's `search_dir`, `search_file` and
@@ -701,6 +707,17 @@ def did_not_run(error_type: str | None, error_line: str | None) -> bool:
             or ("is not supported" in error_line and _UNKNOWN_RUNTIME.search(error_line) is not None))
 
 
+def _pip_verdict(sample: str, wrapper: re.Match[str], known: Any) -> Verdict:
+    """A build or install pip ran that failed: named by the last exception its subprocess
+    printed above pip's closing words; with none there (cut off), failed, but nothing names
+    it: pip's words are the same for every cause."""
+    causes = [m for m in _BOXED_EXCEPTION.finditer(sample, 0, wrapper.start()) if not (known and line_key(m.group(0)) in known)]
+    if not causes:
+        return Verdict(True, "execution", _line(wrapper.group(0)))
+    cause = causes[-1].group(0).strip()
+    return _named(_exception_type(causes[-1].group("name")), cause)
+
+
 def classify_output(text: str | None, known: Any = None, filter_status: bool = False) -> Verdict:
     """What a tool's output says (see the module's docstring). ``known``: the keys
     (:func:`line_key`) of lines the task's successful outputs printed, which name nothing.
@@ -760,6 +777,8 @@ def classify_output(text: str | None, known: Any = None, filter_status: bool = F
         if linted and error_type == "execution":
             continue
         match = _first(pattern, sample, known)
+        if match and _PIP_WRAPPER.fullmatch(match.group(0)):
+            return _pip_verdict(sample, match, known)
         if match:
             return _named(error_type, match.group(0))
     if linted:
@@ -838,6 +857,16 @@ def telling_line(text: str | None, known: Any = None, command: str | None = None
     return None
 
 
+def _without_echo(text: str, command: str | None) -> str:
+    """The output without the command's lines a terminal echoed before it (RepoLaunch's)."""
+    echo = [" ".join(line.split()) for line in (command or "").splitlines()[:ECHO_LINES] if line.strip()]
+    lines = text.splitlines()
+    while lines and echo and (not lines[0].strip() or _echoes(" ".join(lines[0].split()), echo[0])):
+        if lines.pop(0).strip():
+            echo.pop(0)
+    return "\n".join(lines).strip()
+
+
 def _echoes(line: str, command_line: str) -> bool:
     """The output's line is the command's, as a terminal echoes it: the same, or with a letter doubled here and there."""
     if line == command_line:
@@ -864,7 +893,7 @@ _EDIT_COMMANDS = frozenset({"create", "str_replace", "insert", "write", "patch",
 _INSPECT_COMMANDS = frozenset({"view", "read", "open", "show", "list", "search", "find"})
 _EDITOR_COMMANDS = _EDIT_COMMANDS | _INSPECT_COMMANDS
 _SHELL_INSPECT = lazy_pattern(
-    r"^(?:cat|less|more|head|tail|ls|ll|tree|pwd|wc|file|stat|du|df|which|whereis|type|echo|printf|env|printenv|id|whoami|"
+    r"^(?:cat|less|more|head|tail|ls|ll|tree|pwd|wc|file|stat|du|df|which|whereis|type|echo|printf|env(?=\s*(?:$|[|;&>]))|printenv|id|whoami|"
     r"grep|egrep|fgrep|rg|ag|ack|find|locate|fd|diff|cmp|nl|sort|uniq|cut|awk|jq|"
     r"open|goto|scroll_up|scroll_down|search_dir|search_file|find_file|str_replace_editor view|"
     r"git (?:status|diff|log|show|branch|blame|grep|ls-files|remote)|sed -n|python3? -c ['\"]?import \w+; ?print)\b")
@@ -1039,11 +1068,24 @@ def action_kind(tool: str, args: Any) -> ActionKind:
     # a heredoc's body is the program's input (`python3 << EOF`), and `python -c "…"` the program:
     # not shell, so their `>` redirects nothing
     shell = first if "<<" in first else _INLINE_PROGRAM.sub(r"\1''", text)
-    if _SHELL_EDIT.search(shell):
+    if _SHELL_EDIT.search(shell) and not _keeps_a_record(shell):
         return "run" if _prepares_a_run(shell) else "edit"
     if _SHELL_INSPECT.match(first):
         return "inspect"
     return "run"
+
+
+# The repository's history or state written to a file (`git diff > patch.txt`): a record of the work, no change to it.
+_HISTORY_KEPT = lazy_pattern(r"^git (?:diff|show|log|status)\b[^<>|]*>{1,2}\s*[\w./~-]+$")
+
+
+def _keeps_a_record(text: str) -> bool:
+    """A look whose output is kept in a file, and looks besides (`git diff > patch.txt && cat
+    patch.txt`, the submission step of many scaffolds): it writes no code, so it is a look."""
+    parts = _command_parts(text)
+    return (any(_HISTORY_KEPT.match(part) for part in parts)
+            and all(_HISTORY_KEPT.match(part) or part.startswith("cd ") or (_SHELL_INSPECT.match(part) and not _SHELL_EDIT.search(part))
+                    for part in parts))
 
 
 _MAKES_ROOM = lazy_pattern(r"^(?:rm\s+-\w*[rR]\w*\s|mkdir\b|chmod\b)")
