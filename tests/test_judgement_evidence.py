@@ -623,3 +623,22 @@ def test_the_repository_s_diff_kept_in_a_file_is_a_look_not_an_edit(make_session
     diff = "diff --git a/django/utils/autoreload.py b/django/utils/autoreload.py\n+    return paths\n"
     session.run(*[sh(looks[0], diff) for _ in range(4)])
     assert [text for _, _, text in session.steering()] and all("edit" not in text for _, _, text in session.steering())
+
+
+def test_a_command_that_takes_no_time_and_ran_out_of_time_never_ran(make_session):
+    """A test runner left in watch mode holds the terminal: `pwd` and `echo hi` sent after it
+    time out too. They never ran (no step of a failing approach for PACE to count, "stop, this
+    is unrecoverable" was said while the prompt came back); calls in a row that ran nothing are
+    said as such, with the busy terminal's advice."""
+    from org.kernel.classify import instant
+
+    assert instant("pwd") and instant("cd /testbed && ls node_modules") and instant("echo hi")
+    assert not instant("npm test") and not instant("echo 1 | python slow.py") and not instant("")
+    timed_out = "**Exited due to timeout**\n\nroot@6a688473b2b4:/testbed $\n\nexit code: 124"
+    session = make_session()
+    session.run(sh("sed -i 's/a/b/' app.ts", ""), sh("npm run test", "Watch Usage\n › Press q to quit watch mode.\n" + timed_out),
+                sh("pwd", timed_out), sh("echo hi", timed_out), sh("ls", timed_out))
+    ledger = session.agent.data["_org_tool_ledger"]
+    assert [o.error_type for o in ledger.outcomes][1:] == ["timeout", "busy", "busy", "busy"]
+    [(turn, anomaly, text)] = session.steering()
+    assert (turn, anomaly) == (5, "loop") and "your last 3 calls ran nothing" in text and "still running an earlier command" in text

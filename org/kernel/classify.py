@@ -654,6 +654,18 @@ _DIALOG_NOTE_ALONE = lazy_pattern(r"\A\s*\[SYSTEM: Potential dialog detected in 
 BUSY_TERMINAL = "the terminal is still running an earlier command"
 
 
+# Commands that take no time: one that ran out of time was never run (the terminal is still
+# busy with an earlier command, or its shell is gone), as `pwd` and `echo hi` after a test
+# runner left in watch mode
+_INSTANT = lazy_pattern(r"(?:pwd|echo|printf|true|whoami|id|date|hostname|cd|ls)(?:\s|$)")
+
+
+def instant(command: str | None) -> bool:
+    """Every command of the line takes no time to run (`pwd`, `cd /x && ls`, `echo hi`)."""
+    parts = [part for part in re.split(r"\s*(?:&&|\|\||;|\|)\s*", (command or "").strip()) if part]
+    return bool(parts) and all(_INSTANT.match(part) for part in parts)
+
+
 def busy_terminal(text: str | None) -> str | None:
     """The terminal's note that it did not run the command, an earlier one still running there; else None."""
     if not text:

@@ -26,9 +26,11 @@ from org.lazy_patterns import lazy_pattern
 
 from .bounded import drop_oldest
 from .classify import (
+    BUSY_TERMINAL,
     GENERIC_FAILURE,
     NEW_TEXT_KEYS,
     OK,
+    Verdict,
     action_kind,
     carries_program,
     classify_output,
@@ -39,6 +41,7 @@ from .classify import (
     error_signature,
     filter_sets_status,
     found_nothing,
+    instant,
     leaves_code,
     line_keys,
     message_kind,
@@ -480,6 +483,8 @@ def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: boo
     elif (code is None and verdict.failed and verdict.error_type != "timeout" and tool in ledger.failures_state_exit
           and not filter_status):
         verdict = OK  # this tool marks its failures, and did not: what it printed is what it was asked to print
+    if verdict.error_type == "timeout" and instant(command):
+        verdict = Verdict(True, "busy", verdict.error_line, BUSY_TERMINAL)  # it never ran: the terminal is busy, or gone
     kind = action_kind(tool, args)
     no_match = kind == "inspect" and no_match_notice(output)
     if verdict.failed and (no_match or found_nothing(command, output)):
