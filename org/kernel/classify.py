@@ -450,13 +450,18 @@ def _bare(text: str | None) -> str:
     return _PROMPT_LAST.sub("", bare.rstrip()).strip()
 
 
+def _pipeline_parts(command: str | None) -> list[str]:
+    """The commands a line chains or pipes (`a && b | c; d`)."""
+    return [part for part in re.split(r"\s*(?:&&|\|\||;|\|)\s*", (command or "").strip()) if part]
+
+
 def found_nothing(command: str | None, text: str | None) -> bool:
     """A search that found nothing: the call's last command is a search (``grep``, ``rg``,
-    ``which``) and its output is an exit status of 1 and nothing else, as an empty output is
-    where no status is printed. (Another command exiting 1 in silence failed: `ls` in a
+    ``which``) and its output is an exit status of 1 and nothing else (but the command, where
+    a terminal echoes it), as an empty output is where no status is printed. (Another command exiting 1 in silence failed: `ls` in a
     folder deleted under it.)"""
-    last = re.split(r"\s*(?:&&|\|\||;|\|)\s*", (command or "").strip())[-1]
-    return _SEARCH.match(last) is not None and stated_exit(text) == 1 and not _without_echo(_bare(text), command)
+    parts = _pipeline_parts(command)
+    return bool(parts) and _SEARCH.match(parts[-1]) is not None and stated_exit(text) == 1 and not _without_echo(_bare(text), command)
 
 
 # A search tool's whole answer when nothing matched (SWE-agent's `search_dir`, `search_file` and
@@ -662,7 +667,7 @@ _INSTANT = lazy_pattern(r"(?:pwd|echo|printf|true|whoami|id|date|hostname|cd|ls)
 
 def instant(command: str | None) -> bool:
     """Every command of the line takes no time to run (`pwd`, `cd /x && ls`, `echo hi`)."""
-    parts = [part for part in re.split(r"\s*(?:&&|\|\||;|\|)\s*", (command or "").strip()) if part]
+    parts = _pipeline_parts(command)
     return bool(parts) and all(_INSTANT.match(part) for part in parts)
 
 
@@ -726,8 +731,7 @@ def _pip_verdict(sample: str, wrapper: re.Match[str], known: Any) -> Verdict:
     causes = [m for m in _BOXED_EXCEPTION.finditer(sample, 0, wrapper.start()) if not (known and line_key(m.group(0)) in known)]
     if not causes:
         return Verdict(True, "execution", _line(wrapper.group(0)))
-    cause = causes[-1].group(0).strip()
-    return _named(_exception_type(causes[-1].group("name")), cause)
+    return _named(_exception_type(causes[-1].group("name")), causes[-1].group(0).strip())
 
 
 def classify_output(text: str | None, known: Any = None, filter_status: bool = False) -> Verdict:
