@@ -642,3 +642,20 @@ def test_a_command_that_takes_no_time_and_ran_out_of_time_never_ran(make_session
     assert [o.error_type for o in ledger.outcomes][1:] == ["timeout", "busy", "busy", "busy"]
     [(turn, anomaly, text)] = session.steering()
     assert (turn, anomaly) == (5, "loop") and "your last 3 calls ran nothing" in text and "still running an earlier command" in text
+
+
+def test_an_error_back_with_no_change_tried_between_is_not_said_to_be_missed_by_changes(make_session):
+    """GPT-5-nano's patches never ran (replies whose command the scaffold could not read), and
+    three checks of the unchanged file showed its `SyntaxError`: "your changes are not reaching
+    its cause" blamed changes that were never made."""
+    broken = traceback("SyntaxError: invalid syntax", line=7)
+    session = make_session()
+    session.run(sh("sed -i 's/a/b/' django/db/backends/ddl_references.py", ""),
+                sh("python -c 'import django.db.backends.ddl_references'", broken), {"response": "Patch: ..."},
+                sh("python -m py_compile django/db/backends/ddl_references.py", broken), {"response": "Patch again: ..."},
+                sh("python -c 'from django.db.backends import ddl_references'", broken))
+    [(_, anomaly, text)] = session.steering()
+    assert anomaly == "churn" and "with no change made between them" in text and "not reaching" not in text
+    changed = make_session()
+    changed.run(*[step for n in range(3) for step in (sh(f"sed -i 's/a{n}/b{n}/' app.py", ""), sh(f"python app.py --try {n}", broken))])
+    assert "Your changes are not reaching its cause" in changed.steering()[-1][2]

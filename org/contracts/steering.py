@@ -44,6 +44,7 @@ PLACEHOLDERS: dict[str, frozenset[str]] = {
     "loop_cycle": frozenset({"round", "count", "cycles"}),
     "churn": frozenset({"error", "times", "calls", "advice"}),
     "churn_outside_the_code": frozenset({"error", "times", "calls", "advice"}),
+    "churn_unchanged": frozenset({"error", "times", "calls", "advice"}),
     "churn_detour": frozenset({"action", "error", "times", "working"}),
     "rerun": frozenset({"action", "times", "outcome"}),
     "rerun_outside_the_code": frozenset({"action", "times", "outcome", "advice"}),

@@ -215,14 +215,19 @@ def detect_churn(s: Snapshot) -> Finding | None:
         # there before the agent changed any code: its edits did not cause it, but installs and
         # builds that worked and left it as it was are fixes missing their cause
         back = [b for a, b in zip(same, same[1:]) if any(installed(o) for o in outcomes[a + 1:b])]
+        changed = True
     else:
         # it came back after a fix was tried (an edit, an install or build, also in the failing
         # call itself), or with nothing that worked in between (blocked on it); occurrences
         # apart with only looks, reruns or a detour that worked between them are one. A program
         # that is not installed is tried to be fixed by installs only: no edit brings it.
         tried = installed if missing_program(last.error_line) else fix_attempt
-        back = [b for a, b in zip(same, same[1:])
-                if any(tried(o) for o in outcomes[a + 1:b + 1]) or not any(o.ok for o in outcomes[a + 1:b])]
+        back, changed = [], False
+        for a, b in zip(same, same[1:]):
+            fixed = any(tried(o) for o in outcomes[a + 1:b + 1])
+            if fixed or not any(o.ok for o in outcomes[a + 1:b]):
+                back.append(b)
+                changed = changed or fixed
     times = 1 + len(back)
     if times < s.doctrine.loop.churn_threshold and not last.baseline:
         return _detour(s, outcomes, same, len(_actions(outcomes, same)))
@@ -230,7 +235,9 @@ def detect_churn(s: Snapshot) -> Finding | None:
     calls = _actions(outcomes, (same[0], *back))
     if times < s.doctrine.loop.churn_threshold or len(calls) < 2:
         return None
-    return Finding(anomaly="churn", template="churn", turn=s.turn, evidence={
+    # with no fix tried between the times counted (only failures: the agent's changes never ran),
+    # no change of its own missed the cause
+    return Finding(anomaly="churn", template="churn" if changed else "churn_unchanged", turn=s.turn, evidence={
         "error": last.error_line or last.error_type or "the same error", "times": times, "calls": len(calls),
         "action": named(last),  # for the advice: what was sent, when the shell could not take it as a command
         "error_type": last.error_type or "", "episode": f"churn:{last.error_signature}", "subject": last.signature})
