@@ -857,11 +857,16 @@ ECHO_LINES = 20
 ECHO_LIKENESS = 0.95
 
 
+def _echoed_lines(command: str | None) -> list[str]:
+    """The command's lines as a terminal's echo of them is looked for, whitespace collapsed."""
+    return [" ".join(line.split()) for line in (command or "").splitlines()[:ECHO_LINES] if line.strip()]
+
+
 def telling_line(text: str | None, known: Any = None, command: str | None = None) -> str | None:
     """For a failure nothing names: its first line the task's successful outputs did not
     also print and that is not the command echoed or the shell's prompt, to quote in steering
     (never an identity)."""
-    echo = [" ".join(line.split()) for line in (command or "").splitlines()[:ECHO_LINES] if line.strip()]
+    echo = _echoed_lines(command)
     for line in _TERMINAL_MARKS.sub("", (text or "")[:SCAN_CHARS]).splitlines():
         bare = line.strip()
         if not bare or _STATUS_LINE.fullmatch(bare) or _PROMPT_LAST.fullmatch(bare) or (known and line_key(line) in known):
@@ -875,7 +880,7 @@ def telling_line(text: str | None, known: Any = None, command: str | None = None
 
 def _without_echo(text: str, command: str | None) -> str:
     """The output without the command's lines a terminal echoed before it (RepoLaunch's)."""
-    echo = [" ".join(line.split()) for line in (command or "").splitlines()[:ECHO_LINES] if line.strip()]
+    echo = _echoed_lines(command)
     lines = text.splitlines()
     while lines and echo and (not lines[0].strip() or _echoes(" ".join(lines[0].split()), echo[0])):
         if lines.pop(0).strip():
