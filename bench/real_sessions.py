@@ -51,6 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from org.contracts import SupervisionEvent, TraceHeader, TraceTurn  # noqa: E402
 from org.kernel import events as event_log  # noqa: E402
 from org.replay import organization_home, run_session  # noqa: E402
+from org.standin.session import replies  # noqa: E402
 from org.stats import WITHIN_TURNS, followed_by_progress  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -132,7 +133,7 @@ def shown_turn(item: dict[str, Any], width: int = 300) -> dict[str, Any]:
 
 
 def context_of(raw: list[dict[str, Any]], turn: int, before: int = 4, after: int = 0) -> list[dict[str, Any]]:
-    index = next((i for i, t in enumerate(raw) if t.get("turn") == turn), len(raw) - 1)
+    index = max((i for i, t in enumerate(raw) if t.get("turn") == turn), default=len(raw) - 1)  # a reply's last call
     return [shown_turn(item) for item in raw[max(0, index - before):index + 1 + after]]
 
 
@@ -219,7 +220,7 @@ def measure(corpus: Path, args: argparse.Namespace, doctrine: dict[str, Any], ev
                     out.writelines(e.model_dump_json(exclude_defaults=True) + "\n" for e in log)
             counts = groups.setdefault(group, Counter())
             counts["sessions"] += 1
-            counts["turns"] += len(turns)
+            counts["turns"] += len(replies(turns))
             counts["events"] += len(events)
             counts["steered sessions"] += bool(events)
             for event in events:

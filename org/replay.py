@@ -64,10 +64,26 @@ def load_trace(path: Path) -> tuple[TraceHeader | None, list[TraceTurn]]:
             except DocumentError as exc:
                 problems.extend(Problem(str(path), number, p.field, p.reason) for p in exc.problems)
         else:
+            if turns and turns[-1].turn == item.turn:
+                problems.extend(Problem(str(path), number, field, reason) for field, reason in further_call_problems(item))
             turns.append(item)
     if problems:
         raise DocumentError(problems)
     return header, turns
+
+
+#: what a reply carries once, on the line of its first call
+REPLY_FIELDS = ("user", "response", "htn", "bst", "pace", "context_fill")
+
+
+def further_call_problems(line: TraceTurn) -> list[tuple[str, str]]:
+    """What is wrong with a line that repeats the turn of the line before (a further call of the
+    same reply): it must call a tool, and the reply's own fields belong on its first line."""
+    problems = [(field, "a further call of the turn before: the reply's fields go on its first line")
+                for field in REPLY_FIELDS if getattr(line, field) is not None]
+    if not line.tool:
+        problems.append(("tool", "a line with the turn of the line before is a further call of that reply and needs a tool"))
+    return problems
 
 
 def _deep_merge(base: dict, overrides: dict) -> dict:

@@ -275,7 +275,7 @@ def acr_task(run_dir: Path, instance: str, last_answer: str) -> None:
     ])
 
 
-def test_autocoderover_one_turn_per_search_call_and_the_analysis_is_no_turn(tmp_path: Path) -> None:
+def test_autocoderover_one_line_per_search_call_one_turn_per_reply_and_the_analysis_is_no_turn(tmp_path: Path) -> None:
     results = tmp_path / "raw" / "results"
     for run_name in ("acr-run-1", "acr-run-2", "acr-run-3", "acr-val-only", "acr-val-sbfl"):
         write_json(results / run_name / "new_eval_results" / "report.json", {"resolved": []})
@@ -290,20 +290,20 @@ def test_autocoderover_one_turn_per_search_call_and_the_analysis_is_no_turn(tmp_
     assert turns[:5] == [
         {"turn": 1, "user": "The issue.", "tool": "search_class", "args": {"class_name": "A"}, "output": "class A: ...",
          "ok": True, "thought": "search A and f"},
-        {"turn": 2, "tool": "search_method", "args": {"method_name": "f"}, "output": "Could not find method f.", "ok": False,
-         "thought": "search A and f"},
+        # the reply's second call: the same turn, the reply's text on its first line only
+        {"turn": 1, "tool": "search_method", "args": {"method_name": "f"}, "output": "Could not find method f.", "ok": False},
         # no valid call: a turn without a tool, the raw reply as response (Agent-Zero's repeat check)
-        {"turn": 3, "response": "- do we need more context:", "thought": "- do we need more context:"},
-        {"turn": 4, "tool": "search_bug_locations", "args": {"bug_locations": [{"file": "a.py", "method": "f"}]},
+        {"turn": 2, "response": "- do we need more context:", "thought": "- do we need more context:"},
+        {"turn": 3, "tool": "search_bug_locations", "args": {"bug_locations": [{"file": "a.py", "method": "f"}]},
          "output": "The buggy locations is not precise. You may need to check whether the arguments are correct.",
          "ok": False, "thought": "bug in f"},
-        {"turn": 5, "tool": "search_bug_locations", "args": {"bug_locations": [{"class": "A", "file": "a.py", "method": "g"}]},
+        {"turn": 4, "tool": "search_bug_locations", "args": {"bug_locations": [{"class": "A", "file": "a.py", "method": "g"}]},
          "output": "Here are the code in buggy locations:\nclass A: def g(self): ...", "ok": True, "thought": "bug in A.g"},
     ]
     assert turns[5:] == [  # each patch try is another patch: its argument is the reply
-        {"turn": 6, "tool": "write_patch", "args": {"patch": "# modification 1\n<file>a.py</file>"},
+        {"turn": 5, "tool": "write_patch", "args": {"patch": "# modification 1\n<file>a.py</file>"},
          "output": "Your edit could not be applied to the program. ...", "ok": True},
-        {"turn": 7, "tool": "write_patch", "args": {"patch": "# modification 1\n<file>a.py</file> (again)"},
+        {"turn": 6, "tool": "write_patch", "args": {"patch": "# modification 1\n<file>a.py</file> (again)"},
          "output": "Extracted a patch.", "ok": True},
     ]
     assert labels(lite) == {"astropy__astropy-1": {"resolved": True}}
@@ -517,7 +517,7 @@ def returned(*results: tuple[str, bool, str]) -> dict:
     return {"role": "tool", "tool_returns": [{"tool_use_id": i, "is_error": error, "detail": text} for i, error, text in results]}
 
 
-def test_claude_code_runs_one_turn_per_call_parallel_ones_too_and_the_answer_is_a_last_turn(tmp_path: Path) -> None:
+def test_claude_code_runs_one_line_per_call_a_reply_s_parallel_calls_one_turn_and_the_answer_a_last_turn(tmp_path: Path) -> None:
     raw = tmp_path / "results"
     claude_code_run(raw / "20260524T211350Z-run-1", "L0_005", "claude-sonnet-4-6", "null", "high", [
         {"model_output": "Reading both."}, {},  # a thinking block: empty in the log
@@ -534,10 +534,10 @@ def test_claude_code_runs_one_turn_per_call_parallel_ones_too_and_the_answer_is_
     folder = source / "claude-sonnet-4-6-vanilla-high"
     assert lines(folder / "L0_005.jsonl") == [
         {"turn": 1, "tool": "Read", "args": {"file_path": "~/a.py"}, "output": "File does not exist.", "ok": False, "thought": "Reading both."},
-        {"turn": 2, "tool": "Bash", "args": {"command": "wc -l b.py", "description": "count"},
+        {"turn": 1, "tool": "Bash", "args": {"command": "wc -l b.py", "description": "count"},
          "output": "Exit code 1\nwc: b.py: No such file or directory", "ok": False, "exit_code": 1},
-        {"turn": 3, "tool": "Bash", "args": {"command": "ls"}, "output": "a.py", "ok": True, "exit_code": 0},
-        {"turn": 4, "thought": "Done."}]
+        {"turn": 2, "tool": "Bash", "args": {"command": "ls"}, "output": "a.py", "ok": True, "exit_code": 0},
+        {"turn": 3, "thought": "Done."}]
     assert labels(folder) == {"L0_005": {"resolved": True}}  # the latency scorer's fail is no failure of the task
     assert lines(source / "glm-4.6-karpathy-low" / "L0_001.jsonl") == [{"turn": 1, "thought": "The answer is 4."}]
     assert labels(source / "glm-4.6-karpathy-low") == {"L0_001": {"resolved": False}}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from itertools import count
 
 import pytest
 
@@ -25,10 +26,14 @@ from org.supervisor.snapshot import Snapshot
 CODEGEN = loading.load(RoleProfile, roles_dir() / "codegen.yaml")
 
 
+_TURNS = count(1)
+
+
 def out(tool: str, ok: bool | None = None, error_type: str | None = None, args: dict | None = None, output: str = "",
-        turn: int = 0) -> ToolOutcome:
-    """One outcome as the recorder makes it (``ok`` None: the classifier decides from the output)."""
-    return record_outcome({}, tool, args or {}, output, ok, error_type)
+        turn: int | None = None) -> ToolOutcome:
+    """One outcome as the recorder makes it (``ok`` None: the classifier decides from the output),
+    in a turn of its own: each later than the one made before, unless ``turn`` is given."""
+    return replace(record_outcome({}, tool, args or {}, output, ok, error_type), turn=next(_TURNS) if turn is None else turn)
 
 
 def snap(**kw) -> Snapshot:

@@ -144,6 +144,44 @@ def test_a_failure_flagged_without_a_type_is_named_by_what_its_message_says(make
     assert ledger.outcomes[-1].error_type == "not_found"
 
 
+def test_looks_sent_together_in_one_reply_are_one_turn_of_a_hunt(make_session):
+    """Claude Code sends a reply's calls at once: six guessed paths read in one reply were all
+    sent before any came back "not there". That is one turn of looks that found nothing, not a
+    stall; the same six looks one per reply, each after the last failed, are a hunt."""
+    missing = "File does not exist. Note: your current working directory is /work."
+    guesses = [claude_code("Read", missing, ok=False, file_path=f"~/src/{name}.py")
+               for name in ("auth", "billing", "cache", "metrics", "store", "queue")]
+    where = claude_code("Bash", "/work", command="pwd")
+    together = make_session()
+    results = together.run(where, *[{**guess, "turn": 2} for guess in guesses],
+                           {**claude_code("Read", "import os", file_path="/work/src/auth.py"), "turn": 3})
+    assert [r.turn for r in results] == [1, 2, 3]
+    ledger = together.agent.data["_org_tool_ledger"]
+    assert [o.turn for o in ledger.outcomes] == [1] + [2] * 6 + [3]
+    assert together.anomalies() == []
+
+    one_by_one = make_session()
+    one_by_one.run(where, *guesses)
+    assert one_by_one.anomalies() == [(7, "stall")]
+    assert "6 looks that found nothing" in one_by_one.steering()[0][2]
+
+
+def test_an_error_of_several_calls_sent_together_came_back_in_none_of_them(make_session):
+    """Five edits sent in one reply, each to a file at a path that is not there: one failure,
+    seen once, not an error that came back five times across five actions. Made one by one,
+    each after the one before failed, it is churn."""
+    missing = "<tool_use_error>File does not exist. Note: your current working directory is /work.</tool_use_error>"
+    edits = [claude_code("Edit", missing, ok=False, file_path=f"~/evals/{name}.json", old_string='"0.1.0"', new_string='"0.2.0"')
+             for name in ("api", "core", "ui", "db", "cli")]
+    where = claude_code("Bash", "api.json core.json ui.json db.json cli.json", command="ls")
+    together = make_session()
+    together.run(where, *[{**edit, "turn": 2} for edit in edits])
+    assert together.anomalies() == []
+    one_by_one = make_session()
+    one_by_one.run(where, *edits)
+    assert "churn" in [anomaly for _, anomaly in one_by_one.anomalies()]
+
+
 def test_a_type_another_layer_gives_still_wins_over_the_output_s(make_session):
     session = make_session()
     session.run({**sh("python app.py", traceback("FileNotFoundError: [Errno 2] No such file or directory: 'a.cfg'")), "ok": False,

@@ -60,6 +60,29 @@ def test_replay_reports_bad_lines_with_numbers(tmp_path):
     assert f"{trace}:5: pace:" in err
 
 
+def test_replay_runs_a_reply_s_parallel_calls_as_one_turn_and_checks_their_lines(tmp_path):
+    def look(turn: int, path: str) -> dict:
+        return {"turn": turn, "tool": "code_execution_tool", "args": {"code": f"cat {path}"}, "output": f"cat: {path}: No such file or directory"}
+
+    header = {"kind": "header", "doctrine": {"radio_check_interval_turns": 1, "max_looks_finding_nothing": 2}}
+    # three guessed paths read in one reply, sent before any came back: one turn of a hunt
+    together = [header, {"turn": 1, "tool": "code_execution_tool", "args": {"code": "pwd"}, "output": "/w"},
+                *[look(2, f"/w/{name}.py") for name in "abc"], look(3, "/w/d.py")]
+    result = a0org("replay", str(write_trace(tmp_path / "t.jsonl", together)))
+    assert result.returncode == 0 and result.stdout == "", result.stderr
+    apart = [*together[:2], *[look(turn, f"/w/{name}.py") for turn, name in zip((2, 3, 4), "abc")]]
+    result = a0org("replay", str(write_trace(tmp_path / "apart.jsonl", apart)))
+    assert [(json.loads(l)["turn"], json.loads(l)["anomaly"]) for l in result.stdout.splitlines()] == [(4, "stall")]
+
+    bad = write_trace(tmp_path / "bad.jsonl", [{"turn": 1, "tool": "x"}, {"turn": 1, "user": "hi", "tool": "y"}, {"turn": 1, "output": "z"},
+                                                {"turn": 2, "tool": "x"}])
+    result = a0org("replay", str(bad))
+    assert result.returncode == 2 and result.stdout == ""
+    assert f"{bad}:2: user: a further call of the turn before: the reply's fields go on its first line" in result.stderr
+    assert f"{bad}:3: tool: a line with the turn of the line before is a further call of that reply and needs a tool" in result.stderr
+    assert f"{bad}:4:" not in result.stderr
+
+
 def test_replay_locates_header_mistakes_in_the_trace(tmp_path):
     trace = write_trace(tmp_path / "t.jsonl", [
         {"kind": "header", "role": "codegen", "doctrine": {"cooldown_turns": "two", "radio_check_interval_turns": 0}},

@@ -13,9 +13,11 @@ reply; its last try is the one used), ``extract_status.json`` and the last
 
 Decisions (why):
 
-* One turn per search call: a reply asks for several and ACR runs them all, each with its own
-  result. Tool, arguments and ``ok`` are ACR's record; the output is the call's part of ACR's
-  collated answer (``Result of <call>:`` up to the next call's header).
+* One line per search call, and one turn per reply: a reply asks for several and ACR runs them
+  all, each with its own result, and answers with them together, so the reply's calls share its
+  turn (the trace's further calls of a turn). Tool, arguments and ``ok`` are ACR's record; the
+  output is the call's part of ACR's collated answer (``Result of <call>:`` up to the next
+  call's header).
 * A reply from which the proxy reads no valid call ("The search API calls seem not valid")
   ran nothing: a turn without a tool, its ``response`` the raw reply, so identical replies in
   a row fire Agent-Zero's own repeat check as they would there.
@@ -146,9 +148,11 @@ def convert_task(folder: Path) -> list[TraceLine]:
     problem = (folder / "problem_statement.txt").read_text(encoding="utf-8")
     turns: list[TraceLine] = []
 
-    def add(**fields: Any) -> None:
-        """The next turn, its fields that are not None; the first carries the problem statement."""
-        turn = {"turn": len(turns) + 1, "user": None if turns else problem, **fields}
+    def add(further: bool = False, **fields: Any) -> None:
+        """The next turn (``further``: the next call of the turn before), its fields that are not
+        None; the first carries the problem statement."""
+        number = (turns[-1]["turn"] if turns else 0) + (not further)
+        turn = {"turn": number, "user": None if turns else problem, **fields}
         turns.append(cast(TraceLine, {k: v for k, v in turn.items() if v is not None}))
 
     for round_no, (item, layer) in enumerate(zip(rounds, layers)):
@@ -158,8 +162,9 @@ def convert_task(folder: Path) -> list[TraceLine]:
             outputs = split_results(item["answer"], proxy_answer(folder, round_no).get("API_calls", []))
             if len(outputs) != len(layer):
                 raise ValueError(f"round {round_no}: {len(outputs)} results for {len(layer)} calls")
-            for call, output in zip(layer, outputs):
-                add(tool=call["func_name"], args=call["arguments"], output=output, ok=bool(call["call_ok"]), thought=item["reply"])
+            for n, (call, output) in enumerate(zip(layer, outputs)):
+                add(further=n > 0, tool=call["func_name"], args=call["arguments"], output=output, ok=bool(call["call_ok"]),
+                    thought=None if n else item["reply"])
         else:
             locations = proxy_answer(folder, round_no).get("bug_locations", [])
             add(tool="search_bug_locations", args={"bug_locations": locations}, output=item["answer"],

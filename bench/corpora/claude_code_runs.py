@@ -17,9 +17,11 @@ reasoning effort: 14 configurations, one run of each task each. One folder per r
 
 Decisions (why):
 
-* One turn per tool call, in the log's order, its tool and arguments as Claude Code sent them
+* One line per tool call, in the log's order, its tool and arguments as Claude Code sent them
   (``Bash``, ``Read``, ``Edit``, ``Write``, ``Grep``, ``Glob``, the harness's MCP stubs). Claude
-  Code sends parallel calls as consecutive blocks, then their results: each call is a turn.
+  Code sends a reply's parallel calls as consecutive blocks, then their results: a call made
+  while an earlier one still waits for its result is a further call of the same turn (the
+  trace's lines that share a turn), as the model saw none of their results before sending them.
 * The output is the result's text, matched by ``tool_use_id``; ``ok`` is ``not is_error``,
   Claude Code's own flag. ``exit_code`` (``Bash`` only): 0 for a result that is no error, else
   the N of the ``Exit code N`` line Claude Code puts first, none without it (a timeout).
@@ -79,7 +81,8 @@ def convert_log(events: list[dict[str, Any]]) -> list[TraceLine]:
             if event.get("model_output"):
                 texts.append(event["model_output"])
             for call in event.get("tool_calls") or []:
-                turn = calls[call["id"]] = {"turn": len(turns) + 1, "tool": call["name"], "args": call.get("args") or {}}
+                reply = turns[-1]["turn"] if calls else (turns[-1]["turn"] if turns else 0) + 1
+                turn = calls[call["id"]] = {"turn": reply, "tool": call["name"], "args": call.get("args") or {}}
                 if texts:
                     turn["thought"], texts = "\n\n".join(texts), []
                 turns.append(turn)
@@ -96,7 +99,7 @@ def convert_log(events: list[dict[str, Any]]) -> list[TraceLine]:
     if calls:
         raise ValueError(f"{len(calls)} calls without a result")
     if texts:
-        turns.append({"turn": len(turns) + 1, "thought": "\n\n".join(texts)})
+        turns.append({"turn": (turns[-1]["turn"] if turns else 0) + 1, "thought": "\n\n".join(texts)})
     return [{key: turn[key] for key in FIELDS if key in turn} for turn in turns]  # type: ignore[misc]
 
 
@@ -123,7 +126,7 @@ def run(raw: Path, out: Path) -> None:
         (out / SOURCE / name).mkdir(parents=True, exist_ok=True)
         write_session(out / SOURCE / name / f"{task}.jsonl", lines)
         labels[name][task] = resolved(read_json(folder / "scores.json"))
-        turns += len(lines)
+        turns += len({line["turn"] for line in lines})
     for name, run_labels in sorted(labels.items()):
         write_labels(out / SOURCE / name, run_labels)
     sessions = sum(len(run_labels) for run_labels in labels.values())

@@ -177,7 +177,8 @@ class Doctrine(Contract):
     salute_interval_turns: int = Field(5, ge=1)
     max_turns_without_progress: int = Field(12, ge=1)
     max_looks_finding_nothing: int = Field(5, ge=1, description="A stall is also more looks than this that found nothing (an empty listing, "
-                                           "a search with no match) since progress stopped: a hunt where nothing is.")
+                                           "a search with no match) since progress stopped: a hunt where nothing is. Looks sent together in one "
+                                           "reply (a scaffold's parallel calls) count once.")
     radio_check_interval_turns: int = Field(1, ge=1, description="The supervisor checks every N turns; 1 steers a pattern on the turn it completes.")
     cooldown_turns: int = Field(3, ge=0)
     cooldown_overrides: dict[Literal["stall", "loop", "churn", "rerun", "context", "cascade", "pace"], int] = Field(default_factory=dict)

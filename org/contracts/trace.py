@@ -1,7 +1,7 @@
 """Replay trace: a recorded session as JSON lines, run by ``a0org replay``.
 
 The first line may be a header naming the role and doctrine overrides; every other
-line is one turn.
+line is one turn, or a further call of the turn before when it repeats its number.
 """
 
 from __future__ import annotations
@@ -32,7 +32,9 @@ class TraceBst(Contract):
 
 
 class TraceTurn(Contract):
-    turn: int = Field(ge=0)
+    turn: int = Field(ge=0, description=(
+        "The model reply's number. A line with the turn of the line before is a further call of that reply, sent "
+        "with it before any result was seen (parallel tool calls); the reply's other fields go on its first line."))
     user: str | None = Field(None, description="A new user message (a new task) before this turn's action.")
     tool: str | None = None
     args: dict[str, Any] | None = None

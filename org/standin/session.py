@@ -1,9 +1,11 @@
 """Runs turns through the real hook files in a stand-in agent, the way Agent-Zero's
 message loop calls them: ``message_loop_prompts_before`` (prompt building starts),
 ``before_main_llm_call``, the model's response, Agent-Zero's own repeat check,
-``tool_execute_after`` for a tool call, then ``message_loop_end``. The prompt's extras set
-by ``message_loop_prompts_after`` are taken (and the temporary ones cleared) before
-``before_main_llm_call``, as Agent-Zero renders them into the prompt's last message.
+``tool_execute_before`` and ``tool_execute_after`` for a tool call, then ``message_loop_end``.
+The prompt's extras set by ``message_loop_prompts_after`` are taken (and the temporary ones
+cleared) before ``before_main_llm_call``, as Agent-Zero renders them into the prompt's last
+message. A reply that made several calls at once (trace lines that share a turn: scaffolds
+with parallel tool calls; Agent-Zero runs one per reply) runs each of them in its one turn.
 :meth:`StandInSession.run_task` wraps turns in ``monologue_start`` and ``monologue_end``.
 """
 
@@ -14,7 +16,7 @@ import json
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 from unittest import mock
 
 from org.contracts import TraceTurn
@@ -60,6 +62,18 @@ def model_config_plugin(agent_ctx_length: int) -> Iterator[None]:
             yield
     finally:
         context_fill.reset_lookups()
+
+
+def replies(turns: Iterable[TraceTurn]) -> list[list[TraceTurn]]:
+    """The trace's lines by model reply: a line with the turn of the line before is a further
+    call of that reply (sent at once, before any of their results was seen)."""
+    grouped: list[list[TraceTurn]] = []
+    for turn in turns:
+        if grouped and grouped[-1][0].turn == turn.turn:
+            grouped[-1].append(turn)
+        else:
+            grouped.append([turn])
+    return grouped
 
 
 def render_extras(extras: dict[str, Any]) -> str:
@@ -118,25 +132,26 @@ class StandInSession:
             agent.data["ctx_window"] = {"text": "", "tokens": int(turn.context_fill * agent.ctx_length)}
 
     @staticmethod
-    def response_text(turn: TraceTurn) -> str:
+    def response_text(turn: TraceTurn, parallel: Sequence[TraceTurn] = ()) -> str:
         if turn.response is not None:
             return turn.response
-        return json.dumps({
+        return "\n".join(json.dumps({
             "thoughts": [f"turn {turn.turn}"],
             "headline": f"turn {turn.turn}",
-            "tool_name": turn.tool or "",
-            "tool_args": turn.args or {},
-        })
+            "tool_name": call.tool or "",
+            "tool_args": call.args or {},
+        }) for call in (turn, *parallel))
 
-    async def run_turn(self, turn: TraceTurn) -> TurnResult:
+    async def run_turn(self, turn: TraceTurn, *parallel: TraceTurn) -> TurnResult:
+        """One turn; ``parallel``: the further calls of the same reply, run after ``turn``'s."""
         if turn.pace is None:
-            return await self._run_turn(turn)
+            return await self._run_turn(turn, parallel)
         # a forced level replaces the dispatcher's judgement for the whole turn (before the
         # model is asked and after the tool ran), as if the role's triggers had said so
         with mock.patch.object(dispatcher, "pace_level", lambda plan, metrics: turn.pace):
-            return await self._run_turn(turn)
+            return await self._run_turn(turn, parallel)
 
-    async def _run_turn(self, turn: TraceTurn) -> TurnResult:
+    async def _run_turn(self, turn: TraceTurn, parallel: Sequence[TraceTurn]) -> TurnResult:
         if self.agent.context.paused:
             self.agent.context.paused = False  # a turn after a pause means the user resumed the chat
         if turn.user is not None:
@@ -150,15 +165,17 @@ class StandInSession:
         await self._call("message_loop_prompts_after", loop_data=loop_data)
         extras = self._consume_extras()
         await self._call("before_main_llm_call", loop_data=loop_data)
-        response = self.response_text(turn)
+        response = self.response_text(turn, parallel)
         repeated = response == loop_data.last_response
         agent.hist_add_ai_response(response)
         if repeated:
             # Agent-Zero's own repeat check: the response is kept, a warning added, no tool run
             agent.hist_add_warning(REPEAT_WARNING)
             agent.context.log.log(type="warning", content=REPEAT_WARNING)
-        elif turn.tool:
-            await self._run_tool(turn)
+        else:
+            for call in (turn, *parallel):
+                if call.tool:
+                    await self._run_tool(call)
         await self._call("message_loop_end", loop_data=loop_data)
         warnings = [m.content["system_warning"] for m in agent.history[history_start:] if m.kind == "warning"]
         items = agent.context.log.items[log_start:]
@@ -196,8 +213,9 @@ class StandInSession:
                 del agent._error_diagnosis  # type: ignore[attr-defined]
 
     def run(self, turns: list[TraceTurn]) -> list[TurnResult]:
+        """One result per turn: lines that share a turn are one reply's calls."""
         async def _all() -> list[TurnResult]:
-            return [await self.run_turn(t) for t in turns]
+            return [await self.run_turn(*reply) for reply in replies(turns)]
 
         return self._run_async(_all)
 
@@ -215,7 +233,7 @@ class StandInSession:
             self.new_task(user_message)
             await self._call("monologue_start", loop_data=self.loop_data)
             try:
-                return [await self.run_turn(t) for t in turns]
+                return [await self.run_turn(*reply) for reply in replies(turns)]
             finally:
                 await self._call("monologue_end", loop_data=self.loop_data)
 

@@ -201,7 +201,8 @@ def detect_churn(s: Snapshot) -> Finding | None:
     the breaker blocked did not run: no error came back; nor did a call the tool refused for
     its arguments, a slip of that call alone, put right in the next (a terminal still busy
     stays busy across other work until waited on: that does come back). Calls in a row that
-    ran nothing are the no-tool loop's to say, once."""
+    ran nothing are the no-tool loop's to say, once. Its occurrences in one turn (a reply's
+    parallel calls) are one."""
     outcomes = s.watched
     last = outcomes[-1] if outcomes else None
     if (last is None or last.ok or last.blocked or last.error_signature is None or edit_refused(last.error_line)
@@ -210,7 +211,8 @@ def detect_churn(s: Snapshot) -> Finding | None:
     if s.not_run_in_a_row >= s.doctrine.loop.no_tool_threshold:
         return None
     error = last.error_signature
-    same = _this_episode(outcomes, [i for i, o in enumerate(outcomes) if o.error_signature == error and not o.ok and not o.blocked])
+    same = _this_episode(outcomes, _once_a_turn(outcomes, [i for i, o in enumerate(outcomes)
+                                                           if o.error_signature == error and not o.ok and not o.blocked]))
     if last.baseline:
         # there before the agent changed any code: its edits did not cause it, but installs and
         # builds that worked and left it as it was are fixes missing their cause
@@ -241,6 +243,12 @@ def detect_churn(s: Snapshot) -> Finding | None:
         "error": last.error_line or last.error_type or "the same error", "times": times, "calls": len(calls),
         "action": named(last),  # for the advice: what was sent, when the shell could not take it as a command
         "error_type": last.error_type or "", "episode": f"churn:{last.error_signature}", "subject": last.signature})
+
+
+def _once_a_turn(outcomes: list, indexes: list[int]) -> list[int]:
+    """Of occurrences in one turn, the last: calls a scaffold sent together in one reply (in
+    parallel) all failed before the model saw any, so the error came back in no later one."""
+    return [i for i, j in zip(indexes, indexes[1:] + [None]) if j is None or outcomes[i].turn != outcomes[j].turn]
 
 
 #: new results between two occurrences of an error that make them two episodes: the task was worked on elsewhere meanwhile
@@ -335,14 +343,15 @@ def stalled_since(s: Snapshot) -> int | None:
 def _stall(s: Snapshot) -> tuple[int, list[ToolOutcome], int] | None:
     """A stall's turn progress stopped, its outcomes since, and the looks among them that found
     nothing (those of watched calls: a poll of a running process answering nothing is the
-    program at work)."""
+    program at work). The doctrine's limit is on the turns that took such looks: looks sent
+    together in one reply (a scaffold's parallel calls) were all made before any was seen."""
     if s.turns_since_progress is None:
         return None
     since = s.turn - s.turns_since_progress
     stretch = _after(s.watched, since)
-    found_nothing = sum(o.empty for o in stretch)
-    if s.turns_since_progress > s.doctrine.max_turns_without_progress or found_nothing > s.doctrine.max_looks_finding_nothing:
-        return since, stretch, found_nothing
+    empty = [o.turn for o in stretch if o.empty]
+    if s.turns_since_progress > s.doctrine.max_turns_without_progress or len(set(empty)) > s.doctrine.max_looks_finding_nothing:
+        return since, stretch, len(empty)
     return None
 
 
