@@ -45,10 +45,10 @@ from org.contracts import TraceHeader  # noqa: E402
 from org.kernel import salute  # noqa: E402
 from org.kernel.classify import REPORTING_TOOLS  # noqa: E402
 from org.kernel.dispatcher import ROLE_ATTR  # noqa: E402
-from org.kernel.turn_readings import read_turn  # noqa: E402
 from org.kernel.log import forget_logged  # noqa: E402
 from org.kernel.outcomes import FAILURE_HISTORY_LIMIT, FAILURES_KEY, LEDGER_KEY, LEDGER_LIMIT, SEEN_LIMIT  # noqa: E402
 from org.kernel.paths import ENV_HOME  # noqa: E402
+from org.kernel.turn_readings import read_turn  # noqa: E402
 from org.replay import prepare_organization  # noqa: E402
 from org.resources import extensions_dir  # noqa: E402
 from org.standin.agent import LoopData, Response, StandInAgent, Tool  # noqa: E402
@@ -172,6 +172,12 @@ def dispatch(agent: StandInAgent) -> None:
     hooks.before_main_llm_call(agent, loop_data=agent.loop_data)
 
 
+def take_turn(agent: StandInAgent, tool: str, args: dict, output: str, error_class: Any = NO_VERDICT) -> None:
+    """One turn of Agent-Zero's loop as the histories record it: the dispatcher, then the reply's one call."""
+    dispatch(agent)
+    run_tool(agent, tool, args, output, error_class)
+
+
 # --------------------------------------------------------------------------- 1. idle hook
 
 
@@ -256,36 +262,36 @@ def fill_troubled_agent(agent: StandInAgent) -> None:
     agent._bst_store = {"__bst_belief_state__": {"domain": "codegen", "confidence": 0.82}}  # type: ignore[attr-defined]
     agent.data["ctx_window"] = {"text": "", "tokens": int(0.92 * agent.ctx_length)}
     # an edit first: the failures that follow are the agent's own (churn judges only those)
-    run_tool(agent, "text_editor", {"op": "write", "path": "/src/export.py", "content": "def export():\n    pass\n"}, "written")
+    take_turn(agent, "text_editor", {"op": "write", "path": "/src/export.py", "content": "def export():\n    pass\n"}, "written")
     mixed = LEDGER_LIMIT - FAILURE_HISTORY_LIMIT
     for i in range(mixed):
         kind = i % 6
         if kind in (0, 1):
-            run_tool(agent, "code_execution_tool", {"runtime": "python", "code": f"print(compute({i}))"}, f"{rng.random():.12f}\n")
+            take_turn(agent, "code_execution_tool", {"runtime": "python", "code": f"print(compute({i}))"}, f"{rng.random():.12f}\n")
         elif kind == 2:
             _, text = ERRORS[i % len(ERRORS)]
-            run_tool(agent, TOOLS[i % len(TOOLS)], {"n": i}, f"[{i}]\n{text}")
+            take_turn(agent, TOOLS[i % len(TOOLS)], {"n": i}, f"[{i}]\n{text}")
         elif kind == 3:
-            run_tool(agent, "wait", {"seconds": 5}, "still running")
+            take_turn(agent, "wait", {"seconds": 5}, "still running")
         elif kind == 4:
-            run_tool(agent, "text_editor", {"op": "read", "path": f"/src/m{i}.py"}, "def f():\n    return 1\n" * 20)
+            take_turn(agent, "text_editor", {"op": "read", "path": f"/src/m{i}.py"}, "def f():\n    return 1\n" * 20)
         else:
-            run_tool(agent, "response", {"text": "progress report"}, "sent")
+            take_turn(agent, "response", {"text": "progress report"}, "sent")
     # the failure streak, after an edit (so its errors are the agent's, not the baseline): history
     # fills up to its bound, then cascade, churn and loop at the end
-    run_tool(agent, "code_execution_tool", {"runtime": "terminal", "code": "sed -i 's/old/new/' /src/app/main.py"}, "")
+    take_turn(agent, "code_execution_tool", {"runtime": "terminal", "code": "sed -i 's/old/new/' /src/app/main.py"}, "")
     streak = FAILURE_HISTORY_LIMIT  # (looks that find nothing are no step of a streak: more attempts than the bound)
     for i in range(streak):
         _, text = ERRORS[i % len(ERRORS)]
         tool = TOOLS[i % 4]
         # a search or a browser fails in a line of its own (more than that is what it found)
-        run_tool(agent, tool, {"attempt": i}, text.splitlines()[-1] if tool in REPORTING_TOOLS else f"attempt {i}:\n{text}")
+        take_turn(agent, tool, {"attempt": i}, text.splitlines()[-1] if tool in REPORTING_TOOLS else f"attempt {i}:\n{text}")
     broken = "Traceback (most recent call last):\nImportError: cannot import name 'Writer' from 'app.export'"
-    run_tool(agent, "code_execution_tool", {"runtime": "terminal", "code": "python -m app"}, broken)
-    run_tool(agent, "search_engine", {"query": "csv writer"}, "Connection refused")
-    run_tool(agent, "browser_agent", {"url": "http://docs"}, "Temporary failure in name resolution")
+    take_turn(agent, "code_execution_tool", {"runtime": "terminal", "code": "python -m app"}, broken)
+    take_turn(agent, "search_engine", {"query": "csv writer"}, "Connection refused")
+    take_turn(agent, "browser_agent", {"url": "http://docs"}, "Temporary failure in name resolution")
     for _ in range(3):
-        run_tool(agent, "code_execution_tool", {"runtime": "terminal", "code": "python /src/app/main.py"}, broken)
+        take_turn(agent, "code_execution_tool", {"runtime": "terminal", "code": "python /src/app/main.py"}, broken)
     dispatch(agent)  # the dispatcher sees the full histories and sets PACE
     ledger = agent.data[LEDGER_KEY]
     assert len(ledger.outcomes) == LEDGER_LIMIT, len(ledger.outcomes)
@@ -301,7 +307,7 @@ def fill_quiet_agent(agent: StandInAgent) -> None:
     agent.data["ctx_window"] = {"text": "", "tokens": int(0.45 * agent.ctx_length)}
     for i in range(LEDGER_LIMIT):
         tool = ("code_execution_tool", "text_editor", "response", "wait")[i % 4]
-        run_tool(agent, tool, {"step": i}, f"ok {rng.random():.12f}")
+        take_turn(agent, tool, {"step": i}, f"ok {rng.random():.12f}")
     dispatch(agent)
     assert len(agent.data[LEDGER_KEY].outcomes) == LEDGER_LIMIT
 

@@ -69,3 +69,22 @@ def test_rounds_run_the_two_trees_in_turns_and_compare_their_medians(tmp_path, c
     assert name == "active_hook_turn_us_vs_baseline" and record["rounds"] == 3
     assert (record["this"], record["baseline"], record["value"]) == (400.0, 200.0, 2.0)  # medians of 650, 400, 400 and of 200s
     assert record["round_ratios"] == [3.25, 2.0, 2.0]
+
+
+def test_the_troubled_scenario_finds_every_anomaly_its_turns_are_timed_on(org_home):
+    """The figures with findings are only that while the scenario holds them: its histories
+    are made turn by turn, one call a turn, as Agent-Zero's loop makes them."""
+    from bench import run as bench
+    from org.contracts import TraceHeader
+    from org.replay import prepare_organization
+    from org.standin.session import model_config_plugin
+
+    prepare_organization(org_home, TraceHeader(kind="header", role="codegen", doctrine={
+        "radio_check_interval_turns": 1, "escalation": {"pause": False, "pause_after_emergency": False}}))
+    agent = bench.new_agent()
+    with model_config_plugin(agent.ctx_length):
+        bench.fill_troubled_agent(agent)
+        result = bench.radio_check_once(agent, agent.loop_data)
+    assert sorted({f.anomaly for f in result.findings}) == ["cascade", "churn", "context", "loop", "pace", "stall"]
+    turns = [o.turn for o in agent.data["_org_tool_ledger"].outcomes]
+    assert len(set(turns)) == len(turns)
