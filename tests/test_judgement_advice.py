@@ -598,3 +598,19 @@ def test_a_create_refused_over_a_file_that_is_there_is_named_by_that_reason(make
     assert "(edit not applied: File already exists at: /workspace/t.py)" in steering
     assert steering.endswith("the editor wrote nothing because the file is there already and `create` does not overwrite: "
                              "view it and edit it, or write under another name.")
+
+
+def test_calls_in_a_row_into_a_busy_terminal_after_a_churn_about_it_say_nothing_more(make_session):
+    """The busy terminal's note came back after each edit (a churn, told that the terminal is
+    still running and what to do), then three calls in a row ran nothing: the same cause, the
+    same advice. Said once, by the churn."""
+    session = make_session()
+    session.run(sh("sed -i 's/8000/8080/' server.py", ""), sh("python server.py", "Serving on 8080\n\n" + A0_DIALOG.format(5)))
+    for n in range(3):
+        session.run(sh(f"sed -i 's/debug={n}/debug={n + 1}/' server.py", ""), sh(f"curl localhost:8080/{n}", A0_BUSY))
+    assert [anomaly for _, anomaly, _ in session.steering()] == ["churn"]
+    assert "that terminal is still running an earlier command" in session.steering()[0][2]
+    session.run(sh("ps aux | grep server", A0_BUSY), sh("tail server.log", A0_BUSY))
+    assert [anomaly for _, anomaly, _ in session.steering()] == ["churn"]
+    ledger = session.agent.data["_org_tool_ledger"]
+    assert [o.error_type for o in list(ledger.outcomes)[-3:]] == ["busy"] * 3  # three in a row that ran nothing

@@ -185,9 +185,11 @@ def detect_no_tool(s: Snapshot) -> Finding | None:
     refused = s.not_run_in_a_row
     if refused >= limit:
         last = outcomes[-1]
-        return Finding(anomaly="loop", template="loop_not_run", turn=s.turn, evidence={
-            "pattern": "not_run", "times": refused, "action": named(last), "outcome": _outcome(last),
-            "error_type": last.error_type or "", "episode": f"not_run:{outcomes[-refused].turn}"})
+        evidence = {"pattern": "not_run", "times": refused, "action": named(last), "outcome": _outcome(last),
+                    "error_type": last.error_type or "", "episode": f"not_run:{outcomes[-refused].turn}"}
+        if last.error_signature:  # a churn about the same cause (a terminal still busy) said what this says
+            evidence["said_as"] = f"churn:{last.error_signature}"
+        return Finding(anomaly="loop", template="loop_not_run", turn=s.turn, evidence=evidence)
     return None
 
 
@@ -329,7 +331,7 @@ def detect_rerun(s: Snapshot) -> Finding | None:
     evidence = {"action": named(last), "times": reruns, "outcome": _outcome(last), "error_type": last.error_type or "",
                 "episode": f"rerun:{last.signature}|{last.output_hash}", "subject": last.signature}
     if not edited:
-        evidence["loop_episode"] = call_key(last)  # with nothing changed in between it says what a loop steering said
+        evidence["said_as"] = call_key(last)  # with nothing changed in between it says what a loop steering said
     return Finding(anomaly="rerun", template="rerun" if edited else "rerun_unchanged", turn=s.turn, evidence=evidence)
 
 

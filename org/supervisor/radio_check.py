@@ -12,8 +12,10 @@ after it, with its count grown, it is said only once the count has doubled (3, t
 moves, until the fill has grown by a band (5 points) or fell (history compressed) and came
 back. Two findings of one check about the same call say it once (the first, most severe);
 a stall is not said when another steering already told the agent it is stuck since the
-task last moved; nor is PACE below emergency. A rerun with nothing changed in between
-says what a loop steering about the same call and result said (or what the user resumed on).
+task last moved; nor is PACE below emergency. A finding may name the episode of another
+anomaly that said the same (``evidence["said_as"]``): a rerun with nothing changed in between
+says what a loop steering about the same call and result said, and calls in a row sent to a
+terminal still busy say what a churn about that busy terminal said (or what the user resumed on).
 
 The cooldown rule, per anomaly type and independent across types:
 
@@ -239,9 +241,9 @@ def _restrained(finding: Finding, state: SupervisorState, subjects: set[str]) ->
     key = evidence.get("episode")
     if key is not None and key in state.resumed:
         return True  # the user resumed the chat on this very evidence: they have decided
-    loop = evidence.get("loop_episode")
-    if loop is not None and (loop in state.said or loop in state.resumed):
-        return True  # the same call and result, said already as a loop
+    said_as = evidence.get("said_as")
+    if said_as is not None and (said_as in state.said or said_as in state.resumed):
+        return True  # said already by another anomaly's steering about the same evidence
     since = evidence.get("since")
     if finding.severity == "emergency" and state.resumed_at is not None and is_int(since) and since <= state.resumed_at:
         return True  # not "stop now" after the user let the agent go on, until the task has moved

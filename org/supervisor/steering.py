@@ -186,7 +186,7 @@ def _compiled(text: str) -> tuple[string.Template, frozenset[str]]:
 #: evidence the radio check keeps for itself (the outcome a steering answers, the episode and the
 #: turn it began, the call it is about): never worded, and the outcome moves on at every turn, so a
 #: persisting anomaly is worded from the memo without them
-_UNWORDED = frozenset({"at", "episode", "since", "subject", "loop_episode"})
+_UNWORDED = frozenset({"at", "episode", "since", "subject", "said_as"})
 
 
 def _stamp(path: Path) -> tuple[int, int] | None:
