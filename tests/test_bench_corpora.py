@@ -118,7 +118,7 @@ def mini_v2_trajectory(instance: str, steps: list[tuple[str, list[tuple[str, str
         "config": {"environment": {"image": f"docker.io/swebench/sweb.eval.x86_64.{owner}_1776_{name}:latest"}}}}
 
 
-def test_mini_swe_agent_v2_a_tool_call_is_a_turn_and_the_submission_holds_the_patch(tmp_path: Path) -> None:
+def test_mini_swe_agent_v2_a_reply_is_a_turn_of_its_calls_and_the_submission_holds_the_patch(tmp_path: Path) -> None:
     raw = tmp_path / "raw"
     reports = raw / "logs" / "run_evaluation" / "deepseek" / "deepseek-chat"
     write_json(reports / "django__django-1" / "report.json", {"django__django-1": {"resolved": True}})
@@ -140,12 +140,12 @@ def test_mini_swe_agent_v2_a_tool_call_is_a_turn_and_the_submission_holds_the_pa
     assert lines(out / "django__django-1.jsonl") == [
         {"turn": 1, "user": "Fix django__django-1.", "tool": "bash", "args": {"command": "ls"},
          "output": "<returncode>0</returncode>\n<output>\nsetup.py\n</output>", "exit_code": 0, "thought": "Look first. é"},
-        {"turn": 2, "tool": "bash", "args": {"command": "cat nope"},  # the reply's second call: its own turn
+        {"turn": 1, "tool": "bash", "args": {"command": "cat nope"},  # the reply's second call: the same turn
          "output": "<returncode>1</returncode>\n<output>\nno such file\n</output>", "exit_code": 1},
-        {"turn": 3},
-        {"turn": 4, "tool": "bash", "args": {"command": "sleep 999"},  # an <exception>: no exit code
+        {"turn": 2},
+        {"turn": 3, "tool": "bash", "args": {"command": "sleep 999"},  # an <exception>: no exit code
          "output": "<exception>timed out</exception>\n<returncode>-1</returncode>\n<output>\n</output>"},
-        {"turn": 5, "tool": "bash", "args": {"command": "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"},
+        {"turn": 4, "tool": "bash", "args": {"command": "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"},
          "output": "diff --git a/x.py b/x.py\n", "thought": "Submit."},
     ]
     assert "\\u00e9" in (out / "django__django-1.jsonl").read_text(encoding="utf-8")  # ASCII escapes, as the corpus has them

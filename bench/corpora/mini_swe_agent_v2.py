@@ -10,9 +10,10 @@ mini-swe-agent 2.3.0 with its stock ``benchmarks/swebench.yaml`` prompts, tool c
 
 Decisions (why), the mini-swe-agent 1.x converter's where they apply:
 
-* One turn per tool call: v2's model may call ``bash`` several times in one reply and every
-  call ran and got its own observation (v1 ran one command a reply, so there a turn is a
-  reply). The reply's text is the first call's ``thought``.
+* One line per tool call, one turn per reply: v2's model may call ``bash`` several times in
+  one reply and every call ran and got its own observation, seen together with the others'
+  (v1 ran one command a reply). A reply's calls share its turn (the trace's further calls of a
+  turn); the reply's text is the first call's ``thought``.
 * A reply without a tool call got mini-swe-agent's format error (a ``user`` message with
   ``extra.interrupt_type == "FormatError"``); v2 does not keep such a reply: a turn without a
   tool call and without ``thought``. Tool-call replies plus format errors must equal
@@ -74,8 +75,9 @@ def convert_trajectory(trajectory: dict[str, Any]) -> list[TraceLine]:
     turns: list[TraceLine] = []
     calls = 0
 
-    def new_turn() -> TraceLine:
-        turn: TraceLine = {"turn": len(turns) + 1}
+    def new_turn(further: bool = False) -> TraceLine:
+        """The next turn's line (``further``: the next call of the turn before)."""
+        turn: TraceLine = {"turn": (turns[-1]["turn"] if turns else 0) + (not further)}
         if not turns:
             turn["user"] = task
         return turn
@@ -97,7 +99,7 @@ def convert_trajectory(trajectory: dict[str, Any]) -> list[TraceLine]:
             raise ValueError(f"reply with {len(tool_calls)} tool calls and {len(actions)} actions")
         thought = text_of(message.get("content")).strip()
         for k, action in enumerate(actions):
-            turn = new_turn()
+            turn = new_turn(further=k > 0)
             turn["tool"] = TOOL
             turn["args"] = {"command": action["command"]}
             observation = observations.get(action["tool_call_id"])
@@ -153,6 +155,6 @@ def run(raw: Path, out: Path) -> None:
             raise SystemExit(f"{path}: a second trajectory of {session}")
         write_session(folder / f"{session}.jsonl", turns, sort_keys=True, ascii_only=True)
         labels[session] = resolved(raw, session)
-        total += len(turns)
+        total += len({line["turn"] for line in turns})
     write_labels(folder, labels)
     print(f"{folder}: {len(labels)} sessions, {total} turns, {sum(bool(v) for v in labels.values())} resolved", file=sys.stderr)
