@@ -43,7 +43,7 @@ import sys
 from pathlib import Path
 from typing import Any, cast
 
-from .traces import TraceLine, read_json, write_labels, write_session
+from .traces import TraceLine, next_turn, read_json, write_labels, write_session
 
 RAW_HELP = "the repository's files (holding results/acr-*)"
 OUT_HELP = "the corpus folder: one folder per source is written in it"
@@ -151,8 +151,7 @@ def convert_task(folder: Path) -> list[TraceLine]:
     def add(further: bool = False, **fields: Any) -> None:
         """The next turn (``further``: the next call of the turn before), its fields that are not
         None; the first carries the problem statement."""
-        number = (turns[-1]["turn"] if turns else 0) + (not further)
-        turn = {"turn": number, "user": None if turns else problem, **fields}
+        turn = {"turn": next_turn(turns, further), "user": None if turns else problem, **fields}
         turns.append(cast(TraceLine, {k: v for k, v in turn.items() if v is not None}))
 
     for round_no, (item, layer) in enumerate(zip(rounds, layers)):

@@ -40,7 +40,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .traces import TraceLine, read_json, read_jsonl, write_labels, write_session
+from .traces import TraceLine, next_turn, read_json, read_jsonl, turn_count, write_labels, write_session
 
 RAW_HELP = "the repository's results/ folder at ac59537 (one folder per run)"
 OUT_HELP = "the corpus folder: claude-code-ab-l0smoke/ is written in it"
@@ -81,8 +81,7 @@ def convert_log(events: list[dict[str, Any]]) -> list[TraceLine]:
             if event.get("model_output"):
                 texts.append(event["model_output"])
             for call in event.get("tool_calls") or []:
-                reply = turns[-1]["turn"] if calls else (turns[-1]["turn"] if turns else 0) + 1
-                turn = calls[call["id"]] = {"turn": reply, "tool": call["name"], "args": call.get("args") or {}}
+                turn = calls[call["id"]] = {"turn": next_turn(turns, further=bool(calls)), "tool": call["name"], "args": call.get("args") or {}}
                 if texts:
                     turn["thought"], texts = "\n\n".join(texts), []
                 turns.append(turn)
@@ -99,7 +98,7 @@ def convert_log(events: list[dict[str, Any]]) -> list[TraceLine]:
     if calls:
         raise ValueError(f"{len(calls)} calls without a result")
     if texts:
-        turns.append({"turn": (turns[-1]["turn"] if turns else 0) + 1, "thought": "\n\n".join(texts)})
+        turns.append({"turn": next_turn(turns), "thought": "\n\n".join(texts)})
     return [{key: turn[key] for key in FIELDS if key in turn} for turn in turns]  # type: ignore[misc]
 
 
@@ -126,7 +125,7 @@ def run(raw: Path, out: Path) -> None:
         (out / SOURCE / name).mkdir(parents=True, exist_ok=True)
         write_session(out / SOURCE / name / f"{task}.jsonl", lines)
         labels[name][task] = resolved(read_json(folder / "scores.json"))
-        turns += len({line["turn"] for line in lines})
+        turns += turn_count(lines)
     for name, run_labels in sorted(labels.items()):
         write_labels(out / SOURCE / name, run_labels)
     sessions = sum(len(run_labels) for run_labels in labels.values())

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from .mini_swe_agent import TOOL
-from .traces import TraceLine, read_json, text_of, write_labels, write_session
+from .traces import TraceLine, next_turn, read_json, text_of, turn_count, write_labels, write_session
 
 RAW_HELP = "the repository at 09c41a7 (holding results_full/ and logs/run_evaluation/)"
 OUT_HELP = "the source folder: the run folder (results_full) is written in it"
@@ -77,7 +77,7 @@ def convert_trajectory(trajectory: dict[str, Any]) -> list[TraceLine]:
 
     def new_turn(further: bool = False) -> TraceLine:
         """The next turn's line (``further``: the next call of the turn before)."""
-        turn: TraceLine = {"turn": (turns[-1]["turn"] if turns else 0) + (not further)}
+        turn: TraceLine = {"turn": next_turn(turns, further)}
         if not turns:
             turn["user"] = task
         return turn
@@ -155,6 +155,6 @@ def run(raw: Path, out: Path) -> None:
             raise SystemExit(f"{path}: a second trajectory of {session}")
         write_session(folder / f"{session}.jsonl", turns, sort_keys=True, ascii_only=True)
         labels[session] = resolved(raw, session)
-        total += len({line["turn"] for line in turns})
+        total += turn_count(turns)
     write_labels(folder, labels)
     print(f"{folder}: {len(labels)} sessions, {total} turns, {sum(bool(v) for v in labels.values())} resolved", file=sys.stderr)

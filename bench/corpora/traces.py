@@ -8,7 +8,7 @@ converter's own, so a rebuilt corpus is byte for byte the one it replaces.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Required, TypedDict
 
@@ -27,6 +27,17 @@ class TraceLine(TypedDict, total=False):
     response: str
     exit_code: int
     thought: str
+
+
+def next_turn(lines: Sequence[Mapping[str, Any]], further: bool = False) -> int:
+    """The turn of the next line: the last line's for a further call of its reply (calls sent
+    together, before any result came back), else the one after it."""
+    return (lines[-1]["turn"] if lines else 0) + (not further)
+
+
+def turn_count(lines: Iterable[Mapping[str, Any]]) -> int:
+    """The turns of a session's lines: a reply's calls are one."""
+    return len({line["turn"] for line in lines})
 
 
 def read_json(path: Path) -> Any:
