@@ -161,6 +161,21 @@ def test_the_emergency_is_not_raised_again_right_after_a_resume(make_session):
     assert [a for a in actions(session) if a[1] in ("steer:pace", "pause")] == [(5, "steer:pace"), (7, "pause")]
 
 
+def test_after_a_resume_turns_without_progress_count_from_the_resume(make_session):
+    """Paused on replies without a tool call, then resumed: supervision started over, as the
+    pause notice says. The turns before the pause are not counted into a stall at once; the
+    turns after the resume are, once they pass the doctrine's limit."""
+    session = make_session(doctrine={"max_turns_without_progress": 6})
+    session.run(sh("ls", "app.py"), *[{}] * 7)
+    assert actions(session) == [(4, "steer:loop"), (8, "pause")]
+    # resumed: looks that show nothing new, but not yet more than 6 turns since the resume
+    session.run(*[sh(f"cat copy{n}.py", "app.py") for n in range(7)])
+    assert actions(session)[2:] == []
+    session.run(sh("cat copy7.py", "app.py"))
+    assert actions(session)[2:] == [(16, "steer:stall")]
+    assert session.steering()[-1][2].startswith("[SUPERVISOR] Stall: 7 turns without progress")
+
+
 def test_an_htn_count_that_is_not_updated_starts_no_new_episode_each_turn(make_session):
     """A plan layer whose count of turns without progress stays the same from turn to turn (it
     counts its own steps, or was not updated) moved no progress: the PACE emergency is said

@@ -14,6 +14,7 @@ there, the radio check and the steering are left to it, so the agent is not nagg
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Callable
 
 from org.contracts import Finding, RoleProfile
@@ -125,6 +126,16 @@ def build_snapshot(data: dict, pace_level: Any, role: RoleProfile, turn: int, na
         context_fill=fill.fill if fill else None,
         native_repeat_warning=native_repeat,
     )
+
+
+def counted_from_resume(snapshot: Snapshot, resumed_at: int | None) -> Snapshot:
+    """The snapshot the unit's own check reads after the user resumed the chat: supervision
+    started over there (the pause notice says so), so turns without progress, and with them a
+    stall and its looks that found nothing, count from the resume, not from before the pause."""
+    stopped = snapshot.turns_since_progress
+    if resumed_at is None or stopped is None or snapshot.turn - stopped >= resumed_at:
+        return snapshot
+    return replace(snapshot, turns_since_progress=snapshot.turn - resumed_at)
 
 
 def _role_id(role: Any) -> str | None:
@@ -247,6 +258,7 @@ class MicrocosmSupervisor:
                 return None
             snapshot = snapshot or build_snapshot(data, readings.pace_level, role, state.turn, readings.native_repeat, layers)
             note_progress(data, role.role_id, state.turn, snapshot.turns_since_progress)
+            snapshot = counted_from_resume(snapshot, state.resumed_at)
             result = radio_check(snapshot, state)
             if result.findings:
                 note(data, "radio_check", role.role_id, state.turn, findings=[f.anomaly for f in result.findings])
