@@ -417,6 +417,18 @@ def test_the_line_quoted_for_a_failure_nothing_names_is_not_the_command_echoed()
     assert telling_line(repolaunch(f"{heredoc}\nbash: a.sh: Permission denied", 1), None, heredoc) == "bash: a.sh: Permission denied"
 
 
+def test_the_line_quoted_for_a_failure_nothing_names_is_no_report_of_something_that_passed():
+    """A script listing test results that exited non-zero (`xargs` gives 123 when one of its runs
+    failed): its first lines say what passed; the failures come after them, at the end."""
+    from org.kernel.classify import telling_line
+
+    passed = "".join(f"PASSED io.kestra.core.ParserTest::shouldParse{n}Record()\n" for n in range(400))
+    out = repolaunch("find . -name '*.xml' | xargs -0 perl -ne 'print'\n" + passed + "FAILED run()\nFAILED initializationError", 123)
+    assert telling_line(out, None, "find . -name '*.xml' | xargs -0 perl -ne 'print'") == "FAILED run()"
+    assert telling_line("ok  \tgithub.com/a/b\t0.1s\nFAIL\tgithub.com/a/c [build failed]") == "FAIL github.com/a/c [build failed]"
+    assert telling_line("PASSED a\nPASSED b") is None
+
+
 @pytest.mark.parametrize("output, error_line", [
     pytest.param("Test project /b\n 1/3 Test #1: a ....   Passed    0.01 sec\n\n67% tests passed, 1 tests failed out of 3\n\n"
                  "The following tests FAILED:\n\t 17 - oiiotool-text (Failed)\nErrors while running CTest\n", "17 - oiiotool-text (Failed)", id="ctest"),

@@ -862,14 +862,27 @@ def _echoed_lines(command: str | None) -> list[str]:
     return [" ".join(line.split()) for line in (command or "").splitlines()[:ECHO_LINES] if line.strip()]
 
 
+#: a line that reports something that passed (a test, a check): never what a failure is quoted by
+_PASS_REPORT = lazy_pattern(r"^(?:PASSED|PASS|ok|OK|✓|✔)(?:\s|:|$)")
+
+
 def telling_line(text: str | None, known: Any = None, command: str | None = None) -> str | None:
     """For a failure nothing names: its first line the task's successful outputs did not
-    also print and that is not the command echoed or the shell's prompt, to quote in steering
-    (never an identity)."""
-    echo = _echoed_lines(command)
-    for line in _TERMINAL_MARKS.sub("", (text or "")[:SCAN_CHARS]).splitlines():
+    also print and that is not the command echoed, the shell's prompt or a report of something
+    that passed, to quote in steering (never an identity). When the output's start holds no
+    such line (a list of tests that passed, then the failures), its end is read too."""
+    text = text or ""
+    line = _first_telling(text[:SCAN_CHARS], known, _echoed_lines(command))
+    if line is None and len(text) > SCAN_CHARS:
+        line = _first_telling(text[-SCAN_CHARS:].partition("\n")[2], known, [])  # from the first whole line
+    return line
+
+
+def _first_telling(text: str, known: Any, echo: list[str]) -> str | None:
+    for line in _TERMINAL_MARKS.sub("", text).splitlines():
         bare = line.strip()
-        if not bare or _STATUS_LINE.fullmatch(bare) or _PROMPT_LAST.fullmatch(bare) or (known and line_key(line) in known):
+        if (not bare or _STATUS_LINE.fullmatch(bare) or _PROMPT_LAST.fullmatch(bare) or _PASS_REPORT.match(bare)
+                or (known and line_key(line) in known)):
             continue
         if echo and _echoes(" ".join(line.split()), echo[0]):
             echo.pop(0)  # a terminal that prints each line it runs (RepoLaunch's; its TTY doubles a letter now and then)
