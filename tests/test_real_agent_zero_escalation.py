@@ -86,7 +86,25 @@ def test_a_model_that_goes_on_replying_without_a_tool_call_after_steering_is_pau
     assert any("Paused: steering about your replies that call no tool went unanswered 4 times" in w for w in steering)
 
 
-def chat_under_a_real_xo(tree: Path, tmp_path: Path, script: list[dict]) -> tuple[dict, str, VolumeLayout, str, float]:
+def test_after_the_user_resumes_a_paused_chat_supervision_starts_over(tree, tmp_path):  # noqa: F811
+    """Paused on replies without a tool call, then resumed as the UI's button does: the pause
+    notice says supervision starts over, so the turns before it are not counted into a stall
+    the moment the agent calls tools again (checks that show nothing new, none repeated)."""
+    install_pack(tree, activate=True)
+    replies = [f"I am still thinking about step {n} of the plan." for n in range(1, 8)]
+    checks = [command(f"Check {n}", f"true # check {n}") for n in range(1, 9)]
+    result = run_chat(tree, [command("Look", "true # start"), *replies, *checks, FINAL], tmp_path,
+                      harness_args=("--resume-when-paused",))
+    assert "resumed_after" in result, result.get("results")
+    before, after = result["history"][:result["resumed_after"]], result["history"][result["resumed_after"]:]
+    assert any("Paused: steering about your replies that call no tool" in m["content"] for m in before)
+    steering_after = [m["content"] for m in after if not m["ai"] and "[SUPERVISOR]" in m["content"]]
+    assert steering_after == [], steering_after
+    assert not result["paused"] and result["script_left"] == 0
+    assert sum("true # check" in m["content"] for m in after if m["ai"]) == 8
+
+
+def chat_under_a_real_xo(tree: Path, tmp_path: Path, script: list[dict]) -> tuple[dict, str, VolumeLayout, str, float]:  # noqa: F811
     """The script run in a unit linked to a real `a0org xo` process on a volume: the chat's result,
     the XO's log, the volume, the unit's id and the chat's seconds."""
     install_pack(tree, activate=True)

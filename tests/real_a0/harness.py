@@ -324,6 +324,9 @@ def main():
                          "helpers.plugins.toggle_plugin, as its plugin settings do (repeatable)")
     ap.add_argument("--stop-when-paused", action="store_true",
                     help="end the run as soon as the chat is paused (context.paused) instead of waiting for the result")
+    ap.add_argument("--resume-when-paused", action="store_true",
+                    help="the first time the chat is paused, resume it as the UI's resume button does "
+                         "(context.paused = False) and go on; with --stop-when-paused, a second pause ends the run")
     args = ap.parse_args()
 
     with open(args.script) as f:
@@ -389,10 +392,16 @@ def main():
         apply_plugin_switches(args.plugin_switch)
         message_queue.log_user_message(context, args.message, [])  # as the UI's message API does before it
         task = context.communicate(UserMessage(message=args.message, attachments=[]))
-        if args.stop_when_paused:
+        if args.stop_when_paused or args.resume_when_paused:
             deadline = time.monotonic() + args.timeout
             while task.is_alive() and not context.paused and time.monotonic() < deadline:
                 time.sleep(0.05)
+            if context.paused and args.resume_when_paused:
+                time.sleep(0.5)  # the turn that paused finishes its end-of-turn extensions
+                out["resumed_after"] = len(context.agent0.history.output())
+                context.paused = False  # what the UI's resume button does
+                while task.is_alive() and not context.paused and time.monotonic() < deadline:
+                    time.sleep(0.05)
             if context.paused:
                 time.sleep(0.5)  # the turn that paused finishes its end-of-turn extensions
             else:
