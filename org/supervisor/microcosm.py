@@ -258,11 +258,11 @@ class MicrocosmSupervisor:
                 return None
             snapshot = snapshot or build_snapshot(data, readings.pace_level, role, state.turn, readings.native_repeat, layers)
             note_progress(data, role.role_id, state.turn, snapshot.turns_since_progress)
-            snapshot = counted_from_resume(snapshot, state.resumed_at)
-            result = radio_check(snapshot, state)
+            own = counted_from_resume(snapshot, state.resumed_at)  # (what an XO is sent stays as read)
+            result = radio_check(own, state)
             if result.findings:
                 note(data, "radio_check", role.role_id, state.turn, findings=[f.anomaly for f in result.findings])
-            await self._act(readings, port, snapshot, result, state, layout)
+            await self._act(readings, port, own, result, state, layout)
             if publisher is not None and state.paused_turn == state.turn:  # an XO that starts finds it paused
                 publisher(role, snapshot, paused_turn=state.paused_turn)
             if readings.number == 0 and (result.findings or state.health_corrected):
