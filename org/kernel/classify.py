@@ -450,17 +450,12 @@ def _bare(text: str | None) -> str:
     return _PROMPT_LAST.sub("", bare.rstrip()).strip()
 
 
-def _pipeline_parts(command: str | None) -> list[str]:
-    """The commands a line chains or pipes (`a && b | c; d`)."""
-    return [part for part in re.split(r"\s*(?:&&|\|\||;|\|)\s*", (command or "").strip()) if part]
-
-
 def found_nothing(command: str | None, text: str | None) -> bool:
     """A search that found nothing: the call's last command is a search (``grep``, ``rg``,
     ``which``) and its output is an exit status of 1 and nothing else (but the command, where
     a terminal echoes it), as an empty output is where no status is printed. (Another command exiting 1 in silence failed: `ls` in a
     folder deleted under it.)"""
-    parts = _pipeline_parts(command)
+    parts = _command_parts(command, pipes=True)
     return bool(parts) and _SEARCH.match(parts[-1]) is not None and stated_exit(text) == 1 and not _without_echo(_bare(text), command)
 
 
@@ -667,7 +662,7 @@ _INSTANT = lazy_pattern(r"(?:pwd|echo|printf|true|whoami|id|date|hostname|cd|ls)
 
 def instant(command: str | None) -> bool:
     """Every command of the line takes no time to run (`pwd`, `cd /x && ls`, `echo hi`)."""
-    parts = _pipeline_parts(command)
+    parts = _command_parts(command, pipes=True)
     return bool(parts) and all(_INSTANT.match(part) for part in parts)
 
 
@@ -1006,9 +1001,9 @@ def _without_cd(command: str) -> str:
     return _CD_PREFIX.sub("", wrapped.group(2).strip() if wrapped else text)
 
 
-def _command_parts(text: str) -> list[str]:
-    """The commands a line chains with `&&`, `;` or `||`."""
-    return [p.strip() for p in re.split(r"&&|;|\|\|", text) if p.strip()]
+def _command_parts(text: str | None, pipes: bool = False) -> list[str]:
+    """The commands a line chains with `&&`, `;` or `||`, and with ``pipes`` those it pipes (`a && b | c; d`)."""
+    return [p.strip() for p in re.split(r"&&|;|\|\||\|" if pipes else r"&&|;|\|\|", text or "") if p.strip()]
 
 
 # What stands before a part's program: variable assignments, and `export`, `env`, `sudo`, `exec`, `time`, `nice`.
