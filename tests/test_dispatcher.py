@@ -59,12 +59,27 @@ def test_archive_is_bounded(make_session, org_home):
 
 def test_pace_escalates_and_restores(make_session):
     session = make_session()
-    results = session.run(*[fail("t", {"i": i}, f"ValueError: {i}") for i in range(8)], ok("u", 1), ok("u", 2))
-    # judged after each tool ran: the third failure in a row is alternate on its own turn
-    assert [r.pace for r in results] == ["primary"] * 2 + ["alternate"] * 2 + ["contingent"] * 3 + ["emergency", "primary", "primary"]
+    results = session.run(*[fail("t", {"i": i}, "ValueError: bad") for i in range(13)], ok("u", 1), ok("u", 2))
+    # judged after each tool ran: the third failure in a row is alternate on its own turn; emergency
+    # needs the progress budget spent too (12 turns since the first failure, the last news)
+    assert [r.pace for r in results] == ["primary"] * 2 + ["alternate"] * 2 + ["contingent"] * 8 + ["emergency", "primary", "primary"]
     headings = [i.heading for i in session.agent.context.log.items if i.heading and i.heading.startswith("[ORG]")]
     assert headings[0] == "[ORG] PACE escalated primary -> alternate (codegen)"
     assert headings[-1] == "[ORG] PACE restored emergency -> primary (codegen)"
+
+
+def test_a_streak_of_failures_each_showing_something_new_is_an_approach_failing_not_an_emergency(make_session):
+    """Eight tries in a row at a shell's quoting, each failing anew (RepoLaunch, kestra-15267 and
+    uv-18815: both found their way round after): the approach is failing (contingent), the task
+    is not beyond recovery. The shipped roles' emergency needs the progress budget spent too."""
+    errors = ["bash: python: command not found", "bash: python3: command not found", "awk: 1: unexpected character '&'",
+              "syntax error at -e line 1, near \"}\"", "xargs: perl: exited with status 255; aborting",
+              "bash: syntax error near unexpected token `('", "sed: -e expression #1, char 9: unterminated `s' command",
+              "jq: error: syntax error, unexpected INVALID_CHARACTER"]
+    session = make_session()
+    results = session.run(*[fail("code_execution_tool", {"runtime": "terminal", "code": f"try {n}"}, f"<returncode>2</returncode>\n<output>\n{error}\n</output>")
+                            for n, error in enumerate(errors)])
+    assert [r.pace for r in results][-4:] == ["contingent"] * 4
 
 
 def test_context_fill_per_era_comes_from_the_right_place(make_session, org_home, era):

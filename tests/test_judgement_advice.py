@@ -149,9 +149,9 @@ def test_pace_steering_says_what_brought_the_level(make_session):
     assert "has failed (the last 5 calls failed; the latest: TypeError: bad operand); switch" in pace[0]
 
     session = make_session(doctrine={"breaker": {"enabled": False}, "escalation": {"pause": False, "pause_after_emergency": False}})
-    session.run(*[sh("python app.py", traceback("TypeError: bad operand"))] * 8)
+    session.run(*[sh("python app.py", traceback("TypeError: bad operand"))] * 13)
     [emergency] = [text for _, anomaly, text in session.steering() if anomaly == "pace"]
-    assert "Stop now (the last 8 calls failed; the latest: TypeError: bad operand), preserve" in emergency
+    assert "Stop now (the last 13 calls failed; the latest: TypeError: bad operand), preserve" in emergency
 
     # failures that printed nothing have no line to quote: not their error type in its place
     session = make_session(doctrine={"breaker": {"enabled": False}, "escalation": {"pause": False}})

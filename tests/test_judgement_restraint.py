@@ -26,9 +26,10 @@ def edit(n: int) -> dict:
 def test_one_message_per_episode_while_nothing_changes(make_session):
     session = make_session(doctrine={"breaker": {"enabled": False}, "cooldown_turns": 1,
                                      "escalation": {"pause": False, "pause_after_emergency": False}})
-    session.run(*[sh("python app.py", TYPE_ERROR)] * 12)
-    # the loop is said once; PACE contingent would say it again and is left out; the emergency says something new: stop
-    assert actions(session) == [(3, "steer:loop"), (8, "steer:pace")]
+    session.run(*[sh("python app.py", TYPE_ERROR)] * 14)
+    # the loop is said once; PACE contingent would say it again and is left out; the emergency (8
+    # failures in a row and the progress budget of 12 turns spent) says something new: stop
+    assert actions(session) == [(3, "steer:loop"), (13, "steer:pace")]
     assert session.steering()[1][2].startswith("[SUPERVISOR] PACE emergency")
 
 

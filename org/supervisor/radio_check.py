@@ -16,6 +16,8 @@ task last moved; nor is PACE below emergency. A finding may name the episode of 
 anomaly that said the same (``evidence["said_as"]``): a rerun with nothing changed in between
 says what a loop steering about the same call and result said, and calls in a row sent to a
 terminal still busy say what a churn about that busy terminal said (or what the user resumed on).
+After the user resumed the chat, PACE at any level is not said until the task has moved: the
+failures it climbed on came before the user let the agent go on.
 
 The cooldown rule, per anomaly type and independent across types:
 
@@ -245,8 +247,8 @@ def _restrained(finding: Finding, state: SupervisorState, subjects: set[str]) ->
     if said_as is not None and (said_as in state.said or said_as in state.resumed):
         return True  # said already by another anomaly's steering about the same evidence
     since = evidence.get("since")
-    if finding.severity == "emergency" and state.resumed_at is not None and is_int(since) and since <= state.resumed_at:
-        return True  # not "stop now" after the user let the agent go on, until the task has moved
+    if finding.anomaly == "pace" and state.resumed_at is not None and is_int(since) and since <= state.resumed_at:
+        return True  # PACE climbed on failures from before the user let the agent go on: not said until the task has moved
     if key is not None and key in state.said:
         # said already, and the evidence has not changed: nothing more, except that a stall
         # still there after its cooldown is said once more, firmly (it has lasted longer)
