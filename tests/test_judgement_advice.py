@@ -614,3 +614,56 @@ def test_calls_in_a_row_into_a_busy_terminal_after_a_churn_about_it_say_nothing_
     assert [anomaly for _, anomaly, _ in session.steering()] == ["churn"]
     ledger = session.agent.data["_org_tool_ledger"]
     assert [o.error_type for o in list(ledger.outcomes)[-3:]] == ["busy"] * 3  # three in a row that ran nothing
+
+
+PYTHON_BANNER = ('Python 3.12.1 (main, Jan  8 2024, 05:57:25) [GCC 12.2.0] on linux\n'
+                 'Type "help", "copyright", "credits" or "license" for more information.\n')
+A0_NO_NEW_OUTPUT = ("[SYSTEM: Returning control to agent after 45 seconds since last output update. Process might be still running. "
+                    "Check previous outputs and decide whether to reset and continue or wait for more output is needed.] ")
+
+
+def test_a_terminal_left_at_an_interactive_prompt_is_known_by_that_prompt_last():
+    """A bare `python`, a heredoc that reached Python, a script stopped at `breakpoint()`: the
+    terminal's last line is the interpreter's prompt, under what the tool adds after it. Each
+    form (Agent-Zero's notes, a harness's timeout, exit status and shell prompt) names it; a
+    doctest's `>>>` lines, a file shown with them, and dots a program prints do not."""
+    waits = {
+        PYTHON_BANNER + ">>> \n\n" + A0_NO_NEW_OUTPUT: "Python prompt (`>>>`)",
+        PYTHON_BANNER + ">>> ls -la\n  File \"<stdin>\", line 1\n    ls -la\n       ^^\nSyntaxError: invalid syntax\n>>> \n\n" + A0_BUSY:
+            "Python prompt (`>>>`)",
+        ">>> prompt\nTraceback (most recent call last):\n  File \"<python-input-3>\", line 1, in <module>\n    prompt\n"
+        "NameError: name 'prompt' is not defined\n>>> \n**Exited due to timeout**\n\nNone@None:None $\n\nexit code: 124":
+            "Python prompt (`>>>`)",
+        ">>> def f():\n... ": "Python prompt (`...`)",
+        "> /repo/app.py(12)main()\n-> total = price * qty\n(Pdb) ": "pdb prompt (`(Pdb)`)",
+        "In [1]: ": "IPython prompt (`In [1]:`)",
+    }
+    for text, prompt in waits.items():
+        verdict = classify_output(text)
+        assert (verdict.failed, verdict.error_type, verdict.error_line) == (True, "busy", f"the terminal waits at an interactive {prompt}"), text
+        assert advice_kind(verdict.error_type, verdict.error_line) == "interpreter"
+    for text in ("Failed example:\n    >>> total(2, 3)\nExpected:\n    5\nGot:\n    6\n***Test Failed*** 1 failures.\n",
+                 "/a0/usr/workdir/notes.md 3 lines\n>>>\n 1 # Examples\n 2 >>> total(2, 3)\n 3 5\n<<<",
+                 "Downloading model\n...", "Python 3.12.1\n>>> print(1)\n1\n>>> exit()\nroot@a0:/a0# "):
+        verdict = classify_output(text)
+        assert verdict.error_type != "busy" and advice_kind(verdict.error_type, verdict.error_line) != "interpreter", text
+
+
+def test_commands_sent_to_a_terminal_at_a_python_prompt_are_told_to_leave_it(make_session):
+    """A RepoLaunch session (nanobot-2869): a heredoc left the terminal in Python, and every
+    command after it was read as Python (its own `prompt` a NameError each time). What counts is
+    that nothing the agent sent ran in the shell: the third call is told so, and how to get
+    out; no churn on the NameError blames its changes."""
+    stuck = (">>> {command}\n  File \"<stdin>\", line 1\n    {command}\n    ^\nSyntaxError: invalid syntax\n>>> prompt\n"
+             "Traceback (most recent call last):\n  File \"<python-input-3>\", line 1, in <module>\n    prompt\n"
+             "NameError: name 'prompt' is not defined\n>>> \n**Exited due to timeout**\n\nNone@None:None $\n\nexit code: 124")
+    session = make_session()
+    session.run(sh("sed -i 's/limit = 10/limit = 20/' nanobot/config.py", ""),
+                sh("python - <<'PY'\nprint(1)\n", PYTHON_BANNER + ">>> print(1)\n1\n>>> \n**Exited due to timeout**\n\nexit code: 124"),
+                *[sh(command, stuck.format(command=command)) for command in ("pytest -q tests/test_config.py", "git status", "cat nanobot/config.py")])
+    [(turn, anomaly, text)] = session.steering()
+    assert (turn, anomaly) == (4, "loop")
+    assert text == ("[SUPERVISOR] Loop: your last 3 calls ran nothing (the terminal waits at an interactive Python prompt (`>>>`)); what you "
+                    "send is read by that interpreter, not run by the shell: send it `exit()` (`q` at pdb's prompt) as input to the running "
+                    "program, or reset that terminal session, then run the command again.")
+    assert {r.pace for r in session.results} == {"primary"}  # no step of a failing approach

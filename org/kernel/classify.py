@@ -353,6 +353,8 @@ def advice_kind(error_type: str | None, error_line: str | None, command: str | N
     manager does not know (installing it again is no fix), a module imported while it is
     still being imported (nothing to install: an import cycle, or a file shadowing a module)
     and Django refusing a script in its setup (the code under work was not reached)."""
+    if error_type == "busy" and error_line and error_line.startswith(WAITS_IN_INTERPRETER):
+        return "interpreter"
     if check_failed(error_line):
         return "failed_check"
     if unknown_tool(error_line):
@@ -654,6 +656,32 @@ _DIALOG_NOTE_ALONE = lazy_pattern(r"\A\s*\[SYSTEM: Potential dialog detected in 
 BUSY_TERMINAL = "the terminal is still running an earlier command"
 
 
+# An interactive interpreter the terminal was left in (a bare `python`, a heredoc that reached
+# Python, a script stopped at `breakpoint()`): what is sent next is its input, not a shell command.
+# Its prompt is the terminal's last line, under what the tool adds after it (its note that the
+# process may still run, that it ran out of time, the exit status, the shell prompt of a harness).
+# A doctest's `>>>` lines and a `python - <<EOF` script's output never end on a bare prompt.
+_INTERPRETER_PROMPT = lazy_pattern(r"(?:\A|\n)[ \t]*(?P<prompt>>>>|\.\.\.|\((?:Pdb|ipdb)\)|ipdb>|In \[\d+\]:)[ \t]*\Z")
+_TOOL_NOTES_LAST = lazy_pattern(r"(?:\s*(?:\[SYSTEM: [^\n]*|\*\*Exited due to timeout\*\*|(?:\([^)\n]*\) )?[\w.-]+@[\w.-]+:[^\n]*[#$]))+\s*\Z")
+_INTERPRETERS = {">>>": "Python", "...": "Python", "(Pdb)": "pdb", "(ipdb)": "pdb", "ipdb>": "pdb"}
+#: the start of the line naming such a prompt, for the advice to know it
+WAITS_IN_INTERPRETER = "the terminal waits at an interactive "
+
+
+def interpreter_prompt(text: str | None) -> str | None:
+    """The line naming the interactive interpreter the terminal waits in, when its prompt is
+    the output's last line ("the terminal waits at an interactive Python prompt (`>>>`)"); else None.
+    (Python's continuation prompt `...` counts only where its `>>>` shows too.)"""
+    if not text or not any(mark in text for mark in (">>>", "db)", "ipdb>", "In [")):
+        return None
+    tail = _TOOL_NOTES_LAST.sub("", _EXIT_STATUS.sub("", text[-SCAN_CHARS:]))
+    found = _INTERPRETER_PROMPT.search(tail.rstrip())
+    if found is None or (found.group("prompt") == "..." and ">>>" not in tail):
+        return None
+    prompt = found.group("prompt")
+    return f"{WAITS_IN_INTERPRETER}{_INTERPRETERS.get(prompt, 'IPython')} prompt (`{prompt}`)"
+
+
 # Commands that take no time: one that ran out of time was never run (the terminal is still
 # busy with an earlier command, or its shell is gone), as `pwd` and `echo hi` after a test
 # runner left in watch mode
@@ -737,6 +765,9 @@ def classify_output(text: str | None, known: Any = None, filter_status: bool = F
     if not text:
         return OK
     sample = _sample(text)
+    waits = interpreter_prompt(sample)
+    if waits is not None:  # the command went to the interpreter, whatever it answered
+        return Verdict(True, "busy", waits, waits)
     busy = busy_terminal(sample)
     if busy is not None:
         return Verdict(True, "busy", _line(busy), BUSY_TERMINAL)
