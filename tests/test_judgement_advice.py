@@ -667,3 +667,23 @@ def test_commands_sent_to_a_terminal_at_a_python_prompt_are_told_to_leave_it(mak
                     "send is read by that interpreter, not run by the shell: send it `exit()` (`q` at pdb's prompt) as input to the running "
                     "program, or reset that terminal session, then run the command again.")
     assert {r.pace for r in session.results} == {"primary"}  # no step of a failing approach
+
+
+def test_agent_zero_s_notes_after_a_terminal_was_left_in_python_are_that_prompt_waiting(make_session):
+    """In Agent-Zero the prompt shows once: `python3` answers with the banner and `>>>`, and every
+    command after it with the bare "Terminal session 0 might be still running". The session's
+    last answer says why; a reset (an answer that is no such note) forgets it, and another
+    session was never in Python."""
+    opened = sh("python3", PYTHON_BANNER + ">>>\n\n" + A0_NO_NEW_OUTPUT)
+    session = make_session()
+    session.run(opened, sh("ls /tmp", A0_BUSY), sh("pwd", A0_BUSY))
+    [(turn, anomaly, text)] = session.steering()
+    assert (turn, anomaly) == (3, "loop") and "(the terminal waits at an interactive Python prompt (`>>>`))" in text
+    ledger = session.agent.data["_org_tool_ledger"]
+    other = {"tool": "code_execution_tool", "args": {"runtime": "terminal", "session": 1, "code": "ls"},
+             "output": A0_BUSY.replace("session 0", "session 1")}
+    reset = {"tool": "code_execution_tool", "args": {"runtime": "terminal", "session": 0, "reset": True, "code": "ls"}, "output": "app.py"}
+    session.run(other, reset, sh("python server.py", "Serving on 8080\n\n" + A0_NO_NEW_OUTPUT), sh("ls", A0_BUSY))
+    lines = [o.error_line or "" for o in list(ledger.outcomes)[-4:]]
+    assert lines[0].startswith("[SYSTEM: Terminal session 1 might be still running") and lines[1] == ""
+    assert lines[3].startswith("[SYSTEM: Terminal session 0 might be still running")

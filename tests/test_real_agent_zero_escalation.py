@@ -663,3 +663,25 @@ def test_python_code_is_judged_as_a_program_between_failing_runs(tree, tmp_path,
     assert (work / "lib.py").read_text() == ("LIMIT = 0\nTIMEOUT = 3\n" if writes else "LIMIT = 0\nTIMEOUT = 0\n")
     steering = [w for w in warnings(result) if "[SUPERVISOR]" in w]
     assert len(steering) == 1 and said in steering[0], steering
+
+
+def test_a_model_sending_commands_to_a_terminal_left_in_python_is_told_to_leave_it(tree, tmp_path):  # noqa: F811
+    """A bare `python3` leaves Agent-Zero's terminal at Python's `>>>` prompt, which no shell
+    prompt pattern of Agent-Zero's matches: every command after it is refused as sent to a
+    terminal still running. The third is told the terminal waits at a Python prompt, and how to
+    leave it; none of the commands ran."""
+    install_pack(tree, activate=True)
+    marks = tmp_path / "ran.txt"
+    script = [command("Open Python", "python3")]
+    script += [command(f"Check {n}", f"echo check{n} >> {marks}; ls /tmp | head -{n}") for n in range(1, 6)]
+    plugins = (Path(os.environ["A0ORG_TEST_A0_ROOT"]) / "plugins" / "_code_execution").is_dir()
+    timeouts = ("--code-timeout", "2", "--output-timeout", "2") if plugins else ()  # v0.9.8: 15 s between outputs
+    result = run_chat(tree, [*script, FINAL], tmp_path, harness_args=(*timeouts, "--stop-when-paused"))
+    results = [m["content"] for m in result["history"] if "tool_result" in m["content"]]
+    (tmp_path / "results.json").write_text(json.dumps(results, indent=1))
+    assert not marks.exists(), results
+    steering = [w for w in warnings(result) if "[SUPERVISOR]" in w]
+    (tmp_path / "figures.json").write_text(json.dumps({"steering": steering, "paused": result["paused"]}))
+    assert len(steering) == 1, "\n".join(steering)
+    assert "Loop: your last 3 calls ran nothing (the terminal waits at an interactive Python prompt (`>>>`))" in steering[0], steering[0]
+    assert "send it `exit()`" in steering[0]

@@ -30,6 +30,7 @@ from .classify import (
     GENERIC_FAILURE,
     NEW_TEXT_KEYS,
     OK,
+    WAITS_IN_INTERPRETER,
     Verdict,
     action_kind,
     carries_program,
@@ -227,6 +228,10 @@ class ToolLedger:
     #: programs that ran here by name in a command that worked: one later "not found" is not
     #: missing but not on that shell's PATH (kept across tasks: what is installed stays)
     programs_seen: dict = field(default_factory=dict)
+    #: terminal sessions whose latest answer ended at an interactive interpreter's prompt, with
+    #: the line naming it: Agent-Zero's later "might be still running" notes no longer show it
+    #: (kept across tasks: the terminal stays where it is)
+    interpreters: dict = field(default_factory=dict)
 
     def tick(self, new_task: bool) -> None:
         """Called once per turn, before the model is asked."""
@@ -465,6 +470,28 @@ def update_failure_record(data: dict, tool: str, ok: bool, error_type: str | Non
     del record["history"][:-FAILURE_HISTORY_LIMIT]
 
 
+#: terminal sessions remembered at an interpreter's prompt (a model may number them as it likes)
+INTERPRETERS_LIMIT = 8
+
+
+def _terminal_state(ledger: ToolLedger, args: Any, verdict: Verdict) -> Verdict:
+    """A command's verdict with what is known of its terminal session: a note that the session
+    still runs something, after its last answer ended at an interpreter's prompt, is that
+    interpreter waiting (its prompt is not shown again); an answer that is no such note (the
+    session reset, the interpreter left) forgets it."""
+    session = args.get("session", 0) if isinstance(args, dict) else 0
+    session = session if is_int(session) else repr(session)
+    if verdict.error_type != "busy":
+        ledger.interpreters.pop(session, None)
+    elif verdict.identity is not None and verdict.identity.startswith(WAITS_IN_INTERPRETER):
+        ledger.interpreters[session] = verdict.identity
+        drop_oldest(ledger.interpreters, INTERPRETERS_LIMIT)
+    elif verdict.identity == BUSY_TERMINAL and session in ledger.interpreters:
+        waits = ledger.interpreters[session]
+        return Verdict(True, "busy", waits, waits)
+    return verdict
+
+
 def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: bool | None = None, error_type: str | None = None) -> ToolOutcome:
     """Record one tool outcome in both records. ``ok`` None means: the output decides
     (:func:`.classify.classify_output`); a verdict given by another layer wins, and the
@@ -485,6 +512,8 @@ def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: boo
         verdict = OK  # this tool marks its failures, and did not: what it printed is what it was asked to print
     if verdict.error_type == "timeout" and instant(command):
         verdict = Verdict(True, "busy", verdict.error_line, BUSY_TERMINAL)  # it never ran: the terminal is busy, or gone
+    if command is not None and not polls:
+        verdict = _terminal_state(ledger, args, verdict)
     kind = action_kind(tool, args)
     no_match = kind == "inspect" and no_match_notice(output)
     if verdict.failed and (no_match or found_nothing(command, output)):
