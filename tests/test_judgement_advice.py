@@ -52,6 +52,34 @@ def test_a_module_imported_while_it_is_still_being_imported_is_told_not_to_insta
     assert "nothing is missing" in text and "types.py" in text and "install or correct" not in text
 
 
+def test_a_name_the_standard_library_no_longer_has_is_told_there_is_nothing_to_install(make_session):
+    """Old code on a new Python (DeepSeek, pylint-4604: an old `wrapt` importing
+    `inspect.formatargspec`, gone in 3.11; sympy-14248: `collections.MutableSet`, gone in 3.10;
+    the `distutils` and `imp` modules, gone in 3.12): nothing is missing to install. A file of the
+    agent's own named like the module, or an installed package, lacking a name is another cause."""
+    removed = ("ImportError: cannot import name 'formatargspec' from 'inspect' (/opt/miniconda3/lib/python3.11/inspect.py)",
+               "AttributeError: module 'collections' has no attribute 'MutableSet'",
+               "ModuleNotFoundError: No module named 'distutils'", "ModuleNotFoundError: No module named 'imp'",
+               "ImportError: cannot import name 'getargspec' from 'inspect' (C:\\Python312\\Lib\\inspect.py)")
+    for line in removed:
+        verdict = classify_output(traceback(line))
+        assert advice_kind(verdict.error_type, verdict.error_line) == "stdlib_removed", line
+    for line in ("ImportError: cannot import name 'helper' from 'inspect' (/testbed/inspect.py)",
+                 "ImportError: cannot import name 'x' from 'six' (/usr/lib/python3/dist-packages/six.py)",
+                 "ImportError: cannot import name 'Thing' from 'app.models' (/testbed/app/models.py)",
+                 "AttributeError: module 'numpy' has no attribute 'float'", "ModuleNotFoundError: No module named 'imported_things'"):
+        verdict = classify_output(traceback(line))
+        assert advice_kind(verdict.error_type, verdict.error_line) != "stdlib_removed", line
+    session = make_session()
+    session.run(sh("sed -i 's/a/b/' astroid/x.py"))
+    for n, run in enumerate(("python -m pytest -q tests/test_self.py", "python -c 'import pylint.lint'", "pylint --version")):
+        session.run(sh(f"sed -i 's/v{n}/v{n + 1}/' pylint/checkers/base.py"), sh(run, traceback(removed[0])))
+    [text] = [text for _, anomaly, text in session.steering() if anomaly == "churn"]
+    assert text.endswith("; this Python's standard library no longer has that name (removed or renamed in a newer version than the code), "
+                         "so there is nothing to install: use what replaced it, upgrade the package that still uses it, or run the Python "
+                         "version the code was written for."), text
+
+
 def test_django_refusing_a_script_in_its_setup_is_told_to_set_django_up_not_to_change_the_code(make_session):
     """Each verification script written anew defines a model outside any app (django-15022 and
     others of SWE-agent 1.0): the same error each time, from Django's setup, before the code under

@@ -76,11 +76,12 @@ ADVICE = "advice."
 #: once, one whose new text is its old, a `create` over a file that is there, one it refused because its own check
 #: failed, source code or text sent as a command, a call the tool refused for its arguments, a program not
 #: installed, one that ran here before and this shell did not find, a package name the package manager does not
-#: know, a module imported while it is still being imported, Django refusing a script in its setup; "interpreter":
+#: know, a module imported while it is still being imported, a name the standard library of this Python no longer
+#: has ("stdlib_removed"), Django refusing a script in its setup; "interpreter":
 #: the terminal waits at an interactive interpreter's prompt (Python's `>>>`, pdb's), which reads what is sent
 ADVICE_TYPES: tuple[str, ...] = ("timeout", "busy", "unknown_tool", "not_found", "permission", "syntax", "network", "resource", "dependency",
                                  "execution", "test", "refused_edit", "ambiguous_edit", "unchanged_edit", "file_exists", "failed_check", "code_command",
-                                 "prose_command", "bad_arguments", "missing_program", "lost_program", "unknown_package", "circular_import", "django_setup", "interpreter", "none")
+                                 "prose_command", "bad_arguments", "missing_program", "lost_program", "unknown_package", "circular_import", "stdlib_removed", "django_setup", "interpreter", "none")
 
 
 def base_key(key: str) -> str:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import re
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
@@ -340,6 +341,32 @@ _DJANGO_SETUP = lazy_pattern(r"settings are not configured|(?:Apps|Models) aren'
 _UNKNOWN_PACKAGE = lazy_pattern(r"Unable to locate package|has no installation candidate|No matching distribution found"
                               r"|Could not find a version that satisfies|^npm (?:ERR!|error) (?:code E404|404 )|^error: package .* not found")
 
+# A name the standard library no longer has: removed or renamed in a newer Python than the code
+# (`inspect.formatargspec`, `collections.MutableSet`, the `imp` module), as an old package or an old
+# checkout meets a new interpreter. Nothing is missing to install, nor is its path or spelling wrong.
+# Imported from a file outside Python's own library, the name is the agent's file hiding the module.
+_STDLIB_NAME_MISSING = lazy_pattern(r"cannot import name '[\w.]+' from '(?P<imported>[\w.]+)'(?: \((?P<path>[^)\n]*)\)?)?"
+                                    r"|module '(?P<attribute>[\w.]+)' has no attribute '\w+'")
+_REMOVED_MODULE = lazy_pattern(r"No module named '(?:distutils|imp|asynchat|asyncore|smtpd|aifc|audioop|cgi|cgitb|chunk|crypt|imghdr|mailcap"
+                               r"|msilib|nis|nntplib|ossaudiodev|pipes|sndhdr|spwd|sunau|telnetlib|uu|xdrlib|lib2to3)(?:\.[\w.]+)?'")
+_PYTHON_LIBRARY = lazy_pattern(r"[/\\]lib[/\\]python[\d.]*[/\\]|[/\\]Lib[/\\]")
+
+
+def stdlib_name_missing(error_line: str | None) -> bool:
+    """The error says the standard library of this Python lacks a name the code uses."""
+    if not error_line or ("name" not in error_line and "attribute" not in error_line):
+        return False
+    if _REMOVED_MODULE.search(error_line):
+        return True
+    found = _STDLIB_NAME_MISSING.search(error_line)
+    if found is None:
+        return False
+    module = found.group("imported") or found.group("attribute")
+    path = found.group("path")
+    if path is not None and (not _PYTHON_LIBRARY.search(path) or "-packages" in path):
+        return False  # a file of the agent's own, or an installed package, not the standard library
+    return module.partition(".")[0] in sys.stdlib_module_names
+
 
 @lru_cache(maxsize=1024)  # worded at every steering, and read for every failure PACE weighs
 def advice_kind(error_type: str | None, error_line: str | None, command: str | None = None) -> str:
@@ -351,8 +378,9 @@ def advice_kind(error_type: str | None, error_line: str | None, command: str | N
     fix, no program to install), a program that is not installed
     (no path or command name to correct, no JAVA_HOME to guess), a package the package
     manager does not know (installing it again is no fix), a module imported while it is
-    still being imported (nothing to install: an import cycle, or a file shadowing a module)
-    and Django refusing a script in its setup (the code under work was not reached)."""
+    still being imported (nothing to install: an import cycle, or a file shadowing a module),
+    a name the standard library of this Python no longer has (nothing to install either) and
+    Django refusing a script in its setup (the code under work was not reached)."""
     if error_type == "busy" and error_line and error_line.startswith(WAITS_IN_INTERPRETER):
         return "interpreter"
     if check_failed(error_line):
@@ -378,6 +406,8 @@ def advice_kind(error_type: str | None, error_line: str | None, command: str | N
         return "unknown_package"
     if _CIRCULAR_IMPORT.search(error_line or ""):
         return "circular_import"
+    if stdlib_name_missing(error_line):
+        return "stdlib_removed"
     if _DJANGO_SETUP.search(error_line or ""):
         return "django_setup"
     return error_type or "none"
