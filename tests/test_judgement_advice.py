@@ -415,6 +415,9 @@ def test_a_quoted_call_keeps_its_own_marks_and_its_backticks_and_ends_at_its_fir
     assert "you ran `cd..` 3 times" in loop("`cd..`")
     said = loop("`# Midpoints of neighboring intervals. Then the rest`")
     assert "you ran `# Midpoints of neighboring intervals.` 3 times" in said and count_sentences(said) <= 3
+    # a command's own marks end no sentence (RepoLaunch: the quote stopped at `cmake -S .`, as if that were all)
+    for command in ("cmake -S . -B build -G Ninja", "go test $(go list ./... | grep -v /e2e)"):
+        assert f"you ran `{command}` 3 times" in loop(f"`{command}`"), command
 
     # a line that opens with a question mark (go's package without tests) is quoted, not cut to nothing
     said = SteeringBook().render(Finding(anomaly="loop", template="loop_repeat", turn=5, evidence={

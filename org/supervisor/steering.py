@@ -104,9 +104,10 @@ def _round(evidence: dict[str, Any]) -> str:
     return ", ".join(calls[:-1]) + f" and {calls[-1]}" if len(calls) > 1 else "".join(calls)
 
 
-#: a sentence end inside a quoted call: a mark with a space after it (a mark just before the
-#: closing backtick ends no sentence, and is the call's own: `cd..`)
-_SENTENCE_END_INSIDE = lazy_pattern(r"[.!?]\s")
+#: a sentence end inside a quoted call: a mark after a word, then a space and a capital (a mark
+#: just before the closing backtick ends no sentence, and is the call's own: `cd..`; nor do a
+#: command's own marks: `cmake -S . -B build`, `go list ./... | grep`)
+_SENTENCE_END_INSIDE = lazy_pattern(r"(?<=\w)[.!?]\s+(?=[A-Z])")
 
 
 def _quoted(what: str, limit: int) -> str:
