@@ -718,3 +718,20 @@ def test_agent_zero_s_notes_after_a_terminal_was_left_in_python_are_that_prompt_
     lines = [o.error_line or "" for o in list(ledger.outcomes)[-4:]]
     assert lines[0].startswith("[SYSTEM: Terminal session 1 might be still running") and lines[1] == ""
     assert lines[3].startswith("[SYSTEM: Terminal session 0 might be still running")
+
+
+def test_a_here_document_sent_on_one_line_is_told_it_never_ends(make_session):
+    """Line breaks escaped twice (RepoLaunch, devlake-8828, memgraph-4010): `<<'PY'\\nfrom …` is one
+    line, its closing word never comes, and the shell waits until the call runs out of time.
+    Running it again, with a time limit or in the background, waits again: the advice is the
+    line breaks. The same here-document with real line breaks is no such thing."""
+    one_line = "python3 - <<'PY'\\nfrom pathlib import Path\\nprint(Path('setup.cfg').read_text())\\nPY"
+    waits = "> \n\n[SYSTEM: Returning control to agent after 180 seconds of execution. Process might be still running.]"
+    session = make_session(doctrine={"breaker": {"enabled": False}})
+    session.run(*[sh(one_line, waits)] * 3)
+    [(turn, anomaly, text)] = session.steering()
+    assert (turn, anomaly) == (3, "loop")
+    assert text.endswith("; its here-document never ends, because its line breaks went as the two characters `\\n` and its closing "
+                         "word never stands on a line of its own, so the shell waits for it: send the lines with real line breaks, "
+                         "or write the script to a file first and run that."), text
+    assert advice_kind("timeout", "timed out", "`python3 - <<'PY' from pathlib import Path print(1) PY`") == "timeout"

@@ -78,10 +78,11 @@ ADVICE = "advice."
 #: installed, one that ran here before and this shell did not find, a package name the package manager does not
 #: know, a module imported while it is still being imported, a name the standard library of this Python no longer
 #: has ("stdlib_removed"), Django refusing a script in its setup; "interpreter":
-#: the terminal waits at an interactive interpreter's prompt (Python's `>>>`, pdb's), which reads what is sent
+#: the terminal waits at an interactive interpreter's prompt (Python's `>>>`, pdb's), which reads what is sent;
+#: "open_heredoc": a here-document sent on one line, its line breaks as the two characters `\n`, which never ends
 ADVICE_TYPES: tuple[str, ...] = ("timeout", "busy", "unknown_tool", "not_found", "permission", "syntax", "network", "resource", "dependency",
                                  "execution", "test", "refused_edit", "ambiguous_edit", "unchanged_edit", "file_exists", "failed_check", "code_command",
-                                 "prose_command", "bad_arguments", "missing_program", "lost_program", "unknown_package", "circular_import", "stdlib_removed", "django_setup", "interpreter", "none")
+                                 "prose_command", "bad_arguments", "missing_program", "lost_program", "unknown_package", "circular_import", "stdlib_removed", "django_setup", "interpreter", "open_heredoc", "none")
 
 
 def base_key(key: str) -> str:

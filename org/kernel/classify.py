@@ -350,6 +350,15 @@ _STDLIB_NAME_MISSING = lazy_pattern(r"cannot import name '[\w.]+' from '(?P<impo
 _REMOVED_MODULE = lazy_pattern(r"No module named '(?:distutils|imp|asynchat|asyncore|smtpd|aifc|audioop|cgi|cgitb|chunk|crypt|imghdr|mailcap"
                                r"|msilib|nis|nntplib|ossaudiodev|pipes|sndhdr|spwd|sunau|telnetlib|uu|xdrlib|lib2to3)(?:\.[\w.]+)?'")
 _PYTHON_LIBRARY = lazy_pattern(r"[/\\]lib[/\\]python[\d.]*[/\\]|[/\\]Lib[/\\]")
+# A here-document whose line breaks went as the two characters `\n` (a model escaping them twice):
+# the command is one line, its closing word never comes on a line of its own, and the shell
+# waits for it until the call runs out of time. Run again, it waits again.
+_HEREDOC_ON_ONE_LINE = lazy_pattern(r"<<-?[ \t]*(['\"]?)\w+\1\\n")
+
+
+def heredoc_never_closed(command: str | None) -> bool:
+    """The command's here-document is written on one line, with `\n` for its line breaks."""
+    return bool(command) and "<<" in command and _HEREDOC_ON_ONE_LINE.search(command) is not None
 
 
 def stdlib_name_missing(error_line: str | None) -> bool:
@@ -375,7 +384,7 @@ def advice_kind(error_type: str | None, error_line: str | None, command: str | N
     more than once, its new text is its old, a `create` over a file that is there, or the
     editor's own check failed), a call the tool refused for its arguments (nothing ran: the
     call is what to fix), source code or text sent as a command (``command``: no quoting to
-    fix, no program to install), a program that is not installed
+    fix, no program to install), a here-document sent on one line (it never ends), a program that is not installed
     (no path or command name to correct, no JAVA_HOME to guess), a package the package
     manager does not know (installing it again is no fix), a module imported while it is
     still being imported (nothing to install: an import cycle, or a file shadowing a module),
@@ -398,6 +407,8 @@ def advice_kind(error_type: str | None, error_line: str | None, command: str | N
     sent = sent_as_command(command, error_line)
     if sent:
         return sent
+    if heredoc_never_closed(command):
+        return "open_heredoc"
     if error_type == "not_found" and prose_as_command(error_line):
         return "prose_command"
     if (error_type == "not_found" and missing_program(error_line)) or _NO_JDK.search(error_line or ""):

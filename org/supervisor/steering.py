@@ -122,13 +122,14 @@ def _quoted(what: str, limit: int) -> str:
 
 #: failures whose cause is not in the agent's changes (source code or text sent as a command, a
 #: program not installed or not on the shell's PATH, an editor whose own check fails, a package name the package manager does
-#: not know, a terminal still running an earlier command or waiting at an interpreter's prompt, a tool that is not there, a call the tool
+#: not know, a terminal still running an earlier command or waiting at an interpreter's prompt, a here-document sent on one
+#: line, a tool that is not there, a call the tool
 #: refused for its arguments): a text with a form for them (``*_outside_the_code``) gives their
 #: advice rather than send the agent back to its changes (churn's has no firmer wording: "undo
 #: your last changes" would mislead). A run that ran out of time has a form of its own
 #: (``*_timed_out``): a hang is no result the changes failed to change, nor one no change can end.
 CAUSE_OUTSIDE_THE_CODE = frozenset({"code_command", "prose_command", "missing_program", "lost_program", "failed_check", "unknown_package", "busy",
-                                    "interpreter", "unknown_tool", "bad_arguments"})
+                                    "interpreter", "open_heredoc", "unknown_tool", "bad_arguments"})
 
 #: what steering was about, for a pause to say, when it named no call
 _ABOUT = {"loop": "the loop", "pace": "the PACE level", "stall": "the stall", "churn": "the error that keeps coming back",
