@@ -372,10 +372,15 @@ def test_a_command_that_clears_or_makes_room_around_a_run_is_the_run(make_sessio
     the configuration it is no edit applied again and again, and its output is what the run gave."""
     from org.kernel.classify import action_kind
 
-    for command in ("rm -rf build && make", "mkdir -p out && python gen.py", "python app.py > out.txt"):
+    # and a run whose scratch files are removed first, or whose output is kept by `tee` (RepoLaunch vitess-19666, beads-3083:
+    # "you applied the same edit … view the file as it is now", of `go test ./...`)
+    for command in ("rm -rf build && make", "mkdir -p out && python gen.py", "python app.py > out.txt",
+                    "rm -f /tmp/endtoend.port /tmp/go-test.log && mkdir -p /tmp/vtdataroot && go test ./... 2>&1 | tee /tmp/go-test.log",
+                    "bash -lc 'set -o pipefail; go test -v ./... 2>&1 | tee /tmp/go-test.log'", "rm -f build.log && make"):
         assert action_kind("Bash", {"command": command}) == "run", command
     for command in ("rm -rf build", "sed -i 's/a/b/' a.py && python a.py", "cp fixed.py a.py && python a.py", "echo x > config.py",
-                    "rm tests/test_old.py && pytest", "touch src/__init__.py && pytest", "sh -c 'printf x > src/a.py'"):
+                    "rm tests/test_old.py && pytest", "touch src/__init__.py && pytest", "sh -c 'printf x > src/a.py'",
+                    "rm -f src/cache.py && pytest", "echo 'x = 1' | tee src/config.py && pytest"):
         assert action_kind("Bash", {"command": command}) == "edit", command
     session = make_session()
     regenerate = "rm -rf generated && PYTHONPATH=. sphinx-autogen -i -o generated index.rst"

@@ -1189,12 +1189,15 @@ def _keeps_a_record(text: str) -> bool:
                     for part in parts))
 
 
-_MAKES_ROOM = lazy_pattern(r"^(?:rm\s+-\w*[rR]\w*\s|mkdir\b|chmod\b)")
+# Clearing a build's folder, making one, or removing scratch files a run left (`rm -f /tmp/run.log`).
+_SCRATCH_FILE = r"(?:/tmp/|/var/tmp/)\S*|\S+\.(?:log|out)"
+_MAKES_ROOM = lazy_pattern(rf"^(?:rm\s+-\w*[rR]\w*\s|mkdir\b|chmod\b|rm\s+(?:-\w+\s+)*(?:{_SCRATCH_FILE})(?:\s+(?:{_SCRATCH_FILE}))*\s*$)")
 
 
 def _prepares_a_run(text: str) -> bool:
     """A command that only clears or makes room around a run (`rm -rf build && make`,
-    `mkdir -p out && python gen.py`, `python app.py > out.txt`): what it does is the run."""
+    `mkdir -p out && python gen.py`, `rm -f /tmp/run.log && go test ./...`, `python app.py >
+    out.txt`, `go test ./... | tee /tmp/test.log`): what it does is the run."""
     runs = False
     for part in _command_parts(text):
         if part.startswith("cd ") or _MAKES_ROOM.match(part):
@@ -1211,7 +1214,7 @@ _SHELL_CREATE = lazy_pattern(r"^(?:cat\s*(?:<<-?\s*['\"]?\w+['\"]?\s*)?>\s*(?P<f
 # Work on the workspace, not on the code in it: fetching, checking out, moving, removing,
 # making folders, and output kept in a log or a temporary file.
 _SHELL_WORKSPACE = lazy_pattern(r"^(?:rm|mv|cp|mkdir|touch|chmod|chown|ln|git (?:checkout|stash|reset|restore|clone|fetch|pull|switch|clean|init))\b")
-_SCRATCH_TARGET = lazy_pattern(r"(?<![<>&\d])>{1,2}\s*(?:/tmp/|/dev/|\S+\.(?:log|out|txt)\b)")
+_SCRATCH_TARGET = lazy_pattern(r"(?:(?<![<>&\d])>{1,2}|\|\s*tee(?:\s+-a)?\s)\s*(?:/tmp/|/dev/|\S+\.(?:log|out|txt)\b)")
 
 
 def leaves_code(args: Any) -> bool:
