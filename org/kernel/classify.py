@@ -284,8 +284,12 @@ _MISSING_PROGRAM = lazy_pattern(r"(?:^|: )(?:line \d+: )?([^\s:/=]+): command no
 
 def missing_program(error_line: str | None) -> str | None:
     """The program, named without a path, the error line says is not installed (not a variable
-    assignment the shell ran as a command: `A.B=1 cmd`, a name with a dot); None when it says not."""
-    match = _MISSING_PROGRAM.search(error_line or "")
+    assignment the shell ran as a command: `A.B=1 cmd`, a name with a dot); None when it says not.
+    (Read at every check with a failure: the words every form ends in come before the pattern,
+    which is searched for at every place of the line.)"""
+    if not error_line or "not found" not in error_line:
+        return None
+    match = _MISSING_PROGRAM.search(error_line)
     return None if match is None else next(name for name in match.groups() if name)
 
 
