@@ -71,12 +71,12 @@ def record(folder: Path, *events: tuple[str, dict[str, Any]]) -> None:
         path, parent, lock = _places(folder)
         data = lines_of(events)
         try:
-            fd = _checked(os.open(path, _APPEND, 0o600))
+            fd, size = _checked(os.open(path, _APPEND, 0o600))
         except FileNotFoundError:  # the first event: the folder is made once, not at every turn
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd = _checked(os.open(path, _APPEND, 0o600))
+            fd, size = _checked(os.open(path, _APPEND, 0o600))
         try:
-            if os.fstat(fd).st_size + len(data) <= MAX_BYTES:
+            if size + len(data) <= MAX_BYTES:
                 os.write(fd, data)  # the common case: one open, one write
                 return
         finally:
@@ -93,32 +93,33 @@ def record(folder: Path, *events: tuple[str, dict[str, Any]]) -> None:
 def append_at(dir_fd: int, data: bytes, lock: Path | None = None) -> None:
     """One ``O_APPEND`` write in the folder ``dir_fd``, which writers in other processes cannot
     tear; rotation only under ``lock`` (none: the caller is the log's only writer)."""
-    fd = _open_log(dir_fd)
+    fd, size = _open_log(dir_fd)
     try:
-        if os.fstat(fd).st_size + len(data) > MAX_BYTES:
+        if size + len(data) > MAX_BYTES:
             os.close(fd)
             fd = -1
             with exclusive(lock) if lock is not None else nullcontext():
                 _rotate(dir_fd, len(data))
-            fd = _open_log(dir_fd)
+            fd, _ = _open_log(dir_fd)
         os.write(fd, data)
     finally:
         if fd >= 0:
             os.close(fd)
 
 
-def _open_log(dir_fd: int) -> int:
+def _open_log(dir_fd: int) -> tuple[int, int]:
     return _checked(os.open(NAME, _APPEND, 0o600, dir_fd=dir_fd))
 
 
-def _checked(fd: int) -> int:
-    """``fd`` when it is the log opened for appending: a regular file with no other name (a hard
-    link would append into whatever file it shares); else closed, and :class:`FileRefused`."""
+def _checked(fd: int) -> tuple[int, int]:
+    """``fd`` and the log's size when it is the log opened for appending: a regular file with no
+    other name (a hard link would append into whatever file it shares); else closed, and
+    :class:`FileRefused`. (The size comes from the same look: a turn's events cost one ``fstat``.)"""
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
         os.close(fd)
         raise FileRefused(NAME, "not a regular file" if not stat.S_ISREG(st.st_mode) else "has another name (a hard link); nothing appended")
-    return fd
+    return fd, st.st_size
 
 
 def _rotate(dir_fd: int, incoming: int) -> None:
