@@ -66,6 +66,17 @@ def test_a_stall_names_the_calls_repeated_and_counts_the_looks_that_found_nothin
     assert finding.evidence["repeated"] == (("`ls`", 3), ("`grep -rn x src`", 2))
     assert finding.evidence["found_nothing"] == 2
 
+    # ten different edits of one file, two of them alike (OpenHands GLM-4.6, django-16229): named
+    # by the editor and the file, they are counted together, not "twice"
+    def edit(turn: int, new: str) -> ToolOutcome:
+        return replace(out("str_replace_editor", args={"command": "str_replace", "path": "/workspace/repro.py", "old_str": "a",
+                                                       "new_str": new}, output="The file /workspace/repro.py has been edited."), turn=turn)
+    edits = [edit(turn, "b" if turn in (12, 14) else f"c{turn}") for turn in range(8, 18)]
+    run = replace(out("execute_bash", args={"command": "python /workspace/repro.py"}, output="Traceback (most recent call last):\nValueError: x"),
+                  turn=19)
+    finding = detect_stall(snap(turn=20, turns_since_progress=13, outcomes=(*edits, run)))
+    assert finding is not None and finding.evidence["repeated"] == (("`str_replace_editor str_replace /workspace/repro.py`", 10),)
+
 
 # loop: repeat and oscillation --------------------------------------------------------
 

@@ -25,7 +25,7 @@ from org.supervisor.learnings import same_job
 from .snapshot import Snapshot
 
 Detector = Callable[[Snapshot], Finding | None]
-_turn_of, _signature_of = attrgetter("turn"), attrgetter("signature")
+_turn_of = attrgetter("turn")
 
 
 #: the lengths of a cycle of calls the oscillation detector looks for (A-B-A-B, A-B-C-A-B-C …): up to
@@ -396,14 +396,14 @@ def _after(outcomes: list[ToolOutcome], turn: int) -> list[ToolOutcome]:
 
 
 def repeated_calls(stretch: list[ToolOutcome], most: int = 2) -> tuple[tuple[str, int], ...]:
-    """The calls made more than once in a stall's outcomes, the most frequent first (``most`` of
-    them; the first made first among as frequent), each as steering names it with its count:
-    what the stall's turns went on."""
-    signatures = list(map(_signature_of, stretch))
-    counts = Counter(signatures)
-    top = sorted((signature for signature, times in counts.items() if times > 1), key=counts.__getitem__, reverse=True)[:most]
-    latest = dict(zip(signatures, stretch))
-    return tuple((named(latest[signature]), counts[signature]) for signature in top)
+    """The calls made more than once in a stall's outcomes, each as steering names it with its
+    count, the most frequent first (``most`` of them; the first made first among as frequent):
+    what the stall's turns went on. Calls one name stands for are counted together (ten
+    different edits of one file, named by the editor and the file): counted apart, "you ran
+    `str_replace_editor str_replace …/repro.py` twice" would deny the other eight."""
+    counts = Counter(map(named, stretch))
+    top = sorted((name for name, times in counts.items() if times > 1), key=counts.__getitem__, reverse=True)[:most]
+    return tuple((name, counts[name]) for name in top)
 
 
 #: the context's fill grown by this many points is news; a fill that holds (Agent-Zero compressing
