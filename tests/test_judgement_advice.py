@@ -735,3 +735,14 @@ def test_a_here_document_sent_on_one_line_is_told_it_never_ends(make_session):
                          "word never stands on a line of its own, so the shell waits for it: send the lines with real line breaks, "
                          "or write the script to a file first and run that."), text
     assert advice_kind("timeout", "timed out", "`python3 - <<'PY' from pathlib import Path print(1) PY`") == "timeout"
+
+
+def test_the_same_look_finding_nothing_again_and_again_is_told_to_look_elsewhere_not_to_finish(make_session):
+    """A search with no match, three times (OpenHands GLM-4.6, seed 52 #23 and #29): there is no
+    result to act on, nor one to finish with."""
+    session = make_session()
+    session.run(*[sh("grep -rn 'def resolve_lookup' django/", "")] * 3)
+    [(turn, anomaly, text)] = session.steering()
+    assert (turn, anomaly) == (3, "loop")
+    assert text == ("[SUPERVISOR] Loop: you ran `grep -rn 'def resolve_lookup' django/` 3 times and it found nothing each time. "
+                    "Looking the same way again will not find it; look somewhere else or by another name, or go on without it.")

@@ -79,11 +79,14 @@ def _changed_by_itself(outcomes: list[ToolOutcome], last: ToolOutcome) -> bool:
 
 def _loop(s: Snapshot, last: ToolOutcome, times: int, pattern: str, episode: str) -> Finding:
     # nothing to fix when it worked: the advice is to use what it gave, or that the edit is in,
-    # or, for a look at something that moves by itself, to wait between looks
+    # or, for a look at something that moves by itself, to wait between looks, or, for a look
+    # that found nothing, to look elsewhere
     if not last.worked:
         template = "loop_repeat"
     elif last.kind == "edit":
         template = "loop_same_edit"
+    elif last.empty:
+        template = "loop_found_nothing"  # no result to act on, nor one to finish with
     else:
         template = "loop_same_look" if _changed_by_itself(s.outcomes, last) else "loop_same_result"
     return Finding(anomaly="loop", template=template, turn=s.turn, evidence={
