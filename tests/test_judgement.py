@@ -268,6 +268,13 @@ def test_a_stall_whose_calls_were_all_different_names_none(make_session):
     assert anomaly == "stall" and "you ran" not in text
     assert text.startswith("[SUPERVISOR] Stall: 6 turns without progress, and your last 6 edits have not been run. Run what they are for")
 
+    # a revert puts files back: no change to run (DeepSeek, django-13121: rewrites and `git checkout`s taken in turns)
+    session = make_session(doctrine={"max_turns_without_progress": 4, "loop": {"rerun_threshold": 50}})
+    session.run(sh("python -m pytest -q", "FAILED tests/t.py::test_a - assert 1 == 2"))
+    session.run(*[call for n in range(3) for call in (sh(f"sed -i 's/{n}/{n + 1}/' a.py"), sh("git checkout -- a.py"))])
+    [(_, anomaly, text)] = session.steering()
+    assert anomaly == "stall" and "your last 3 edits have not been run" in text, text
+
 
 def test_scripts_written_and_run_in_the_same_call_are_experiments_not_edits_left_unrun(make_session):
     """Each call writes a new script from a heredoc and runs it, and shows something new: the

@@ -384,12 +384,13 @@ def detect_stall(s: Snapshot) -> Finding | None:
 
 def _edits_not_run(stretch: list[ToolOutcome]) -> int:
     """The edits that went in after the stretch's last run: changes nothing has shown at work yet
-    (a script written and run in one call ran)."""
+    (a script written and run in one call ran; a revert, `git checkout -- a.py`, puts files back
+    and is no change to run)."""
     edits = 0
     for o in reversed(stretch):
         if (o.kind == "run" or o.ran) and not o.blocked:
             break
-        edits += o.kind == "edit" and o.ok
+        edits += o.kind == "edit" and o.ok and not reverts(o.command)
     return edits
 
 
