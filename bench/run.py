@@ -763,6 +763,35 @@ async def bench_memory(cfg: Config, scratch: Path) -> None:
          what="mean wall time of one turn of the memory run: dispatcher + recorder + supervisor, direct calls")
 
 
+#: Outputs made to make a pattern try every place of a long stretch: a prompt then a long run of
+#: blanks, one long line of `user@host:` lookalikes, a flood of blank lines. An agent's tool can
+#: print anything; each must stay linear in the output's length.
+HOSTILE_OUTPUTS = {
+    "blanks after a prompt": ">>>" + " " * 8000 + "x",
+    "one long line": ">>> " + "a@b:" * 2000,
+    "blank lines": ">>> a@b.c:d\n" + "  \n" * 3000,
+}
+
+
+def bench_hostile_outputs(cfg: Config) -> None:
+    from org.kernel.classify import classify_output
+
+    times = 5 if cfg.quick else 25  # each takes milliseconds: a few runs give a steady median
+    slowest = ("", 0.0)
+    for name, text in HOSTILE_OUTPUTS.items():
+        classify_output(text)
+        samples = []
+        for _ in range(times):
+            started = time.perf_counter_ns()
+            classify_output(text)
+            samples.append(time.perf_counter_ns() - started)
+        median = statistics.median(samples) / 1000
+        slowest = max(slowest, (name, median), key=lambda pair: pair[1])
+    emit("classify_hostile_output_us", r(slowest[1]), "us", output=slowest[0], runs=times,
+         what="the slowest of outputs made to make a pattern try every place of a long stretch, through classify_output "
+              "(once per tool output, when it is recorded); a few milliseconds is linear, hundreds would not be")
+
+
 # --------------------------------------------------------------------------- main
 
 
@@ -770,6 +799,7 @@ async def main_async(cfg: Config, scratch: Path) -> None:
     await bench_idle(cfg, scratch)
     await bench_active(cfg, scratch)
     await bench_memory(cfg, scratch)
+    bench_hostile_outputs(cfg)
 
 
 #: the figures a baseline tree's run is compared on: the per-turn costs

@@ -668,6 +668,7 @@ def test_a_terminal_left_at_an_interactive_prompt_is_known_by_that_prompt_last()
         ">>> def f():\n... ": "Python prompt (`...`)",
         "> /repo/app.py(12)main()\n-> total = price * qty\n(Pdb) ": "pdb prompt (`(Pdb)`)",
         "In [1]: ": "IPython prompt (`In [1]:`)",
+        "Python 3.12.1\n>>> \n[The command completed with exit code 0.]": "Python prompt (`>>>`)",  # OpenHands' closing line
     }
     for text, prompt in waits.items():
         verdict = classify_output(text)

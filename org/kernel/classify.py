@@ -706,8 +706,12 @@ BUSY_TERMINAL = "the terminal is still running an earlier command"
 # Its prompt is the terminal's last line, under what the tool adds after it (its note that the
 # process may still run, that it ran out of time, the exit status, the shell prompt of a harness).
 # A doctest's `>>>` lines and a `python - <<EOF` script's output never end on a bare prompt.
-_INTERPRETER_PROMPT = lazy_pattern(r"(?:\A|\n)[ \t]*(?P<prompt>>>>|\.\.\.|\((?:Pdb|ipdb)\)|ipdb>|In \[\d+\]:)[ \t]*\Z")
-_TOOL_NOTES_LAST = lazy_pattern(r"(?:\s*(?:\[SYSTEM: [^\n]*|\*\*Exited due to timeout\*\*|(?:\([^)\n]*\) )?[\w.-]+@[\w.-]+:[^\n]*[#$]))+\s*\Z")
+_INTERPRETER_PROMPT = lazy_pattern(r"(?P<prompt>>>>|\.\.\.|\((?:Pdb|ipdb)\)|ipdb>|In \[\d+\]:)\Z")
+# a line the tool adds after what the terminal showed (read line by line, from the end: a
+# pattern over the whole tail would try every place of a long run of blanks)
+_TOOL_NOTE_LINE = lazy_pattern(r"\[SYSTEM: |\*\*Exited due to timeout\*\*\Z|exit code: -?\d+\Z|<returncode>-?\d+</returncode>\Z"
+                               r"|\[?(?:The command completed|Command(?: -?\d+)? finished) with exit code -?\d+\.?\]*\Z"
+                               r"|(?:\([^)\n]*\) )?[\w.-]+@[\w.-]+:.*[#$]\Z")
 _INTERPRETERS = {">>>": "Python", "...": "Python", "(Pdb)": "pdb", "(ipdb)": "pdb", "ipdb>": "pdb"}
 #: the start of the line naming such a prompt, for the advice to know it
 WAITS_IN_INTERPRETER = "the terminal waits at an interactive "
@@ -719,8 +723,9 @@ def interpreter_prompt(text: str | None) -> str | None:
     (Python's continuation prompt `...` counts only where its `>>>` shows too.)"""
     if not text or not any(mark in text for mark in (">>>", "db)", "ipdb>", "In [")):
         return None
-    tail = _TOOL_NOTES_LAST.sub("", _EXIT_STATUS.sub("", text[-SCAN_CHARS:]))
-    found = _INTERPRETER_PROMPT.search(tail.rstrip())
+    tail = text[-SCAN_CHARS:]
+    last = next((line for line in map(str.strip, reversed(tail.splitlines())) if line and not _TOOL_NOTE_LINE.match(line)), "")
+    found = _INTERPRETER_PROMPT.match(last)
     if found is None or (found.group("prompt") == "..." and ">>>" not in tail):
         return None
     prompt = found.group("prompt")
