@@ -707,11 +707,9 @@ BUSY_TERMINAL = "the terminal is still running an earlier command"
 # process may still run, that it ran out of time, the exit status, the shell prompt of a harness).
 # A doctest's `>>>` lines and a `python - <<EOF` script's output never end on a bare prompt.
 _INTERPRETER_PROMPT = lazy_pattern(r"(?P<prompt>>>>|\.\.\.|\((?:Pdb|ipdb)\)|ipdb>|In \[\d+\]:)\Z")
-# a line the tool adds after what the terminal showed (read line by line, from the end: a
-# pattern over the whole tail would try every place of a long run of blanks)
-_TOOL_NOTE_LINE = lazy_pattern(r"\[SYSTEM: |\*\*Exited due to timeout\*\*\Z|exit code: -?\d+\Z|<returncode>-?\d+</returncode>\Z"
-                               r"|\[?(?:The command completed|Command(?: -?\d+)? finished) with exit code -?\d+\.?\]*\Z"
-                               r"|(?:\([^)\n]*\) )?[\w.-]+@[\w.-]+:.*[#$]\Z")
+# the tool's own notes after what the terminal showed (besides the exit status and the shell's
+# prompt, read as everywhere: _STATUS_LINE, _PROMPT_LAST)
+_TOOL_NOTE_LINE = lazy_pattern(r"\[SYSTEM: |\*\*Exited due to timeout\*\*\Z")
 _INTERPRETERS = {">>>": "Python", "...": "Python", "(Pdb)": "pdb", "(ipdb)": "pdb", "ipdb>": "pdb"}
 #: the start of the line naming such a prompt, for the advice to know it
 WAITS_IN_INTERPRETER = "the terminal waits at an interactive "
@@ -724,12 +722,18 @@ def interpreter_prompt(text: str | None) -> str | None:
     if not text or not any(mark in text for mark in (">>>", "db)", "ipdb>", "In [")):
         return None
     tail = text[-SCAN_CHARS:]
-    last = next((line for line in map(str.strip, reversed(tail.splitlines())) if line and not _TOOL_NOTE_LINE.match(line)), "")
+    # line by line from the end: a pattern over the whole tail would try every place of a long run of blanks
+    last = next((line for line in map(str.strip, reversed(tail.splitlines())) if line and not _added_by_the_tool(line)), "")
     found = _INTERPRETER_PROMPT.match(last)
     if found is None or (found.group("prompt") == "..." and ">>>" not in tail):
         return None
     prompt = found.group("prompt")
     return f"{WAITS_IN_INTERPRETER}{_INTERPRETERS.get(prompt, 'IPython')} prompt (`{prompt}`)"
+
+
+def _added_by_the_tool(line: str) -> bool:
+    """A line the tool or its terminal adds after what ran printed: its note, the exit status, the shell's prompt."""
+    return _TOOL_NOTE_LINE.match(line) is not None or _STATUS_LINE.fullmatch(line) is not None or _PROMPT_LAST.fullmatch(line) is not None
 
 
 # Commands that take no time: one that ran out of time was never run (the terminal is still
