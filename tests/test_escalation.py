@@ -112,6 +112,26 @@ def test_working_on_after_pace_emergency_without_progress_pauses(make_session):
     assert "steering about the PACE level (the latest failure: " in session.results[-1].pause_text
 
 
+def test_going_round_the_same_looks_after_pace_emergency_pauses_on_more_proof(make_session):
+    session = make_session(doctrine={"breaker": {"enabled": False}})
+    session.run(view(72), view(90), run_app(), *[retry(n) for n in range(3)], retry(3, pace="emergency"))
+    looks = [dict(view(n), pace="emergency") for n in (72, 90)]
+    session.run(*looks, looks[0])  # told to stop, it goes round looks it had already made: three
+    assert actions(session) == [(7, "steer:pace")]
+    session.run(looks[1])  # the fourth: the proof a call that works needs
+    assert session.results[-1].paused
+    assert "steering about the PACE level (`goto 90` made again, with the same output) went unanswered 4 times" in session.results[-1].pause_text
+
+
+def test_a_new_look_or_a_wait_after_pace_emergency_is_not_ignoring_it(make_session):
+    session = make_session(doctrine={"breaker": {"enabled": False}})
+    session.run(run_app(), *[retry(n) for n in range(3)], retry(3, pace="emergency"))
+    session.run(*[dict(view(n), pace="emergency") for n in range(100, 106)])  # each look a new place
+    poll = {"tool": TOOL, "args": {"runtime": "output"}, "output": "still building...", "pace": "emergency"}
+    session.run(*[poll] * 5)  # waiting on what runs
+    assert not any(r.paused for r in session.results)
+
+
 def test_answering_after_pace_emergency_is_not_ignoring_it(make_session):
     session = make_session()
     session.run(run_app(), *[retry(n) for n in range(3)], retry(3, pace="emergency"),

@@ -193,6 +193,26 @@ def test_a_stall_names_the_calls_its_turns_went_on(make_session):
     assert "Stall: 7 turns without progress (you ran `cat Types.java` 3 times and `cat src/Types.java` twice)." in text
 
 
+def test_a_round_of_reads_longer_than_the_stall_is_named_as_calls_made_before(make_session):
+    """SWE-agent-LM-32B went round 14 and 17 views and greps for 40 turns: no call twice in the
+    stall's turns, so no call to name, but every one of them made before with the same output."""
+    session = make_session(doctrine={"max_turns_without_progress": 6})
+    reads = [sh(f"sed -n '{10 * n},{10 * n + 9}p' src/m{n}.py", f"def f{n}():\n    return {n}\n") for n in range(8)]
+    session.run(*reads)  # each a new read: the task moves
+    session.run(*reads[:7])  # the same reads again, the same output each
+    [(turn, anomaly, text)] = session.steering()
+    assert (turn, anomaly) == (15, "stall")
+    assert text.startswith("[SUPERVISOR] Stall: 7 turns without progress (7 calls that repeat earlier ones, with the same results). Reassess")
+
+
+def test_calls_named_with_their_counts_are_not_counted_again_as_made_before(make_session):
+    session = make_session(doctrine={"max_turns_without_progress": 6})
+    session.run(sh("ls src", "a.py b.py"), *[sh(f"cat src/{name}.py", f"x = '{name}'") for name in "ab"] * 5)
+    [(turn, anomaly, text)] = session.steering()
+    assert (turn, anomaly) == (10, "stall")
+    assert "(you ran `cat src/a.py` 4 times and `cat src/b.py` 3 times)." in text
+
+
 def test_looks_that_find_nothing_are_no_progress_and_the_stall_counts_them(make_session):
     """A hunt where nothing is: each look is at a new place (SWE-agent's `find_file` with a new
     name, `find` in a new folder), but finds nothing, so the task does not move."""

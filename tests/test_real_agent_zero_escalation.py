@@ -381,6 +381,26 @@ def test_a_plan_layer_whose_count_is_not_updated_draws_the_emergency_once_not_ea
     assert not result["paused"] and result["script_left"] == 0, (result["paused"], result["script_left"])
 
 
+def test_a_model_going_round_the_same_reads_after_the_emergency_is_paused(tree, tmp_path):  # noqa: F811
+    """Told to stop (the plan 20 turns without progress: PACE emergency), a model reads the same
+    two files by turns, each with the same output as before: the fourth read it had already made
+    is the proof that the emergency went unheard, and the chat is paused."""
+    install_pack(tree, activate=True)
+    for folder in ("usr/extensions/message_loop_start", "usr/extensions/python/message_loop_start"):
+        (tree / folder).mkdir(parents=True, exist_ok=True)
+        (tree / folder / "_10_frozen_plan.py").write_text(FROZEN_PLAN)
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.cfg").write_text(f"name = {name}\n")
+    reads = [command(f"Read {name}", f"cat {tmp_path}/{name}.cfg") for name in ("a", "b")]
+    result = run_chat(tree, reads * 5 + [FINAL], tmp_path, harness_args=("--stop-when-paused",))
+    steering = [w for w in warnings(result) if "[SUPERVISOR]" in w]
+    assert "[SUPERVISOR] PACE emergency" in steering[0], steering
+    assert result["paused"] and result["script_left"] > 0 and "Supervisor: paused" in log_headings(result)
+    paused = [w for w in steering if "Paused: steering about the PACE level (`cat " in w]
+    assert paused and "made again, with the same output) went unanswered 4 times" in paused[0], steering
+    assert sum(f"cat {tmp_path}/" in m["content"] for m in result["history"] if m["ai"]) == 6  # two new reads, then four made again
+
+
 def test_a_context_that_stays_full_while_the_agent_works_is_said_once_per_band(tree, tmp_path):  # noqa: F811
     """A window barely larger than Agent-Zero's own prompt, the history compressed each turn: the
     fill stays about the same (v1.7: 91-92%; v0.9.8.2, whose prompt is larger: over 100%) while

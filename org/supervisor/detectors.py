@@ -375,7 +375,7 @@ def detect_stall(s: Snapshot) -> Finding | None:
     evidence = {
         "turns": s.turns_since_progress, "limit": s.doctrine.max_turns_without_progress, "step": s.current_step, "plan": s.plan_name,
         "domain": s.bst_domain, "source": s.progress_source, "since": since, "episode": f"stall:{since}",
-        "repeated": repeated_calls(stretch), "found_nothing": found_nothing}
+        "repeated": repeated_calls(stretch), "found_nothing": found_nothing, "made_before": made_before(s.watched, len(stretch))}
     template, edits = "stall", _edits_not_run(stretch)
     if edits >= EDITS_NOT_RUN:  # the advice is to run what they are for, not to change approach
         template, evidence["edits"] = "stall_editing", edits
@@ -397,6 +397,20 @@ def _edits_not_run(stretch: list[ToolOutcome]) -> int:
 def _after(outcomes: list[ToolOutcome], turn: int) -> list[ToolOutcome]:
     """The outcomes after ``turn`` (turns only grow along a task's outcomes)."""
     return outcomes[bisect_right(outcomes, turn, key=_turn_of):]
+
+
+def made_before(watched: list[ToolOutcome], last: int) -> int:
+    """How many of the ``last`` calls repeat one made before them with the same result: a round
+    of reads longer than the stall itself (14 views and greps, then the same 14 again) has no
+    call twice in the stall's turns, and every one of them made before."""
+    start = len(watched) - last
+    seen = set(map(_key, watched[:start]))
+    again = 0
+    for o in watched[start:]:
+        key = _key(o)
+        again += key in seen
+        seen.add(key)
+    return again
 
 
 def repeated_calls(stretch: list[ToolOutcome], most: int = 2) -> tuple[tuple[str, int], ...]:

@@ -36,5 +36,5 @@ def pause_finding(finding: Finding, nudges: int) -> Finding:
     """The pause after ``nudges`` unanswered steering about ``finding``: its wording names what
     that steering was about, the call and its result when it named one (``$about``)."""
     evidence = {"nudges": times_in_words(nudges), "anomaly": finding.anomaly}
-    evidence.update((k, finding.evidence[k]) for k in ("action", "outcome", "tool_a", "tool_b", "round", "latest") if finding.evidence.get(k))
+    evidence.update((k, finding.evidence[k]) for k in ("action", "outcome", "tool_a", "tool_b", "round", "latest", "again") if finding.evidence.get(k))
     return Finding(anomaly=finding.anomaly, template="pause", turn=finding.turn, evidence=evidence)

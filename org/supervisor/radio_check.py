@@ -36,7 +36,8 @@ same output, the same edit going in again) ``escalation.pause_after_ignored_work
 that ran nothing (sent to a terminal still busy, to a tool that is not there, or refused for its
 arguments); after a steering about calls taken in turns (an oscillation, a cycle), once round
 them again; after PACE emergency steering, it goes on to a failure it already had, as many
-times as a failing action;
+times as a failing action, or to a call it already made with the same output, as many times as
+a call that works;
 after Agent-Zero's own warning about a message sent again unchanged, or told that its replies
 call no tool, it sends such a message ``escalation.pause_after_ignored_working`` times more
 (like a call that worked, it is never blocked). Never while the progress
@@ -49,14 +50,14 @@ The state is a plain JSON-able dict so it survives a chat reload with ``agent.da
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 from org.contracts import Finding
 from org.contracts.common import HEALTH_ORDER
 from org.contracts.finding import SEVERITY_ORDER
 from org.contracts.role import Doctrine
 from org.kernel.bounded import drop_oldest
-from org.kernel.outcomes import RESPONSE_TOOL, checks_on_something_running, ran_nothing
+from org.kernel.outcomes import RESPONSE_TOOL, ToolOutcome, checks_on_something_running, named, ran_nothing
 from org.kernel.values import count_or, is_int
 
 from .breaker import Breakers
@@ -368,14 +369,24 @@ def ignored(snapshot: Snapshot, result: RadioCheckResult, state: SupervisorState
         state.emergency_turn = None  # the emergency is over (or the task is moving): nothing to ignore
     elif (escalation.pause_after_emergency and state.emergency_turn is not None and last.turn > state.emergency_turn
             and state.watched.get("pace", -1) < last.turn and last.tool != RESPONSE_TOOL and not last.novel
-            and not last.ok and emergency.evidence.get("episode") not in state.resumed
-            and any(o.result == last.result for o in snapshot.outcomes[:-1])):
-        # told to stop, it went on to the same failure again
+            and emergency.evidence.get("episode") not in state.resumed and _had_before(last, snapshot.outcomes)):
+        # told to stop, it went on to a failure it already had, or to a look it already made
         state.watched["pace"] = last.turn
         times = state.ignored_times["pace"] = state.ignored_times.get("pace", 0) + 1
-        if times >= escalation.pause_after_ignored:
+        if not last.ok and times >= escalation.pause_after_ignored:
             return emergency, times
+        if last.ok and times >= escalation.pause_after_ignored_working:
+            return emergency.model_copy(update={"evidence": {**emergency.evidence, "latest": None, "again": named(last)}}), times
     return None, 0
+
+
+def _had_before(last: ToolOutcome, outcomes: Sequence[ToolOutcome]) -> bool:
+    """What an agent told to stop went on to do was there before: the same failure (by any
+    call), or the very call with the same output (a look going round: 8 read-only cycles on
+    SWE-agent went on 16 to 38 turns after PACE emergency). Not a wait on a process running."""
+    if not last.ok:
+        return any(o.result == last.result for o in outcomes[:-1])
+    return not last.waits and any(o.signature == last.signature and o.result == last.result for o in outcomes[:-1])
 
 
 def _unheard(snapshot: Snapshot, what: str, episode: str) -> Finding:

@@ -80,13 +80,19 @@ FOUND_NOTHING_NAMED = 3
 
 def _repeated(evidence: dict[str, Any]) -> str:
     """What a stall's turns went on, in brackets: "(9 looks that found nothing; you ran `open a.py`
-    7 times and `ls` twice)"."""
+    7 times and `ls` twice)"; calls that repeat earlier ones are counted when 3 or more of them
+    are not among the calls named (a round of reads longer than the stall: "14 calls that repeat earlier
+    ones, with the same results")."""
     parts = []
     empty = evidence.get("found_nothing")
     if is_int(empty) and empty >= FOUND_NOTHING_NAMED:
         parts.append(f"{empty} looks that found nothing")
+    named = evidence.get("repeated") or ()
+    again = evidence.get("made_before")
+    if is_int(again) and again - sum(t for _, t in named if is_int(t)) >= FOUND_NOTHING_NAMED:
+        parts.append(f"{again} calls that repeat earlier ones, with the same results")
     quoted: dict[str, Any] = {}
-    for what, times in evidence.get("repeated") or ():
+    for what, times in named:
         # calls that read the same once shortened are named once, with their counts together
         shown = _quoted(str(what), 72)  # room for a file tool's name with its lines
         earlier = quoted.get(shown)
@@ -150,6 +156,9 @@ def _about(evidence: dict[str, Any]) -> str:
         return f"{_round(evidence)} taken in turns"
     anomaly = str(evidence.get("anomaly") or "")
     about = _ABOUT.get(anomaly, anomaly)
+    again = evidence.get("again")
+    if isinstance(again, str) and again:  # a look made again after it, with the same output
+        return f"{about} ({_quoted(again, 70)} made again, with the same output)"
     return about + (f" (the latest failure: {_clean(latest, 90)})" if isinstance(latest, str) and latest else "")
 
 
