@@ -404,10 +404,12 @@ def made_before(watched: list[ToolOutcome], last: int) -> int:
     of reads longer than the stall itself (14 views and greps, then the same 14 again) has no
     call twice in the stall's turns, and every one of them made before."""
     start = len(watched) - last
-    seen = set(map(_key, watched[:start]))
+    if not last:
+        return 0
+    seen = {(o.signature, o.error_signature or o.output_hash) for o in watched[:start]}
     again = 0
     for o in watched[start:]:
-        key = _key(o)
+        key = (o.signature, o.error_signature or o.output_hash)  # _key, inline: read at every turn of a stall
         again += key in seen
         seen.add(key)
     return again
