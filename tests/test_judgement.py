@@ -211,6 +211,13 @@ def test_calls_named_with_their_counts_are_not_counted_again_as_made_before(make
     [(turn, anomaly, text)] = session.steering()
     assert (turn, anomaly) == (10, "stall")
     assert "(you ran `cat src/a.py` 4 times and `cat src/b.py` 3 times)." in text
+    others = make_session(doctrine={"max_turns_without_progress": 6})
+    reads = [sh(f"sed -n '{n},{n + 9}p' src/m.py", f"line {n}") for n in range(3)]
+    cat = sh("cat src/a.py", "x = 'a'")
+    others.run(*reads, cat, reads[0], cat, reads[1], reads[2], cat, reads[0], reads[1])
+    [(turn, anomaly, text)] = others.steering()
+    assert (turn, anomaly) == (11, "stall")
+    assert "(you ran `sed -n '0,9p' src/m.py` twice and `cat src/a.py` twice; 3 more calls that repeat earlier ones, with the same results)" in text, text
 
 
 def test_looks_that_find_nothing_are_no_progress_and_the_stall_counts_them(make_session):

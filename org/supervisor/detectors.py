@@ -14,7 +14,7 @@ import math
 from bisect import bisect_right
 from collections import Counter
 from operator import attrgetter
-from typing import Callable, Iterable
+from typing import AbstractSet, Callable, Iterable
 
 from org.contracts import Finding
 from org.kernel.classify import arguments_refused, edit_refused, missing_program, moves_relative, reverts
@@ -375,7 +375,8 @@ def detect_stall(s: Snapshot) -> Finding | None:
     evidence = {
         "turns": s.turns_since_progress, "limit": s.doctrine.max_turns_without_progress, "step": s.current_step, "plan": s.plan_name,
         "domain": s.bst_domain, "source": s.progress_source, "since": since, "episode": f"stall:{since}",
-        "repeated": repeated_calls(stretch), "found_nothing": found_nothing, "made_before": made_before(s.watched, len(stretch))}
+        "repeated": (repeated := repeated_calls(stretch)), "found_nothing": found_nothing,
+        "made_before": made_before(s.watched, len(stretch), {name for name, _ in repeated})}
     template, edits = "stall", _edits_not_run(stretch)
     if edits >= EDITS_NOT_RUN:  # the advice is to run what they are for, not to change approach
         template, evidence["edits"] = "stall_editing", edits
@@ -399,10 +400,11 @@ def _after(outcomes: list[ToolOutcome], turn: int) -> list[ToolOutcome]:
     return outcomes[bisect_right(outcomes, turn, key=_turn_of):]
 
 
-def made_before(watched: list[ToolOutcome], last: int) -> int:
-    """How many of the ``last`` calls repeat one made before them with the same result: a round
-    of reads longer than the stall itself (14 views and greps, then the same 14 again) has no
-    call twice in the stall's turns, and every one of them made before."""
+def made_before(watched: list[ToolOutcome], last: int, named_apart: AbstractSet[str] = frozenset()) -> int:
+    """How many of the ``last`` calls repeat one made before them with the same result, but for
+    those of the calls ``named_apart`` (a stall names them with their counts): a round of reads
+    longer than the stall itself (14 views and greps, then the same 14 again) has no call twice
+    in the stall's turns, and every one of them made before."""
     start = len(watched) - last
     if not last:
         return 0
@@ -410,7 +412,7 @@ def made_before(watched: list[ToolOutcome], last: int) -> int:
     again = 0
     for o in watched[start:]:
         key = (o.signature, o.error_signature or o.output_hash)  # _key, inline: read at every turn of a stall
-        again += key in seen
+        again += key in seen and named(o) not in named_apart
         seen.add(key)
     return again
 

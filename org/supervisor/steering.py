@@ -80,19 +80,15 @@ FOUND_NOTHING_NAMED = 3
 
 def _repeated(evidence: dict[str, Any]) -> str:
     """What a stall's turns went on, in brackets: "(9 looks that found nothing; you ran `open a.py`
-    7 times and `ls` twice)"; calls that repeat earlier ones are counted when 3 or more of them
-    are not among the calls named (a round of reads longer than the stall: "14 calls that repeat earlier
-    ones, with the same results")."""
+    7 times and `ls` twice)", and the other calls that repeat earlier ones, from 3 of them on (a
+    round of reads longer than the stall: "(14 calls that repeat earlier ones, with the same
+    results)"; "…; 5 more calls that repeat…" after the calls named)."""
     parts = []
     empty = evidence.get("found_nothing")
     if is_int(empty) and empty >= FOUND_NOTHING_NAMED:
         parts.append(f"{empty} looks that found nothing")
-    named = evidence.get("repeated") or ()
-    again = evidence.get("made_before")
-    if is_int(again) and again - sum(t for _, t in named if is_int(t)) >= FOUND_NOTHING_NAMED:
-        parts.append(f"{again} calls that repeat earlier ones, with the same results")
     quoted: dict[str, Any] = {}
-    for what, times in named:
+    for what, times in evidence.get("repeated") or ():
         # calls that read the same once shortened are named once, with their counts together
         shown = _quoted(str(what), 72)  # room for a file tool's name with its lines
         earlier = quoted.get(shown)
@@ -100,6 +96,9 @@ def _repeated(evidence: dict[str, Any]) -> str:
     calls = [f"{shown} {times_in_words(times)}" for shown, times in quoted.items()]
     if calls:
         parts.append(f"you ran {' and '.join(calls)}")
+    again = evidence.get("made_before")
+    if is_int(again) and again >= FOUND_NOTHING_NAMED:
+        parts.append(f"{again}{' more' if calls else ''} calls that repeat earlier ones, with the same results")
     return f" ({'; '.join(parts)})" if parts else ""
 
 
