@@ -108,8 +108,8 @@ def test_working_on_after_pace_emergency_without_progress_pauses(make_session):
     session.run(retry(4, pace="emergency"))  # told to stop, it goes on to the same failure: once
     assert not session.results[-1].paused
     session.run(retry(5, pace="emergency"))  # and twice: the proof
-    assert session.results[-1].paused and "went unanswered twice" in session.results[-1].pause_text
-    assert "steering about the PACE level (the latest failure: " in session.results[-1].pause_text
+    assert session.results[-1].paused and "you did the same twice more" in session.results[-1].pause_text
+    assert "after the steering about the PACE level (the latest failure: " in session.results[-1].pause_text
 
 
 def test_going_round_the_same_looks_after_pace_emergency_pauses_on_more_proof(make_session):
@@ -120,7 +120,7 @@ def test_going_round_the_same_looks_after_pace_emergency_pauses_on_more_proof(ma
     assert actions(session) == [(7, "steer:pace")]
     session.run(looks[1])  # the fourth: the proof a call that works needs
     assert session.results[-1].paused
-    assert "steering about the PACE level (`goto 90` made again, with the same output) went unanswered 4 times" in session.results[-1].pause_text
+    assert "after the steering about the PACE level (`goto 90` made again, with the same output), you did the same 4 times more" in session.results[-1].pause_text
 
 
 def test_a_new_look_or_a_wait_after_pace_emergency_is_not_ignoring_it(make_session):
@@ -150,7 +150,7 @@ def test_a_call_that_works_repeated_after_steering_pauses_on_more_proof_and_is_n
     assert actions(session) == [(3, "steer:loop")]
     session.run(view())  # the fourth: the proof
     assert session.results[-1].paused and not any(r.blocked for r in session.results)
-    assert "Paused: steering about `goto 72` (the same output, no error) went unanswered 4 times." in session.results[-1].pause_text
+    assert "Paused: after the steering about `goto 72` (the same output, no error), you did the same 4 times more." in session.results[-1].pause_text
 
 
 def test_an_edit_applied_again_and_again_after_steering_pauses(make_session):
@@ -175,7 +175,7 @@ def test_going_round_a_cycle_again_after_steering_pauses_once_the_round_is_compl
     session.run(calls[-1])  # once round again after it, whatever its last call gave: the proof
     assert session.results[-1].paused and not any(r.blocked for r in session.results)
     text = session.results[-1].pause_text
-    assert f"taken in turns went unanswered {len(calls)} times" in text, text
+    assert f"taken in turns, you did the same {len(calls)} times more" in text, text
     assert all(f"`{c['args']['code']}`" in text for c in calls)
 
 
@@ -205,7 +205,7 @@ def test_the_proof_a_working_call_needs_is_set_per_doctrine(make_session):
     session.run(*[view()] * 7)  # steered at 3, then ignored four times
     assert not any(r.paused for r in session.results)
     session.run(view())
-    assert session.results[-1].paused and "went unanswered 5 times" in session.results[-1].pause_text
+    assert session.results[-1].paused and "you did the same 5 times more" in session.results[-1].pause_text
 
 
 def test_pauses_can_be_switched_off_per_doctrine(make_session):
@@ -235,3 +235,6 @@ def test_a_pause_names_what_the_unanswered_steering_was_about():
     assert "Paused: steering about `open a.py` and `open b.py` taken in turns went unanswered twice." in book.render(pause_finding(turns, 2))
     stall = Finding(anomaly="stall", template="stall", turn=9, evidence={"turns": 13})
     assert "Paused: steering about the stall went unanswered 5 times." in book.render(pause_finding(stall, 5))
+    # on proof, the count is of what the agent did again after the steering, not of steering sent
+    assert "Paused: after the steering about `cd src/` (cd: src/: No such file or directory), you did the same twice more." in book.render(
+        pause_finding(loop, 2, on_proof=True))

@@ -118,8 +118,8 @@ def test_the_same_action_with_the_same_result_after_steering_is_the_proof(make_s
     session.run(*[sh("python app.py", TYPE_ERROR)] * 5)
     assert actions(session) == [(3, "steer:loop"), (5, "pause")]
     # the pause says what the steering was about: the call and its error
-    assert "Paused: steering about `python app.py` (TypeError: " in session.results[-1].pause_text
-    assert "went unanswered twice" in session.results[-1].pause_text
+    assert "Paused: after the steering about `python app.py` (TypeError: " in session.results[-1].pause_text
+    assert "you did the same twice more" in session.results[-1].pause_text
 
 
 def test_no_pause_while_the_progress_signal_moves(make_session):

@@ -69,7 +69,7 @@ def test_a_model_that_keeps_sending_the_same_message_is_paused_after_agent_zero_
     warned = [m for m in result["history"] if "You have sent the same message again" in m["content"]]
     assert times_run(counter) == 1 and len(warned) == 5, (times_run(counter), len(warned))
     assert result["paused"] and result["script_left"] > 0 and "Supervisor: paused" in log_headings(result)
-    assert any("Paused: steering about the message you keep sending unchanged went unanswered 4 times" in w for w in warnings(result))
+    assert any("Paused: after the steering about the message you keep sending unchanged, you did the same 4 times more" in w for w in warnings(result))
 
 
 def test_a_model_that_goes_on_replying_without_a_tool_call_after_steering_is_paused(tree, tmp_path):  # noqa: F811
@@ -83,7 +83,7 @@ def test_a_model_that_goes_on_replying_without_a_tool_call_after_steering_is_pau
     steering = [w for w in warnings(result) if "[SUPERVISOR]" in w]
     assert any("Loop: your last 3 replies called no tool" in w for w in steering), steering
     assert result["paused"] and result["script_left"] > 0 and "Supervisor: paused" in log_headings(result)
-    assert any("Paused: steering about your replies that call no tool went unanswered 4 times" in w for w in steering)
+    assert any("Paused: after the steering about your replies that call no tool, you did the same 4 times more" in w for w in steering)
 
 
 def test_after_the_user_resumes_a_paused_chat_supervision_starts_over(tree, tmp_path):  # noqa: F811
@@ -97,7 +97,7 @@ def test_after_the_user_resumes_a_paused_chat_supervision_starts_over(tree, tmp_
                       harness_args=("--resume-when-paused",))
     assert "resumed_after" in result, result.get("results")
     before, after = result["history"][:result["resumed_after"]], result["history"][result["resumed_after"]:]
-    assert any("Paused: steering about your replies that call no tool" in m["content"] for m in before)
+    assert any("Paused: after the steering about your replies that call no tool" in m["content"] for m in before)
     steering_after = [m["content"] for m in after if not m["ai"] and "[SUPERVISOR]" in m["content"]]
     assert steering_after == [], steering_after
     assert not result["paused"] and result["script_left"] == 0
@@ -160,7 +160,7 @@ def test_a_model_that_repeats_a_working_command_after_steering_is_paused_never_b
     headings = log_headings(result)
     assert "Supervisor: paused" in headings and "Supervisor: blocked" not in headings
     steering = [w for w in warnings(result) if "[SUPERVISOR]" in w]
-    assert "got the same output each time" in steering[0] and "went unanswered 4 times" in steering[-1], steering
+    assert "got the same output each time" in steering[0] and "you did the same 4 times more" in steering[-1], steering
     (tmp_path / "figures.json").write_text(json.dumps({"ran": ran, "main_calls": result["main_calls"]}))
 
 
@@ -192,7 +192,7 @@ def test_a_model_going_round_the_same_commands_is_told_once_and_paused_after_one
     steering = [w for w in warnings(result) if "[SUPERVISOR]" in w]
     assert f"[SUPERVISOR] Cycle: you went round the same {len(round_)} calls (`cat /etc/hostname`" in steering[0], steering
     assert result["paused"] and result["script_left"] > 0, (result["paused"], result["script_left"], log_headings(result))
-    assert f"taken in turns went unanswered {len(round_)} times" in steering[-1], steering
+    assert f"taken in turns, you did the same {len(round_)} times more" in steering[-1], steering
     assert "Supervisor: blocked" not in log_headings(result)
     assert ran <= 4, (ran, result["main_calls"])  # two rounds, the steering, one more round: then the pause
     (tmp_path / "figures.json").write_text(json.dumps({"ran": ran, "main_calls": result["main_calls"]}))
@@ -396,8 +396,8 @@ def test_a_model_going_round_the_same_reads_after_the_emergency_is_paused(tree, 
     steering = [w for w in warnings(result) if "[SUPERVISOR]" in w]
     assert "[SUPERVISOR] PACE emergency" in steering[0], steering
     assert result["paused"] and result["script_left"] > 0 and "Supervisor: paused" in log_headings(result)
-    paused = [w for w in steering if "Paused: steering about the PACE level (`cat " in w]
-    assert paused and "made again, with the same output) went unanswered 4 times" in paused[0], steering
+    paused = [w for w in steering if "Paused: after the steering about the PACE level (`cat " in w]
+    assert paused and "made again, with the same output), you did the same 4 times more" in paused[0], steering
     assert sum(f"cat {tmp_path}/" in m["content"] for m in result["history"] if m["ai"]) == 6  # two new reads, then four made again
 
 

@@ -35,8 +35,8 @@ def test_a_model_that_keeps_sending_the_same_message_after_agent_zero_s_warnings
     assert not any(r.paused for r in session.results) and all(r.native_warnings for r in session.results[1:])
     session.run(same)  # warned a fifth time: its warning went unheard 4 times
     assert session.results[-1].paused
-    assert session.results[-1].pause_text.startswith("[SUPERVISOR] Paused: steering about the message you keep sending unchanged went "
-                                                     "unanswered 4 times. When you are resumed, change your approach before anything else.")
+    assert session.results[-1].pause_text.startswith("[SUPERVISOR] Paused: after the steering about the message you keep sending unchanged, you did "
+                                                     "the same 4 times more. When you are resumed, change your approach before anything else.")
     session.run(same, same, same)  # the user resumed the chat and the task has not moved since: they have decided
     assert not any(r.paused for r in session.results[-3:])
 
@@ -54,7 +54,7 @@ def test_replies_without_a_tool_call_that_go_on_after_steering_are_paused_once(m
     session.run(ok("code_execution_tool", 1), *[{"response": f"Still thinking, step {n}."} for n in range(12)])
     assert [(r.turn, a) for r in session.results for a, _ in r.steering] == [(4, "loop")]
     assert [r.turn for r in session.results if r.paused] == [8]
-    assert "steering about your replies that call no tool went unanswered 4 times" in session.results[7].pause_text
+    assert "after the steering about your replies that call no tool, you did the same 4 times more" in session.results[7].pause_text
 
 
 def test_a_model_that_finds_the_format_after_five_replies_without_a_tool_is_not_paused(make_session):

@@ -215,7 +215,7 @@ def test_a_report_that_proves_the_steering_ignored_is_paused_as_the_unit_would(v
         report(volume, "unit-1", "loop_ignored", turn, clock)
         kinds += [(turn, m.kind) for m in xo.sweep().sent]
     assert kinds == [(1, "steer"), (3, "pause")]  # the same failing call twice more after the steering
-    assert messages(volume, "unit-1")[-1]["text"].startswith("[SUPERVISOR] Paused: steering about code_execution_tool (the same error) went unanswered twice")
+    assert messages(volume, "unit-1")[-1]["text"].startswith("[SUPERVISOR] Paused: after the steering about code_execution_tool (the same error), you did the same twice more")
 
 
 def test_a_unit_that_paused_itself_is_known_paused_and_sent_nothing_until_resumed(volume, layout, xo, clock, log):

@@ -65,6 +65,7 @@ PLACEHOLDERS: dict[str, frozenset[str]] = {
     "pace_emergency": frozenset({"level", "description", "why"}),
     "heartbeat_stale": frozenset({"silence"}),
     "pause": frozenset({"nudges", "anomaly", "about"}),
+    "pause_on_proof": frozenset({"repeats", "anomaly", "about"}),
     "blocked": frozenset({"action", "times", "outcome", "advice"}),
     "blocked_handoff": frozenset({"superiors", "task"}),
 }

@@ -305,7 +305,7 @@ def _pause_now(state: UnitState, verdict: Verdict, age: float, render: Render) -
 def _pause_on_proof(state: UnitState, finding: Finding, ignored: int, turn: int, render: Render) -> Steering:
     """The report proves the steering is ignored (``radio_check.ignored``, as the unit's own
     supervisor decides it): the pause, without waiting for the rest of the ladder."""
-    pause = pause_finding(finding, max(ignored, 1))
+    pause = pause_finding(finding, max(ignored, 1), on_proof=True)
     state.paused_turn = turn
     return Steering("pause", finding.anomaly, "critical", render(pause, False), state.nudges, turn)
 

@@ -32,9 +32,10 @@ def times_in_words(n: int) -> str:
     return {1: "once", 2: "twice"}.get(n, f"{n} times")
 
 
-def pause_finding(finding: Finding, nudges: int) -> Finding:
-    """The pause after ``nudges`` unanswered steering about ``finding``: its wording names what
-    that steering was about, the call and its result when it named one (``$about``)."""
-    evidence = {"nudges": times_in_words(nudges), "anomaly": finding.anomaly}
+def pause_finding(finding: Finding, nudges: int, on_proof: bool = False) -> Finding:
+    """The pause after ``nudges`` unanswered steering about ``finding``, or, ``on_proof``, after
+    the agent did what it was about ``nudges`` times more: its wording names what that steering
+    was about, the call and its result when it named one (``$about``)."""
+    evidence = {"repeats" if on_proof else "nudges": times_in_words(nudges), "anomaly": finding.anomaly}
     evidence.update((k, finding.evidence[k]) for k in ("action", "outcome", "tool_a", "tool_b", "round", "latest", "again") if finding.evidence.get(k))
-    return Finding(anomaly=finding.anomaly, template="pause", turn=finding.turn, evidence=evidence)
+    return Finding(anomaly=finding.anomaly, template="pause_on_proof" if on_proof else "pause", turn=finding.turn, evidence=evidence)

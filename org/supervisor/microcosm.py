@@ -280,7 +280,7 @@ class MicrocosmSupervisor:
         """Steer what is due, open breakers, and pause when steering keeps going unanswered."""
         last = snapshot.outcomes[-1] if snapshot.outcomes else None
         if result.pause is not None:  # the proof that steering is ignored (radio_check.ignored)
-            await self._pause(readings, port, result.pause, max(result.ignored, 1), state, layout)
+            await self._pause(readings, port, result.pause, max(result.ignored, 1), state, layout, on_proof=True)
             return
         for index, finding in enumerate(result.steering):
             if await self._steer(readings, port, finding, state, layout, checked=index > 0) and last is not None:
@@ -307,9 +307,10 @@ class MicrocosmSupervisor:
         await self._pause(readings, port, finding, nudges, state, self._layout_provider())
 
     async def _pause(self, readings: TurnReadings, port: AgentPort, finding: Finding, nudges: int, state: SupervisorState,
-                     layout: OrganizationLayout) -> None:
-        """Pause the chat as Agent-Zero's pause button does, saying why, once."""
-        text = self.steering(layout, readings.project).render(pause_finding(finding, nudges))
+                     layout: OrganizationLayout, on_proof: bool = False) -> None:
+        """Pause the chat as Agent-Zero's pause button does, saying why, once (``on_proof``:
+        ``nudges`` counts what the agent did again after the steering, not steering unanswered)."""
+        text = self.steering(layout, readings.project).render(pause_finding(finding, nudges, on_proof))
         try:
             await port.warn(text)
         except Exception as exc:
