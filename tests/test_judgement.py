@@ -220,6 +220,20 @@ def test_calls_named_with_their_counts_are_not_counted_again_as_made_before(make
     assert "(you ran `sed -n '0,9p' src/m.py` twice and `cat src/a.py` twice; 3 more calls that repeat earlier ones, with the same results)" in text, text
 
 
+def test_different_long_commands_that_open_alike_are_not_counted_as_one_made_again(make_session):
+    """A real Agent-Zero chat: three different scripts, each fixing the last one's error, all
+    opening with the same 80 characters: "you ran `from youtube_transcript_api import …` 3 times"
+    was false. Steering names a long command by its start; the count is of the very call."""
+    session = make_session(doctrine={"max_turns_without_progress": 6})
+    script = "python3 -c \"from youtube_transcript_api import YouTubeTranscriptApi as Api; import json, sys; print(Api().fetch('{}'))\""
+    a, b = sh("cat a.py", "x = 1"), sh("cat b.py", "y = 2")
+    session.run(sh("ls", "a.py b.py"), a, b, sh(script.format("v0"), "[]"))
+    session.run(sh(script.format("v1"), "[]"), sh(script.format("v2"), "[]"), a, b, sh(script.format("v3"), "[]"), a, b)
+    [(turn, anomaly, text)] = session.steering()
+    assert (turn, anomaly) == (11, "stall")
+    assert "(you ran `cat a.py` twice and `cat b.py` twice)" in text, text
+
+
 def test_looks_that_find_nothing_are_no_progress_and_the_stall_counts_them(make_session):
     """A hunt where nothing is: each look is at a new place (SWE-agent's `find_file` with a new
     name, `find` in a new folder), but finds nothing, so the task does not move."""

@@ -370,7 +370,7 @@ def ignored(snapshot: Snapshot, result: RadioCheckResult, state: SupervisorState
     elif (escalation.pause_after_emergency and state.emergency_turn is not None and last.turn > state.emergency_turn
             and state.watched.get("pace", -1) < last.turn and last.tool != RESPONSE_TOOL and not last.novel
             and emergency.evidence.get("episode") not in state.resumed and _had_before(last, snapshot.outcomes)):
-        # told to stop, it went on to a failure it already had, or to a look it already made
+        # told to stop, it went on to a failure it already had, or to a call it already made with the same output
         state.watched["pace"] = last.turn
         times = state.ignored_times["pace"] = state.ignored_times.get("pace", 0) + 1
         if not last.ok and times >= escalation.pause_after_ignored:

@@ -156,7 +156,7 @@ def _about(evidence: dict[str, Any]) -> str:
     anomaly = str(evidence.get("anomaly") or "")
     about = _ABOUT.get(anomaly, anomaly)
     again = evidence.get("again")
-    if isinstance(again, str) and again:  # a look made again after it, with the same output
+    if isinstance(again, str) and again:  # a call made again after it, with the same output
         return f"{about} ({_quoted(again, 70)} made again, with the same output)"
     return about + (f" (the latest failure: {_clean(latest, 90)})" if isinstance(latest, str) and latest else "")
 
