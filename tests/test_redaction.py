@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 import base64
 import hashlib
@@ -94,6 +94,7 @@ def test_the_words_around_a_secret_stay():
 _PIECES = st.sampled_from([sample.text for sample in CORPUS] + list(ORDINARY) + list("ab =:_-\"'\n/.@") + [MARK])
 
 
+@settings(deadline=None)  # time is the benchmarks' to judge: a loaded machine is no failure
 @given(st.lists(_PIECES, max_size=8).map("".join))
 def test_redaction_is_idempotent_on_mixed_text(text):
     once = redact(text)
