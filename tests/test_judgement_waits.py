@@ -120,3 +120,28 @@ def test_sleeping_with_nothing_shown_is_no_loop_but_no_progress_either(make_sess
     session.run(sh("python app.py", traceback("TypeError: unsupported operand type(s) for +: 'int' and 'str'")), *[sh("sleep 30", "")] * 8)
     seen = [action for _, action in actions(session)]
     assert seen == ["steer:stall"], seen
+
+
+def test_checking_whether_a_process_still_runs_back_to_back_is_told_to_wait_and_never_paused(make_session):
+    """A real Agent-Zero chat: a blog generator started in the background, then `ps -p 6149 …`
+    sent turn after turn with the same answer. Its answer changes on the process's time: the
+    advice is to wait between checks, not "act on it, or finish"; and it is never the proof for
+    a pause (the job goes on whatever the chat does)."""
+    session = make_session()
+    check = sh("ps -p 6149 > /dev/null && echo 'Process 6149: ALIVE' || echo 'Process 6149: COMPLETED'", "Process 6149: ALIVE")
+    session.run(sh("nohup python generate.py > gen.log 2>&1 & echo $!", "6149"), *[check] * 9)
+    [(turn, anomaly, text)] = session.steering()
+    assert (turn, anomaly) == (4, "loop")
+    assert text.startswith("[SUPERVISOR] Loop: you ran `ps -p 6149 > /dev/null && echo 'Process 6149: ALIVE' || echo 'Process 6149: COM…` 3 times "
+                           "in a row and got the same answer each time: it checks on a process, which runs on its own time. Wait before checking again")
+    assert not any(r.paused or r.blocked for r in session.results)
+
+
+@pytest.mark.parametrize("command, checks", [
+    ("ps -p 6149", True), ("ps aux | grep train.py | grep -v grep", True), ("pgrep -f 'python train.py'", True),
+    ('kill -0 "$PID" && echo running', True), ("cd /app && pidof node", True), ("sleep 5; ps -ef | grep build", True),
+    ("ps", False), ("grep -rn 'ps -p' docs/", False), ("python apps -p 3", False), ("kill -9 6149", False), ("cat /proc/6149/status", False),
+])
+def test_a_check_on_a_process_is_known_by_its_command(command, checks):
+    from org.kernel.classify import checks_a_process
+    assert checks_a_process(command) is checks

@@ -414,6 +414,25 @@ def test_a_context_that_stays_full_while_the_agent_works_is_said_once_per_band(t
     assert not result["paused"] and result["script_left"] == 0
 
 
+def test_a_model_checking_on_a_background_process_back_to_back_is_told_to_wait_and_not_paused(tree, tmp_path):  # noqa: F811
+    """A job started in the background, then the same `ps -p` check turn after turn: told once
+    to wait between checks (its answer changes on the job's time), never blocked nor paused."""
+    install_pack(tree, activate=True)
+    pid_file = tmp_path / "job.pid"
+    checks = [command(f"Is it still running? (check {n})", f"ps -p $(cat {pid_file}) > /dev/null && echo ALIVE || echo DONE") for n in range(8)]
+    script = [command("Start the job", f"nohup sleep 120 > /dev/null 2>&1 & echo $! > {pid_file}; echo started"), *checks, FINAL]
+    try:
+        result = run_chat(tree, script, tmp_path, harness_args=("--stop-when-paused",))
+    finally:
+        if pid_file.exists():
+            subprocess.run(["kill", pid_file.read_text().strip()], capture_output=True)
+    shown = [m["content"] for m in result["history"] if '"tool_result"' in m["content"] and "ALIVE" in m["content"]]
+    assert len(shown) == 8, [m["content"][-200:] for m in result["history"]]  # every check ran
+    steering = [w for w in warnings(result) if "[SUPERVISOR]" in w]
+    assert len(steering) == 1 and "it checks on a process, which runs on its own time. Wait before checking again" in steering[0], steering
+    assert not result["paused"] and result["script_left"] == 0 and "Supervisor: blocked" not in log_headings(result)
+
+
 def test_a_model_polling_a_long_running_command_is_left_alone(tree, tmp_path):  # noqa: F811
     """Agent-Zero hands control back while a command runs on ("Returning control to agent after N
     seconds with no output") and its prompt teaches polling with `runtime: output`: the same poll

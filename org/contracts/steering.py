@@ -39,6 +39,7 @@ PLACEHOLDERS: dict[str, frozenset[str]] = {
     "loop_same_result": frozenset({"action", "times"}),
     "loop_found_nothing": frozenset({"action", "times"}),
     "loop_same_look": frozenset({"action", "times"}),
+    "loop_process_check": frozenset({"action", "times"}),
     "loop_same_edit": frozenset({"action", "times"}),
     "loop_reapplied": frozenset({"action", "times"}),
     "loop_oscillation": frozenset({"tool_a", "tool_b", "cycles"}),

@@ -1294,6 +1294,16 @@ def waits_then_looks(command: str | None) -> bool:
     return waited is not None and _SHELL_INSPECT.match(waited.group(1)) is not None and not _SHELL_EDIT.search(waited.group(1))
 
 
+# Whether a process is still there (`ps -p 6149`, `pgrep -f train.py`, `kill -0 "$PID"`, `ps aux | grep
+# build`): its answer is the process's, and changes on its time, not on the agent's.
+_PROCESS_CHECK = lazy_pattern(r"(?:^|[;&|(]\s*)(?:ps\s+(?:-p\b|-ef\b|aux\b)|pgrep\s|pidof\s|kill\s+-0\s)")
+
+
+def checks_a_process(command: str | None) -> bool:
+    """A command that checks whether a process is still running."""
+    return bool(command) and _PROCESS_CHECK.search(_without_cd(command).strip()) is not None
+
+
 def without_running_notice(text: str | None) -> str:
     """A poll's output without the terminal's note that the process is still running."""
     return _STILL_RUNNING.sub("", text or "").strip()

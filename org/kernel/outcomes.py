@@ -34,6 +34,7 @@ from .classify import (
     Verdict,
     action_kind,
     carries_program,
+    checks_a_process,
     classify_output,
     classify_report,
     command_of,
@@ -430,14 +431,15 @@ def checks_on_something_running(outcomes: Any, tools: Any) -> bool:
     """The latest call checks on something running in the background (a job, a server still
     starting): it came right after a wait (:func:`never_a_loop`: Agent-Zero's `wait`, a `sleep`,
     a poll) or waited first itself, and it looked (`sleep 60 && tail build.log`) or failed in a
-    way waiting can change (a server not answering yet, a file a job has not written yet). Its
+    way waiting can change (a server not answering yet, a file a job has not written yet); or it
+    checked whether a process still runs (`ps -p 6149`), which worked. Its
     unchanged result is that thing's time, not the agent's: never blocked, never the proof for a pause."""
     if not outcomes:
         return False
     last = outcomes[-1]
     after_a_wait = len(outcomes) > 1 and never_a_loop(outcomes[-2], tools)
     if last.worked:
-        return after_a_wait or waits_then_looks(last.command)
+        return after_a_wait or waits_then_looks(last.command) or checks_a_process(last.command)
     in_time = last.error_type == "network" or (last.error_type == "not_found" and not missing_program(last.error_line))
     return in_time and (after_a_wait or waits_first(last.command))
 

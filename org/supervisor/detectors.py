@@ -17,7 +17,7 @@ from operator import attrgetter
 from typing import AbstractSet, Callable, Iterable
 
 from org.contracts import Finding
-from org.kernel.classify import arguments_refused, edit_refused, missing_program, moves_relative, reverts
+from org.kernel.classify import arguments_refused, checks_a_process, edit_refused, missing_program, moves_relative, reverts
 from org.kernel.log import warn_once
 from org.kernel.outcomes import ToolOutcome, failures_in_a_row, fix_attempt, installed, last_in_a_row, named, ran_nothing, worked_command
 from org.supervisor.learnings import same_job
@@ -88,7 +88,8 @@ def _loop(s: Snapshot, last: ToolOutcome, times: int, pattern: str, episode: str
     elif last.empty:
         template = "loop_found_nothing"  # no result to act on, nor one to finish with
     else:
-        template = "loop_same_look" if _changed_by_itself(s.outcomes, last) else "loop_same_result"
+        template = ("loop_same_look" if _changed_by_itself(s.outcomes, last)
+                    else "loop_process_check" if checks_a_process(last.command) else "loop_same_result")
     return Finding(anomaly="loop", template=template, turn=s.turn, evidence={
         "pattern": pattern, "tool": last.tool, "action": named(last), "times": times, "outcome": _outcome(last),
         "error_type": last.error_type or "", "episode": episode, "subject": last.signature})
