@@ -26,6 +26,7 @@ from .snapshot import Snapshot
 
 Detector = Callable[[Snapshot], Finding | None]
 _turn_of = attrgetter("turn")
+_signature_of = attrgetter("signature")
 
 
 #: the lengths of a cycle of calls the oscillation detector looks for (A-B-A-B, A-B-C-A-B-C …): up to
@@ -373,12 +374,11 @@ def detect_stall(s: Snapshot) -> Finding | None:
     if stall is None or (_fix_going_in(s) and s.turns_since_progress == s.doctrine.max_turns_without_progress + 1):
         return None
     since, stretch, found_nothing = stall
-    counted = repeated_calls(stretch)
+    repeated, named_calls = repeated_calls(stretch)
     evidence = {
         "turns": s.turns_since_progress, "limit": s.doctrine.max_turns_without_progress, "step": s.current_step, "plan": s.plan_name,
         "domain": s.bst_domain, "source": s.progress_source, "since": since, "episode": f"stall:{since}",
-        "repeated": tuple((name, times) for (name, _), times in counted), "found_nothing": found_nothing,
-        "made_before": made_before(s.watched, len(stretch), {call for call, _ in counted})}
+        "repeated": repeated, "found_nothing": found_nothing, "made_before": made_before(s.watched, len(stretch), named_calls)}
     template, edits = "stall", _edits_not_run(stretch)
     if edits >= EDITS_NOT_RUN:  # the advice is to run what they are for, not to change approach
         template, evidence["edits"] = "stall_editing", edits
@@ -402,20 +402,11 @@ def _after(outcomes: list[ToolOutcome], turn: int) -> list[ToolOutcome]:
     return outcomes[bisect_right(outcomes, turn, key=_turn_of):]
 
 
-def _counted_as(o: ToolOutcome) -> tuple[str, str]:
-    """A call as a stall counts it: by the name steering gives it, so calls one name stands for
-    count together (ten different edits of one file, named by the editor and the file); but a
-    name cut short (a long command) stands for that very call only: three different scripts
-    that open alike are three calls, not one made three times."""
-    name = named(o)
-    return (name, o.signature if name.endswith("…`") else "")
-
-
-def made_before(watched: list[ToolOutcome], last: int, counted_apart: AbstractSet[tuple[str, str]] = frozenset()) -> int:
+def made_before(watched: list[ToolOutcome], last: int, apart: AbstractSet[str] = frozenset()) -> int:
     """How many of the ``last`` calls repeat one made before them with the same result, but for
-    the calls ``counted_apart`` (a stall names them with their counts): a round of reads longer
-    than the stall itself (14 views and greps, then the same 14 again) has no call twice in the
-    stall's turns, and every one of them made before."""
+    the calls whose signatures are ``apart`` (a stall names them with their counts): a round of
+    reads longer than the stall itself (14 views and greps, then the same 14 again) has no call
+    twice in the stall's turns, and every one of them made before."""
     start = len(watched) - last
     if not last:
         return 0
@@ -423,19 +414,29 @@ def made_before(watched: list[ToolOutcome], last: int, counted_apart: AbstractSe
     again = 0
     for o in watched[start:]:
         key = (o.signature, o.error_signature or o.output_hash)  # _key, inline: read at every turn of a stall
-        again += key in seen and (not counted_apart or _counted_as(o) not in counted_apart)
+        again += key in seen and o.signature not in apart
         seen.add(key)
     return again
 
 
-def repeated_calls(stretch: list[ToolOutcome], most: int = 2) -> tuple[tuple[tuple[str, str], int], ...]:
-    """The calls made more than once in a stall's outcomes, as :func:`_counted_as` counts them,
-    with their counts, the most frequent first (``most`` of them; the first made first among as
-    frequent): what the stall's turns went on. Counted apart, "you ran `str_replace_editor
-    str_replace …/repro.py` twice" would deny the other eight edits of that file."""
-    counts = Counter(map(_counted_as, stretch))
-    top = sorted((call for call, times in counts.items() if times > 1), key=counts.__getitem__, reverse=True)[:most]
-    return tuple((call, counts[call]) for call in top)
+def repeated_calls(stretch: list[ToolOutcome], most: int = 2) -> tuple[tuple[tuple[str, int], ...], set[str]]:
+    """The calls made more than once in a stall's outcomes, each as steering names it with its
+    count, the most frequent first (``most`` of them; the first made first among as frequent):
+    what the stall's turns went on; and the signatures of the calls they count. Calls one name
+    stands for are counted together (ten different edits of one file, named by the editor and
+    the file: counted apart, "you ran `str_replace_editor str_replace …/repro.py` twice" would
+    deny the other eight); but a name cut short (a long command) stands for that very call
+    only: three different scripts that open alike are three calls, not one made three times."""
+    names = list(map(named, stretch))
+    calls: Counter = Counter(names)
+    if any(name.endswith("…`") for name in calls):
+        calls = Counter((name, o.signature) if name.endswith("…`") else name for o, name in zip(stretch, names))
+    top = sorted((call for call, times in calls.items() if times > 1), key=calls.__getitem__, reverse=True)[:most]
+    if not top:
+        return (), set()
+    counted = set(top)
+    signatures = {o.signature for o, name in zip(stretch, names) if name in counted or (name, o.signature) in counted}
+    return tuple((call[0] if isinstance(call, tuple) else call, calls[call]) for call in top), signatures
 
 
 #: the context's fill grown by this many points is news; a fill that holds (Agent-Zero compressing
