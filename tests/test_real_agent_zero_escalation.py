@@ -368,13 +368,17 @@ class FrozenPlanLayer(Extension):
 """
 
 
+def install_frozen_plan(root: Path) -> None:
+    for folder in ("usr/extensions/message_loop_start", "usr/extensions/python/message_loop_start"):  # each era reads one
+        (root / folder).mkdir(parents=True, exist_ok=True)
+        (root / folder / "_10_frozen_plan.py").write_text(FROZEN_PLAN)
+
+
 def test_a_plan_layer_whose_count_is_not_updated_draws_the_emergency_once_not_each_turn(tree, tmp_path):  # noqa: F811
     """20 turns without progress puts the plan over 1.5 times its budget: PACE emergency, said
     once. The count stays 20 while the agent works on; that moved nothing, so nothing new is said."""
     install_pack(tree, activate=True)
-    for folder in ("usr/extensions/message_loop_start", "usr/extensions/python/message_loop_start"):  # each era reads one
-        (tree / folder).mkdir(parents=True, exist_ok=True)
-        (tree / folder / "_10_frozen_plan.py").write_text(FROZEN_PLAN)
+    install_frozen_plan(tree)
     result = run_chat(tree, working(8), tmp_path, harness_args=("--stop-when-paused",))
     steering = [w for w in warnings(result) if "[SUPERVISOR]" in w]
     assert len(steering) == 1 and "[SUPERVISOR] PACE emergency" in steering[0], steering
@@ -386,9 +390,7 @@ def test_a_model_going_round_the_same_reads_after_the_emergency_is_paused(tree, 
     two files by turns, each with the same output as before: the fourth read it had already made
     is the proof that the emergency went unheard, and the chat is paused."""
     install_pack(tree, activate=True)
-    for folder in ("usr/extensions/message_loop_start", "usr/extensions/python/message_loop_start"):
-        (tree / folder).mkdir(parents=True, exist_ok=True)
-        (tree / folder / "_10_frozen_plan.py").write_text(FROZEN_PLAN)
+    install_frozen_plan(tree)
     for name in ("a", "b"):
         (tmp_path / f"{name}.cfg").write_text(f"name = {name}\n")
     reads = [command(f"Read {name}", f"cat {tmp_path}/{name}.cfg") for name in ("a", "b")]
