@@ -20,6 +20,7 @@ from org.supervisor.detectors import (
     detect_repeat,
     detect_rerun,
     detect_stall,
+    word,
 )
 from org.supervisor.snapshot import Snapshot
 
@@ -61,8 +62,10 @@ def test_a_stall_names_the_calls_repeated_and_counts_the_looks_that_found_nothin
     before = [at(1, "cat a"), at(2, "cat a"), at(3, "cat a"), at(4, "grep -rn y src", empty=True), at(7, "cat a")]
     during = [at(8, "ls"), at(9, "grep -rn x src", empty=True), at(11, "ls"), at(12, "cat b"), at(14, "grep -rn x src", empty=True),
               at(15, "ls"), at(19, "cat a")]
-    finding = detect_stall(snap(turn=20, turns_since_progress=13, outcomes=(*before, *during)))
+    stalled = snap(turn=20, turns_since_progress=13, outcomes=(*before, *during))
+    finding = detect_stall(stalled)
     assert finding is not None and finding.evidence["since"] == 7
+    word(stalled, [finding])
     assert finding.evidence["repeated"] == (("`ls`", 3), ("`grep -rn x src`", 2))
     assert finding.evidence["found_nothing"] == 2
 
@@ -74,8 +77,39 @@ def test_a_stall_names_the_calls_repeated_and_counts_the_looks_that_found_nothin
     edits = [edit(turn, "b" if turn in (12, 14) else f"c{turn}") for turn in range(8, 18)]
     run = replace(out("execute_bash", args={"command": "python /workspace/repro.py"}, output="Traceback (most recent call last):\nValueError: x"),
                   turn=19)
-    finding = detect_stall(snap(turn=20, turns_since_progress=13, outcomes=(*edits, run)))
+    stalled = snap(turn=20, turns_since_progress=13, outcomes=(*edits, run))
+    finding = detect_stall(stalled)
+    word(stalled, [finding])
     assert finding is not None and finding.evidence["repeated"] == (("`str_replace_editor str_replace /workspace/repro.py`", 10),)
+
+
+def test_a_stall_is_worded_when_it_is_said_and_not_at_every_turn_it_is_held():
+    """A stall is found at every turn it lasts and said once: what its steering names (the calls
+    gone round) is worked out for the turn it is said, not for every turn it is held."""
+    from org.supervisor.radio_check import SupervisorState, radio_check
+    reads = tuple(replace(out("code_execution_tool", args={"code": f"cat {name}"}, output=name), turn=turn)
+                  for turn, name in zip(range(8, 20), "abcabcabcabc"))
+    state = SupervisorState()
+    said = radio_check(snap(turn=20, turns_since_progress=13, outcomes=reads), state)
+    [stall] = said.steering
+    assert stall.anomaly == "stall" and stall.evidence["repeated"] == (("`cat a`", 4), ("`cat b`", 4))
+    state.record(stall)
+    held = radio_check(snap(turn=21, turns_since_progress=14, outcomes=reads), state)
+    [found] = held.findings
+    assert held.steering == [] and found.evidence["episode"] == stall.evidence["episode"]
+    assert "repeated" not in found.evidence and "made_before" not in found.evidence
+
+
+def test_a_wording_that_fails_leaves_the_steering_saying_less(monkeypatch):
+    from org.supervisor import detectors
+    from org.supervisor.radio_check import SupervisorState, radio_check
+
+    def broken(snapshot, finding):
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setitem(detectors.WORDING, "stall", broken)
+    [stall] = radio_check(snap(turn=20, turns_since_progress=13), SupervisorState()).steering
+    assert stall.anomaly == "stall" and "repeated" not in stall.evidence
 
 
 # loop: repeat and oscillation --------------------------------------------------------

@@ -374,15 +374,21 @@ def detect_stall(s: Snapshot) -> Finding | None:
     if stall is None or (_fix_going_in(s) and s.turns_since_progress == s.doctrine.max_turns_without_progress + 1):
         return None
     since, stretch, found_nothing = stall
-    repeated, named_calls = repeated_calls(stretch)
     evidence = {
         "turns": s.turns_since_progress, "limit": s.doctrine.max_turns_without_progress, "step": s.current_step, "plan": s.plan_name,
-        "domain": s.bst_domain, "source": s.progress_source, "since": since, "episode": f"stall:{since}",
-        "repeated": repeated, "found_nothing": found_nothing, "made_before": made_before(s.watched, len(stretch), named_calls)}
+        "domain": s.bst_domain, "source": s.progress_source, "since": since, "episode": f"stall:{since}", "found_nothing": found_nothing}
     template, edits = "stall", _edits_not_run(stretch)
     if edits >= EDITS_NOT_RUN:  # the advice is to run what they are for, not to change approach
         template, evidence["edits"] = "stall_editing", edits
     return Finding(anomaly="stall", template=template, turn=s.turn, evidence=evidence)
+
+
+def word_stall(s: Snapshot, finding: Finding) -> None:
+    """What a stall's steering says its turns went round: the calls made more than once in them,
+    and those that repeat calls made before them."""
+    stretch = _after(s.watched, finding.evidence["since"])
+    repeated, named_calls = repeated_calls(stretch)
+    finding.evidence.update(repeated=repeated, made_before=made_before(s.watched, len(stretch), named_calls))
 
 
 def _edits_not_run(stretch: list[ToolOutcome]) -> int:
@@ -553,6 +559,24 @@ DETECTORS: dict[str, Detector] = {
     "rerun": detect_rerun,
     "stall": detect_stall,
 }
+
+
+#: What a finding's steering says beyond the evidence that decides whether it is said, worked out
+#: only for the findings said (a stall is found at every turn it lasts, and said once or twice).
+WORDING: dict[str, Callable[[Snapshot, Finding], None]] = {"stall": word_stall}
+
+
+def word(snapshot: Snapshot, findings: Iterable[Finding | None]) -> None:
+    """Add to these findings what their steering says (:data:`WORDING`); one that fails is logged
+    once and its steering says less."""
+    for finding in findings:
+        wording = WORDING.get(finding.anomaly) if finding is not None else None
+        if wording is None:
+            continue
+        try:
+            wording(snapshot, finding)
+        except Exception as exc:
+            warn_once(f"wording of {finding.anomaly} failed ({type(exc).__name__}: {exc}); its steering says less", key=f"wording {finding.anomaly}")
 
 
 def run_detectors(snapshot: Snapshot) -> list[Finding]:

@@ -61,7 +61,7 @@ from org.kernel.outcomes import RESPONSE_TOOL, ToolOutcome, checks_on_something_
 from org.kernel.values import count_or, is_int
 
 from .breaker import Breakers
-from .detectors import context_rank, repeats, run_detectors
+from .detectors import context_rank, repeats, run_detectors, word
 from .snapshot import Snapshot
 
 #: anomalies whose episode is about one action, so repeating it after steering is proof it was ignored
@@ -429,6 +429,7 @@ def radio_check(snapshot: Snapshot, state: SupervisorState) -> RadioCheckResult:
         result.steering = []  # the agent gave its answer: steering now would greet the user's next message
     elif state.paused_turn is None:
         result.pause, result.ignored = ignored(snapshot, result, state)
+    word(snapshot, (*result.steering, result.pause))
     return result
 
 
