@@ -132,6 +132,20 @@ def test_a_new_look_or_a_wait_after_pace_emergency_is_not_ignoring_it(make_sessi
     assert not any(r.paused for r in session.results)
 
 
+@pytest.mark.parametrize("check", [
+    {"code": "ps -p 4242", "output": "    PID TTY          TIME CMD\n   4242 ?        00:03:10 python\n"},
+    {"code": "sleep 10 && curl -s localhost:8000/health", "output": "curl: (7) Failed to connect to localhost port 8000: Connection refused"},
+])
+def test_checking_on_something_running_after_pace_emergency_is_not_ignoring_it(make_session, check):
+    """A check on a job or a server still starting shows that thing's time, not the agent's: after
+    "stop now" as after a loop steering, it is never the proof for a pause."""
+    session = make_session(doctrine={"breaker": {"enabled": False}})
+    session.run(run_app(), *[retry(n) for n in range(3)], retry(3, pace="emergency"))
+    call = {"tool": TOOL, "args": {"runtime": "terminal", "code": check["code"]}, "output": check["output"], "pace": "emergency"}
+    session.run(*[call] * 10)  # (the first shows something new: the emergency is said again, on the checks after it)
+    assert not any(r.paused for r in session.results)
+
+
 def test_answering_after_pace_emergency_is_not_ignoring_it(make_session):
     session = make_session()
     session.run(run_app(), *[retry(n) for n in range(3)], retry(3, pace="emergency"),

@@ -403,6 +403,27 @@ def test_a_model_going_round_the_same_reads_after_the_emergency_is_paused(tree, 
     assert sum(f"cat {tmp_path}/" in m["content"] for m in result["history"] if m["ai"]) == 6  # two new reads, then four made again
 
 
+def test_a_model_checking_on_its_background_job_after_the_emergency_is_not_paused(tree, tmp_path):  # noqa: F811
+    """Told to stop (PACE emergency), a model checks whether the job it started still runs, the
+    same `ps -p` check with the same answer turn after turn: the job's time, not the agent's. Never
+    the proof that "stop now" went unheard, as after a loop steering."""
+    install_pack(tree, activate=True)
+    install_frozen_plan(tree)
+    pid_file = tmp_path / "job.pid"
+    checks = [command(f"Is it still running? (check {n})", f"ps -p $(cat {pid_file}) > /dev/null && echo ALIVE || echo DONE") for n in range(8)]
+    script = [command("Start the job", f"nohup sleep 120 > /dev/null 2>&1 & echo $! > {pid_file}; echo started"), *checks, FINAL]
+    try:
+        result = run_chat(tree, script, tmp_path, harness_args=("--stop-when-paused",))
+    finally:
+        if pid_file.exists():
+            subprocess.run(["kill", pid_file.read_text().strip()], capture_output=True)
+    steering = [w for w in warnings(result) if "[SUPERVISOR]" in w]
+    assert any("[SUPERVISOR] PACE emergency" in w for w in steering), steering
+    assert not result["paused"] and result["script_left"] == 0, (result["paused"], steering)
+    shown = [m["content"] for m in result["history"] if '"tool_result"' in m["content"] and "ALIVE" in m["content"]]
+    assert len(shown) == 8 and "Supervisor: blocked" not in log_headings(result)  # every check ran
+
+
 def test_a_context_that_stays_full_while_the_agent_works_is_said_once_per_band(tree, tmp_path):  # noqa: F811
     """A window barely larger than Agent-Zero's own prompt, the history compressed each turn: the
     fill stays about the same (v1.7: 91-92%; v0.9.8.2, whose prompt is larger: over 100%) while

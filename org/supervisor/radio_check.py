@@ -57,7 +57,7 @@ from org.contracts.common import HEALTH_ORDER
 from org.contracts.finding import SEVERITY_ORDER
 from org.contracts.role import Doctrine
 from org.kernel.bounded import drop_oldest
-from org.kernel.outcomes import RESPONSE_TOOL, ToolOutcome, checks_on_something_running, named, ran_nothing
+from org.kernel.outcomes import RESPONSE_TOOL, ToolOutcome, checks_on_something_running, named, never_a_loop, ran_nothing
 from org.kernel.values import count_or, is_int
 
 from .breaker import Breakers
@@ -369,7 +369,7 @@ def ignored(snapshot: Snapshot, result: RadioCheckResult, state: SupervisorState
         state.emergency_turn = None  # the emergency is over (or the task is moving): nothing to ignore
     elif (escalation.pause_after_emergency and state.emergency_turn is not None and last.turn > state.emergency_turn
             and state.watched.get("pace", -1) < last.turn and last.tool != RESPONSE_TOOL and not last.novel
-            and emergency.evidence.get("episode") not in state.resumed and _had_before(last, snapshot.outcomes)):
+            and emergency.evidence.get("episode") not in state.resumed and _had_before(snapshot.outcomes, snapshot.doctrine.loop.exempt_tools)):
         # told to stop, it went on to a failure it already had, or to a call it already made with the same output
         state.watched["pace"] = last.turn
         times = state.ignored_times["pace"] = state.ignored_times.get("pace", 0) + 1
@@ -380,13 +380,17 @@ def ignored(snapshot: Snapshot, result: RadioCheckResult, state: SupervisorState
     return None, 0
 
 
-def _had_before(last: ToolOutcome, outcomes: Sequence[ToolOutcome]) -> bool:
+def _had_before(outcomes: Sequence[ToolOutcome], tools: Any) -> bool:
     """What an agent told to stop went on to do was there before: the same failure (by any
     call), or the very call with the same output (a look going round: 8 read-only cycles on
-    SWE-agent went on 16 to 38 turns after PACE emergency). Not a wait on a process running."""
+    SWE-agent went on 16 to 38 turns after PACE emergency). Not a wait, nor a check on something
+    running (a job, a server starting): as after a loop steering, that is its time, not the agent's."""
+    last = outcomes[-1]
+    if never_a_loop(last, tools) or checks_on_something_running(outcomes, tools):
+        return False
     if not last.ok:
         return any(o.result == last.result for o in outcomes[:-1])
-    return not last.waits and any(o.signature == last.signature and o.result == last.result for o in outcomes[:-1])
+    return any(o.signature == last.signature and o.result == last.result for o in outcomes[:-1])
 
 
 def _unheard(snapshot: Snapshot, what: str, episode: str) -> Finding:
