@@ -1,5 +1,6 @@
 """One radio check: detectors over a snapshot, then restraint and the cooldown rule decide
-what steers, and whether the proof that steering is ignored is there (a pause).
+what steers, and whether the proof that steering is ignored is there (a pause); what only the
+words of the findings said need is worked out for those alone (``detectors.WORDING``).
 
 Restraint: a finding names its episode (``evidence["episode"]``: the call and its result,
 the error, the turn progress stopped, the PACE level…). One message per anomaly per
@@ -37,7 +38,7 @@ that ran nothing (sent to a terminal still busy, to a tool that is not there, or
 arguments); after a steering about calls taken in turns (an oscillation, a cycle), once round
 them again; after PACE emergency steering, it goes on to a failure it already had, as many
 times as a failing action, or to a call it already made with the same output, as many times as
-a call that works;
+a call that works (not a wait, nor a check on something running);
 after Agent-Zero's own warning about a message sent again unchanged, or told that its replies
 call no tool, it sends such a message ``escalation.pause_after_ignored_working`` times more
 (like a call that worked, it is never blocked). Never while the progress
@@ -418,7 +419,7 @@ def _replies_unheard(result: RadioCheckResult, state: SupervisorState, snapshot:
 
 def radio_check(snapshot: Snapshot, state: SupervisorState) -> RadioCheckResult:
     """Run the detectors over a snapshot, decide what steers (see :func:`decide`) and whether
-    the proof that steering is ignored is there (:func:`ignored`)."""
+    the proof that steering is ignored is there (:func:`ignored`), and word what is said."""
     state.checks += 1
     last = snapshot.outcomes[-1] if snapshot.outcomes else None
     findings = run_detectors(snapshot)
