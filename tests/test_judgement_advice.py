@@ -10,6 +10,8 @@ Written as the turns an agent takes and the steering that must, or must not, com
 
 from __future__ import annotations
 
+import pytest
+
 from test_judgement import sh, traceback
 
 from org.kernel.classify import advice_kind, classify_output
@@ -736,6 +738,23 @@ def test_a_here_document_sent_on_one_line_is_told_it_never_ends(make_session):
                          "word never stands on a line of its own, so the shell waits for it: send the lines with real line breaks, "
                          "or write the script to a file first and run that."), text
     assert advice_kind("timeout", "timed out", "`python3 - <<'PY' from pathlib import Path print(1) PY`") == "timeout"
+
+
+@pytest.mark.parametrize("echoed", [
+    # OpenHands (GLM-4.6, flask-4045): the command, then its footer
+    "{cmd}\n[The command completed with exit code 0.]\n[Current working directory: /repo]\n[Command finished with exit code 0]",
+    # a terminal that prints the line it runs, a letter doubled, then its prompt (RepoLaunch)
+    "{cmd_doubled}\nroot@bd88c1f0e2a1:/repo# ",
+])
+def test_a_look_whose_output_is_only_the_command_echoed_found_nothing(make_session, echoed):
+    """A terminal that echoes the command it runs: an output of the echo alone shows nothing, so
+    the same search three times is told to look elsewhere, not to act on its result."""
+    cmd = 'find tests/ -name "*.py" -exec grep -l "should not contain dots" {} \\;'
+    output = echoed.format(cmd=cmd, cmd_doubled=cmd.replace("tests/", "testts/"))
+    session = make_session()
+    session.run(*[sh(cmd, output)] * 3)
+    [(_, anomaly, text)] = session.steering()
+    assert anomaly == "loop" and "it found nothing each time. Looking the same way again will not find it" in text, text
 
 
 def test_the_same_look_finding_nothing_again_and_again_is_told_to_look_elsewhere_not_to_finish(make_session):

@@ -572,6 +572,12 @@ def test_an_output_that_shows_nothing_is_known_in_every_scaffold_s_form():
                 "Could not find code class Product(models.Model): in file tests/models.py.",
                 "There is no method with name f in file a.py.", "The method f does not appear in the codebase."]
     assert all(no_match_notice(text) and shows_nothing(text) for text in searches)
+    # a terminal that echoes the command it runs: the echo alone is nothing, with what it found is something
+    grep = "grep -rn 'def resolve' src/ \\\n  --include=*.py"
+    echoed = "grep -rn 'def resolve' src/ \\\n  --include=*.py\n[The command completed with exit code 1.]"
+    assert shows_nothing(echoed, grep) and not shows_nothing(echoed) and shows_nothing("grep -rnn 'def resolve' src/ \\\nroot@c0:/# ", grep)
+    assert not shows_nothing(echoed.replace("\n[", "\nsrc/a.py:3:def resolve():\n["), grep)
+    assert not shows_nothing("grep -rn 'def resolve' src/", "ls")  # the output of another command
     assert not any(no_match_notice(text) for text in ["ERROR: Could not find a version that satisfies the requirement foo",
                                                       "Could not find class Query in the codebase.\nbut this line", "",
                                                       "No output returned", "Your command ran successfully and did not produce any output."])

@@ -525,14 +525,15 @@ _SEARCH_NO_MATCH_ONLY = lazy_pattern(rf"\A(?:{_SEARCH_NO_MATCH})[^\n]*\Z", re.IG
 NOTHING_CHARS = 2000
 
 
-def shows_nothing(text: str | None) -> bool:
-    """An output with nothing in it: no text but an exit status, or a search's notice that
+def shows_nothing(text: str | None, command: str | None = None) -> bool:
+    """An output with nothing in it: no text but an exit status and ``command``, where a terminal
+    echoes the command it runs (OpenHands' and RepoLaunch's do), or a search's notice that
     nothing matched."""
     if not text or text.isspace():
         return True
     if len(text) > NOTHING_CHARS:
         return False
-    bare = _bare(text)
+    bare = _without_echo(_bare(text), command) if command else _bare(text)
     return not bare or _NO_MATCH.match(bare) is not None
 
 

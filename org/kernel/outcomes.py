@@ -305,7 +305,8 @@ class ToolLedger:
     def record(self, tool: str, ok: bool, error_type: str | None, signature: str, out_hash: str, message: str,
                kind: str = "run", error_line: str | None = None, command: str | None = None, *,
                identity: str | None = None, shape: str = "", said: bool = False, leaves_code: bool = False,
-               waits: bool = False, polls: bool = False, prints: bool = False, program: bool = False, ran: bool = False) -> ToolOutcome:
+               waits: bool = False, polls: bool = False, prints: bool = False, program: bool = False, ran: bool = False,
+               echo: str | None = None) -> ToolOutcome:
         """Record one outcome. ``identity`` is the text naming the error (:attr:`.classify.Verdict.identity`);
         without it the error has no signature. ``leaves_code``: the edit changes none of the code
         under work (a script of the agent's own, a checkout): the baseline goes on. ``waits``: the
@@ -313,11 +314,12 @@ class ToolLedger:
         process printed anew is progress, and a turn spent waiting on it counts toward no stall
         (the time is the process's). ``prints``: the call only printed the agent's own text (a
         reply sent as a command). ``program``: the call's code is the program it ran. ``ran``: an
-        edit that ran what it wrote, in the same call."""
+        edit that ran what it wrote, in the same call. ``echo``: the command a terminal may have
+        echoed before its output (an output of nothing else shows nothing)."""
         self.recorded = True
         self.last_tool_turn = self.turn
         error = error_signature(identity)
-        shown = not shows_nothing(message)
+        shown = not shows_nothing(message, echo)
         progress = self._progress(tool, ok, kind, signature, out_hash, error, said, polls, shown, ran)
         if progress:
             self.last_progress_turn = self.turn
@@ -554,7 +556,7 @@ def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: boo
                          identity=identity, shape=call_shape(tool, args, kind, signature, error_line),
                          said=said, leaves_code=kind == "edit" and leaves_code(args), waits=polls or only_sleeps(args), polls=polls,
                          prints=ok and said and prints_only(args),  # a call that prints is one that says
-                         program=carries_program(args), ran=kind == "edit" and runs_what_it_writes(args))
+                         program=carries_program(args), ran=kind == "edit" and runs_what_it_writes(args), echo=command)
 
 
 def record_blocked(data: dict, tool: str, args: Any, blocked: Any) -> ToolOutcome:
