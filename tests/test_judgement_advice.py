@@ -15,6 +15,7 @@ import pytest
 from test_judgement import sh, traceback
 
 from org.kernel.classify import advice_kind, classify_output
+from org.kernel.outcomes import ledger_of
 
 
 def test_a_refused_edit_and_a_program_not_installed_get_advice_that_fits_them(make_session):
@@ -755,6 +756,17 @@ def test_a_look_whose_output_is_only_the_command_echoed_found_nothing(make_sessi
     session.run(*[sh(cmd, output)] * 3)
     [(_, anomaly, text)] = session.steering()
     assert anomaly == "loop" and "it found nothing each time. Looking the same way again will not find it" in text, text
+
+
+def test_what_a_command_prints_of_its_own_text_is_no_echo_of_it(make_session):
+    """`echo "…"` prints its text, which reads almost as the command itself (mini-swe-agent's
+    submission word, quoted by a model that got it wrong): what it printed, not an echo that
+    shows nothing."""
+    said = 'echo "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git add -A && git diff --cached"'
+    session = make_session()
+    session.run(*[sh(said, said[6:-1])] * 3)
+    assert [a for _, a, text in session.steering() if "found nothing" in text] == []
+    assert not ledger_of(session.agent.data).outcomes[-1].empty
 
 
 def test_the_same_look_finding_nothing_again_and_again_is_told_to_look_elsewhere_not_to_finish(make_session):

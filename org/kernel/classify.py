@@ -986,6 +986,8 @@ def _echoes(line: str, command_line: str) -> bool:
     """The output's line is the command's, as a terminal echoes it: the same, or with a letter doubled here and there."""
     if line == command_line:
         return True
+    if len(line) < len(command_line):
+        return False  # a letter doubled makes the echo longer: a shorter line is what the command printed (`echo "…"`, its text)
     matcher = difflib.SequenceMatcher(None, line, command_line, autojunk=False)
     return matcher.real_quick_ratio() >= ECHO_LIKENESS and matcher.quick_ratio() >= ECHO_LIKENESS and matcher.ratio() >= ECHO_LIKENESS
 
