@@ -769,6 +769,36 @@ def test_what_a_command_prints_of_its_own_text_is_no_echo_of_it(make_session):
     assert not ledger_of(session.agent.data).outcomes[-1].empty
 
 
+def test_the_same_look_after_a_failing_run_is_told_to_act_on_it_not_to_finish(make_session):
+    """Reads of the same lines again after the tests failed (OpenHands GLM-4.6, seed 54 #43, #67):
+    the task is not done, so "or finish if it is what you needed" would be wrong; the run that
+    failed is named instead."""
+    session = make_session()
+    failing = sh("python -m pytest tests/test_query.py -q", "FAILED tests/test_query.py::test_lookup - AssertionError: 3 != 4\n1 failed in 0.2s")
+    read = sh("sed -n 40,60p src/query.py", "def lookup(key):\n    return table[key] + 1\n")
+    session.run(failing, read, read, read)
+    [(turn, anomaly, text)] = session.steering()
+    assert (turn, anomaly) == (4, "loop")
+    assert text == ("[SUPERVISOR] Loop: you ran `sed -n 40,60p src/query.py` 3 times and got the same output each time. You have that "
+                    "result already; act on it, as the task is not done: `python -m pytest tests/test_query.py -q` failed when it last "
+                    "ran (FAILED tests/test_query.py::test_lookup - AssertionError: 3 != 4)."), text
+
+
+@pytest.mark.parametrize("calls", [
+    # the run after the fix worked: the result may be what the task needed
+    [sh("python repro.py", "Traceback (most recent call last):\nValueError: bad"), sh("python repro.py", "ok"),
+     *[sh("cat out.txt", "42")] * 3],
+    # the run itself, working after the fix, again and again
+    [sh("python repro.py", "Traceback (most recent call last):\nValueError: bad"), sh("sed -i 's/bad/good/' app.py"),
+     *[sh("python repro.py", "ok")] * 3],
+])
+def test_the_same_result_after_a_run_that_worked_may_be_what_was_needed(make_session, calls):
+    session = make_session()
+    session.run(*calls)
+    [(_, anomaly, text)] = session.steering()
+    assert anomaly == "loop" and text.endswith("You have that result already; act on it, or finish if it is what you needed."), text
+
+
 def test_the_same_look_finding_nothing_again_and_again_is_told_to_look_elsewhere_not_to_finish(make_session):
     """A search with no match, three times (OpenHands GLM-4.6, seed 52 #23 and #29): there is no
     result to act on, nor one to finish with."""

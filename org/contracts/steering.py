@@ -37,6 +37,7 @@ PLACEHOLDERS: dict[str, frozenset[str]] = {
     "stall_editing": frozenset({"turns", "limit", "doing", "repeated", "edits"}),
     "loop_repeat": frozenset({"tool", "action", "times", "outcome", "advice"}),
     "loop_same_result": frozenset({"action", "times"}),
+    "loop_same_result_unfinished": frozenset({"action", "times", "run", "failure"}),
     "loop_found_nothing": frozenset({"action", "times"}),
     "loop_same_look": frozenset({"action", "times"}),
     "loop_process_check": frozenset({"action", "times"}),

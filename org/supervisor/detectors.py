@@ -91,9 +91,20 @@ def _loop(s: Snapshot, last: ToolOutcome, times: int, pattern: str, episode: str
     else:
         template = ("loop_same_look" if _changed_by_itself(s.outcomes, last)
                     else "loop_process_check" if checks_a_process(last.command) else "loop_same_result")
-    return Finding(anomaly="loop", template=template, turn=s.turn, evidence={
-        "pattern": pattern, "tool": last.tool, "action": named(last), "times": times, "outcome": _outcome(last),
-        "error_type": last.error_type or "", "episode": episode, "subject": last.signature})
+    evidence = {"pattern": pattern, "tool": last.tool, "action": named(last), "times": times, "outcome": _outcome(last),
+                "error_type": last.error_type or "", "episode": episode, "subject": last.signature}
+    failing = _failing_run(s.watched) if template == "loop_same_result" else None
+    if failing is not None:  # "or finish if it is what you needed" would be wrong: nothing works yet
+        template = "loop_same_result_unfinished"
+        evidence.update(run=named(failing), failure=failing.error_line or failing.error_type or "an error")
+    return Finding(anomaly="loop", template=template, turn=s.turn, evidence=evidence)
+
+
+def _failing_run(outcomes: list[ToolOutcome]) -> ToolOutcome | None:
+    """The task's latest run, when it failed (a run the breaker blocked, or one that ran nothing,
+    is none): a result looked at again after it is no reason to think the task done."""
+    run = next((o for o in reversed(outcomes) if o.kind == "run" and not o.blocked and not ran_nothing(o)), None)
+    return run if run is not None and not run.worked else None
 
 
 def detect_repeat(s: Snapshot) -> Finding | None:
