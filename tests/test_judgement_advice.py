@@ -782,6 +782,12 @@ def test_the_same_look_after_a_failing_run_is_told_to_act_on_it_not_to_finish(ma
     assert text == ("[SUPERVISOR] Loop: you ran `sed -n 40,60p src/query.py` 3 times and got the same output each time. You have that "
                     "result already; act on it, as the task is not done: `python -m pytest tests/test_query.py -q` failed when it last "
                     "ran (FAILED tests/test_query.py::test_lookup - AssertionError: 3 != 4)."), text
+    # a failure that names nothing (a reproduction's banner, then exit status 1): the run is named without a line
+    banner = make_session()
+    banner.run(sh("python repro.py", "=== Testing the choices ===\nstr(value) = 'MyChoice.FIRST'\n[Command finished with exit code 1]"),
+               read, read, read)
+    [(_, _, text)] = banner.steering()
+    assert text.endswith("act on it, as the task is not done: `python repro.py` failed when it last ran."), text
 
 
 @pytest.mark.parametrize("calls", [

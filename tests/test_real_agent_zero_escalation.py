@@ -509,6 +509,22 @@ def test_a_model_asking_for_a_runtime_agent_zero_does_not_have_is_told_it_ran_no
     assert not any("You have that result already" in w for w in steering)
 
 
+def test_a_model_reading_the_same_lines_after_its_script_failed_is_told_the_task_is_not_done(tree, tmp_path):  # noqa: F811
+    """The script fails; the model reads the same lines of it three times. Told to act on what it
+    read, and not to finish: the run that failed is named with its error."""
+    install_pack(tree, activate=True)
+    script = tmp_path / "app.py"
+    script.write_text("def total(items):\n    return sum(items) + undefined_offset\n\nprint(total([1, 2]))\n")
+    run = command("Run the app", f"python3 {script}")
+    reads = [command(f"Read the function again ({n})", f"sed -n 1,2p {script}") for n in range(3)]
+    result = run_chat(tree, [run, *reads, FINAL], tmp_path, harness_args=("--stop-when-paused",))
+    steering = [w for w in warnings(result) if "[SUPERVISOR]" in w]
+    assert len(steering) == 1, steering
+    assert f"Loop: you ran `sed -n 1,2p {script}` 3 times and got the same output each time" in steering[0]
+    assert f"act on it, as the task is not done: `python3 {script}` failed when it last ran (NameError: name 'undefined_offset'" in steering[0]
+    assert "or finish" not in steering[0] and not result["paused"] and result["script_left"] == 0
+
+
 def test_a_model_calling_tools_that_are_not_there_is_told_they_ran_nothing(tree, tmp_path):  # noqa: F811
     """Agent-Zero answers a tool it does not have with its whole list of tools. Three such calls
     ran nothing: the third is told so, and it is no cascade of failing tools."""

@@ -96,7 +96,7 @@ def _loop(s: Snapshot, last: ToolOutcome, times: int, pattern: str, episode: str
     failing = _failing_run(s.watched) if template == "loop_same_result" else None
     if failing is not None:  # "or finish if it is what you needed" would be wrong: nothing works yet
         template = "loop_same_result_unfinished"
-        evidence.update(run=named(failing), failure=failing.error_line or failing.error_type or "an error")
+        evidence.update(run=named(failing), failure=failing.error_line if failing.error_signature else "")
     return Finding(anomaly="loop", template=template, turn=s.turn, evidence=evidence)
 
 

@@ -161,8 +161,15 @@ def _about(evidence: dict[str, Any]) -> str:
     return about + (f" (the latest failure: {_clean(latest, 90)})" if isinstance(latest, str) and latest else "")
 
 
+def _failure(evidence: dict[str, Any]) -> str:
+    """The error line a run failed with, in parentheses; nothing when its failure named none (its
+    first line, a banner such as "=== Testing the issue ===", would say nothing of it)."""
+    line = evidence.get("failure")
+    return f" ({_clean(line, 100)})" if isinstance(line, str) and line else ""
+
+
 #: the placeholders worded from the whole evidence rather than from a value of it
-_WORDED = {"doing": _doing, "why": _why, "repeated": _repeated, "about": _about}
+_WORDED = {"doing": _doing, "why": _why, "repeated": _repeated, "about": _about, "failure": _failure}
 #: the evidence's values with a wording of their own (the others: one short clause each)
 _SHAPED = {
     "round": _round,
