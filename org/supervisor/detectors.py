@@ -26,7 +26,6 @@ from .snapshot import Snapshot
 
 Detector = Callable[[Snapshot], Finding | None]
 _turn_of = attrgetter("turn")
-_signature_of = attrgetter("signature")
 
 
 #: the lengths of a cycle of calls the oscillation detector looks for (A-B-A-B, A-B-C-A-B-C …): up to
@@ -444,15 +443,14 @@ def repeated_calls(stretch: list[ToolOutcome], most: int = 2) -> tuple[tuple[tup
     the file: counted apart, "you ran `str_replace_editor str_replace …/repro.py` twice" would
     deny the other eight); but a name cut short (a long command) stands for that very call
     only: three different scripts that open alike are three calls, not one made three times."""
-    names = list(map(named, stretch))
-    calls: Counter = Counter(names)
-    if any(name.endswith("…`") for name in calls):
-        calls = Counter((name, o.signature) if name.endswith("…`") else name for o, name in zip(stretch, names))
+    # a call as counted: its name, and for a name cut short, its signature too
+    keys = [(name, o.signature) if name.endswith("…`") else name for o, name in zip(stretch, map(named, stretch))]
+    calls: Counter = Counter(keys)
     top = sorted((call for call, times in calls.items() if times > 1), key=calls.__getitem__, reverse=True)[:most]
     if not top:
         return (), set()
     counted = set(top)
-    signatures = {o.signature for o, name in zip(stretch, names) if name in counted or (name, o.signature) in counted}
+    signatures = {o.signature for o, key in zip(stretch, keys) if key in counted}
     return tuple((call[0] if isinstance(call, tuple) else call, calls[call]) for call in top), signatures
 
 
