@@ -409,19 +409,25 @@ def test_a_model_checking_on_its_background_job_after_the_emergency_is_not_pause
     the proof that "stop now" went unheard, as after a loop steering."""
     install_pack(tree, activate=True)
     install_frozen_plan(tree)
-    pid_file = tmp_path / "job.pid"
-    checks = [command(f"Is it still running? (check {n})", f"ps -p $(cat {pid_file}) > /dev/null && echo ALIVE || echo DONE") for n in range(8)]
-    script = [command("Start the job", f"nohup sleep 120 > /dev/null 2>&1 & echo $! > {pid_file}; echo started"), *checks, FINAL]
-    try:
-        result = run_chat(tree, script, tmp_path, harness_args=("--stop-when-paused",))
-    finally:
-        if pid_file.exists():
-            subprocess.run(["kill", pid_file.read_text().strip()], capture_output=True)
+    result = checking_a_background_job(tree, tmp_path, checks=8)
     steering = [w for w in warnings(result) if "[SUPERVISOR]" in w]
     assert any("[SUPERVISOR] PACE emergency" in w for w in steering), steering
     assert not result["paused"] and result["script_left"] == 0, (result["paused"], steering)
     shown = [m["content"] for m in result["history"] if '"tool_result"' in m["content"] and "ALIVE" in m["content"]]
     assert len(shown) == 8 and "Supervisor: blocked" not in log_headings(result)  # every check ran
+
+
+def checking_a_background_job(tree: Path, tmp_path: Path, checks: int) -> dict:  # noqa: F811
+    """A chat that starts `sleep 120` in the background, then checks `checks` times whether it
+    still runs (`ps -p`, the same answer each time), then answers; the job is killed after."""
+    pid_file = tmp_path / "job.pid"
+    check = [command(f"Is it still running? (check {n})", f"ps -p $(cat {pid_file}) > /dev/null && echo ALIVE || echo DONE") for n in range(checks)]
+    script = [command("Start the job", f"nohup sleep 120 > /dev/null 2>&1 & echo $! > {pid_file}; echo started"), *check, FINAL]
+    try:
+        return run_chat(tree, script, tmp_path, harness_args=("--stop-when-paused",))
+    finally:
+        if pid_file.exists():
+            subprocess.run(["kill", pid_file.read_text().strip()], capture_output=True)
 
 
 def test_a_context_that_stays_full_while_the_agent_works_is_said_once_per_band(tree, tmp_path):  # noqa: F811
@@ -441,14 +447,7 @@ def test_a_model_checking_on_a_background_process_back_to_back_is_told_to_wait_a
     """A job started in the background, then the same `ps -p` check turn after turn: told once
     to wait between checks (its answer changes on the job's time), never blocked nor paused."""
     install_pack(tree, activate=True)
-    pid_file = tmp_path / "job.pid"
-    checks = [command(f"Is it still running? (check {n})", f"ps -p $(cat {pid_file}) > /dev/null && echo ALIVE || echo DONE") for n in range(8)]
-    script = [command("Start the job", f"nohup sleep 120 > /dev/null 2>&1 & echo $! > {pid_file}; echo started"), *checks, FINAL]
-    try:
-        result = run_chat(tree, script, tmp_path, harness_args=("--stop-when-paused",))
-    finally:
-        if pid_file.exists():
-            subprocess.run(["kill", pid_file.read_text().strip()], capture_output=True)
+    result = checking_a_background_job(tree, tmp_path, checks=8)
     shown = [m["content"] for m in result["history"] if '"tool_result"' in m["content"] and "ALIVE" in m["content"]]
     assert len(shown) == 8, [m["content"][-200:] for m in result["history"]]  # every check ran
     steering = [w for w in warnings(result) if "[SUPERVISOR]" in w]
