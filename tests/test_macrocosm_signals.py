@@ -24,15 +24,16 @@ from org.supervisor.snapshot import Snapshot
 TOOLS = ["code_execution_tool", "text_editor", "search_engine", "wait", "response"]
 
 outcome = st.builds(
-    lambda turn, tool, ok, error, sig, out, msg, novel, kind, line, command, waits, prints, empty: ToolOutcome(
+    lambda turn, tool, ok, error, sig, out, msg, novel, kind, line, command, waits, prints, empty, copy: ToolOutcome(
         turn, tool, ok, None if ok else error, sig, out, msg, novel, kind, line, f"e{hash(line) % 3}" if line else None, command,
-        waits=waits, prints=prints, empty=empty and ok and kind == "inspect"),
+        waits=waits, prints=prints, empty=empty and ok and kind == "inspect", ran_copy=copy and copy[0], edited_copy=copy and copy[1]),
     st.integers(0, 500), st.sampled_from(TOOLS), st.booleans(),
     st.sampled_from(["not_found", "timeout", "execution", "x" * 64]),
     st.sampled_from(["s1", "s2", "s3"]), st.sampled_from(["h1", "h2"]),
     st.sampled_from(["", "cat: /x: No such file", "Traceback …"]), st.booleans(),
     st.sampled_from(["inspect", "edit", "run"]), st.sampled_from([None, "KeyError: 'x'", "cat: /x: No such file or directory"]),
     st.sampled_from([None, "python app.py", "cat /x"]), st.booleans(), st.booleans(), st.booleans(),
+    st.sampled_from([None, ("/testbed/lib/m/a.py", "/workspace/r/lib/m/a.py"), ("/testbed/lib/m/b.py", "/workspace/r/lib/m/b.py")]),
 )
 
 doctrine = st.builds(
@@ -127,7 +128,7 @@ def test_every_field_of_a_live_outcome_is_carried_in_the_report():
 
     live = ToolOutcome(7, "code_execution_tool", False, "execution", "s", "h", "", novel=True, kind="edit", error_line="E: x",
                        error_signature="e", command="python a.py", shape="sh", baseline=True, blocked=True, waits=True, prints=True,
-                       empty=True, program=True)
+                       empty=True, program=True, ran_copy="/testbed/lib/m/a.py", edited_copy="/workspace/r/lib/m/a.py")
     carried = {f.name for f in fields(ToolOutcome)} - {"message_preview"}  # no tool output leaves the unit
     assert carried <= set(OutcomeSignal.model_fields)
     [reported] = signals_from_snapshot(Snapshot(turn=8, role_id=ROLE.role_id, doctrine=ROLE.doctrine, outcomes=(live,))).outcomes

@@ -121,3 +121,28 @@ def test_debug_prints_that_never_appear_draw_no_effect(tree, tmp_path):  # noqa:
     assert "again 3 times after making changes" in steering[0] and "TypeError: unsupported operand" in steering[0], steering[0]
     assert "Supervisor: blocked" not in log_headings(result)
     (tmp_path / "figures.json").write_text(json.dumps({"failed": failed, "steering": steering, "paused": result["paused"]}))
+
+
+def test_edits_to_a_copy_the_run_does_not_import_are_told_at_once(tree, tmp_path):  # noqa: F811
+    """The package is installed in site-packages; the model fixes its checkout and runs the
+    program, which imports the installed copy: the traceback goes through it. Said at that first
+    run, naming both files, and not again when the next run goes through the same copy."""
+    install_pack(tree, activate=True)
+    work = tmp_path / "work"
+    site = tmp_path / "venv" / "lib" / "python3.12" / "site-packages"
+    for package in (work / "src" / "shapes", site / "shapes"):
+        package.mkdir(parents=True)
+        (package / "__init__.py").write_text("")
+        (package / "area.py").write_text("def area(w, h):\n    return w * hh\n")
+    edited, installed = work / "src" / "shapes" / "area.py", site / "shapes" / "area.py"
+    run = command("Run the program", f"cd {work} && PYTHONPATH={site} python3 -c 'from shapes.area import area; print(area(2, 3))'")
+    script = [command("Fix the typo", f"sed -i 's/hh/h/' {edited}"), run, command("Read the fix", f"cat {edited}"), run, FINAL]
+    result = run_chat(tree, script, tmp_path, harness_args=("--workdir", str(work), "--stop-when-paused"))
+    failed = sum("NameError: name 'hh' is not defined" in m["content"] for m in tool_results(result))
+    steering = steering_of(result)
+    assert "w * h\n" in edited.read_text() and failed == 2, (failed, edited.read_text())
+    assert len(steering) == 1 and "[SUPERVISOR] No effect: the traceback of `cd " in steering[0], steering
+    assert f"went through `{installed}`" in steering[0] or "site-packages/shapes/area.py`" in steering[0], steering[0]
+    assert "src/shapes/area.py`, another copy of that file, so your changes there do not run" in steering[0], steering[0]
+    assert not result["paused"] and result["script_left"] == 0 and "Supervisor: blocked" not in log_headings(result)
+    (tmp_path / "figures.json").write_text(json.dumps({"failed": failed, "steering": steering}))

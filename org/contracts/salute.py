@@ -94,6 +94,8 @@ class OutcomeSignal(Contract):
     empty: bool = Field(False, description="A look that found nothing: it showed nothing (no text, a search's notice that nothing matched), or what it looked at is not there.")
     program: bool = Field(False, description="The call's code is the program it ran, written in the call (Agent-Zero's `runtime: python`, a heredoc).")
     ran: bool = Field(False, description="An edit that ran what it wrote, in the same call (a script written from a heredoc, then run).")
+    ran_copy: str | None = Field(None, max_length=200, description="A file its traceback went through that is another copy of `edited_copy` (its path, cut at the start).")
+    edited_copy: str | None = Field(None, max_length=200, description="The file the task's edits wrote that `ran_copy` copies: those edits do not run.")
 
     @property
     def result(self) -> str:

@@ -55,6 +55,7 @@ PLACEHOLDERS: dict[str, frozenset[str]] = {
     "rerun_unchanged": frozenset({"action", "times", "outcome"}),
     "rerun_unchanged_outside_the_code": frozenset({"action", "times", "outcome", "advice"}),
     "rerun_unchanged_timed_out": frozenset({"action", "times", "outcome", "advice"}),
+    "rerun_other_copy": frozenset({"action", "copy", "edited", "outcome"}),
     "loop_no_tool": frozenset({"times"}),
     "loop_printing": frozenset({"times", "action"}),
     "loop_not_run": frozenset({"times", "action", "outcome", "advice"}),

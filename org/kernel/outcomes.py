@@ -66,6 +66,7 @@ from .classify import (
     waits_then_looks,
     without_running_notice,
 )
+from .copies import WRITTEN_LIMIT, path_tail, ran_other_copy, written_paths
 from .log import warn_once
 from .values import is_int
 
@@ -182,6 +183,10 @@ class ToolOutcome:
     empty: bool = False
     program: bool = False  # its code is the program it runs, written in the call (classify.carries_program)
     ran: bool = False  # an edit that ran what it wrote, in the same call (classify.runs_what_it_writes)
+    #: its traceback went through ``ran_copy``, another copy of ``edited_copy``, a file the task's
+    #: edits wrote: those edits do not run (:func:`.copies.other_copy`)
+    ran_copy: str | None = None
+    edited_copy: str | None = None
 
     @property
     def worked(self) -> bool:
@@ -233,6 +238,8 @@ class ToolLedger:
     #: the line naming it: Agent-Zero's later "might be still running" notes no longer show it
     #: (kept across tasks: the terminal stays where it is)
     interpreters: dict = field(default_factory=dict)
+    #: the absolute paths the task's edits wrote (see :mod:`.copies`)
+    written: dict = field(default_factory=dict)
 
     def tick(self, new_task: bool) -> None:
         """Called once per turn, before the model is asked."""
@@ -245,6 +252,7 @@ class ToolLedger:
             self.known_lines.clear()
             self.before_edit = set()
             self.edited = False
+            self.written.clear()
 
     def learn_lines(self, text: str) -> None:
         """Remember the lines of a successful output."""
@@ -252,6 +260,13 @@ class ToolLedger:
         for key in line_keys(text):
             known[key] = None
         drop_oldest(known, KNOWN_LINES_LIMIT)
+
+    def learn_written(self, paths: list[str]) -> None:
+        """Remember the files an edit wrote."""
+        for path in paths:
+            self.written.pop(path, None)  # the latest edit last: a copy names the file edited last
+            self.written[path] = None
+        drop_oldest(self.written, WRITTEN_LIMIT)
 
     def learn_programs(self, command: str | None) -> None:
         """Remember the programs a command that worked ran."""
@@ -306,7 +321,7 @@ class ToolLedger:
                kind: str = "run", error_line: str | None = None, command: str | None = None, *,
                identity: str | None = None, shape: str = "", said: bool = False, leaves_code: bool = False,
                waits: bool = False, polls: bool = False, prints: bool = False, program: bool = False, ran: bool = False,
-               echo: str | None = None) -> ToolOutcome:
+               echo: str | None = None, copy: tuple[str, str] | None = None) -> ToolOutcome:
         """Record one outcome. ``identity`` is the text naming the error (:attr:`.classify.Verdict.identity`);
         without it the error has no signature. ``leaves_code``: the edit changes none of the code
         under work (a script of the agent's own, a checkout): the baseline goes on. ``waits``: the
@@ -315,7 +330,8 @@ class ToolLedger:
         (the time is the process's). ``prints``: the call only printed the agent's own text (a
         reply sent as a command). ``program``: the call's code is the program it ran. ``ran``: an
         edit that ran what it wrote, in the same call. ``echo``: the command a terminal may have
-        echoed before its output (an output of nothing else shows nothing)."""
+        echoed before its output (an output of nothing else shows nothing). ``copy``: the file its
+        traceback went through and the edited file it is another copy of."""
         self.recorded = True
         self.last_tool_turn = self.turn
         error = error_signature(identity)
@@ -328,7 +344,8 @@ class ToolLedger:
         baseline = self._baseline(ok, "run" if leaves_code else kind, None if ok else error)
         outcome = ToolOutcome(self.turn, tool, ok, error_type, signature, out_hash, preview(message), progress,
                               kind, error_line, error, command, shape or signature, baseline, waits=waits, prints=prints,
-                              empty=kind == "inspect" and (not shown if ok else error_type == "not_found"), program=program, ran=ran)
+                              empty=kind == "inspect" and (not shown if ok else error_type == "not_found"), program=program, ran=ran,
+                              ran_copy=path_tail(copy[0]) if copy else None, edited_copy=path_tail(copy[1]) if copy else None)
         self.outcomes.append(outcome)
         return outcome
 
@@ -545,6 +562,10 @@ def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: boo
         ledger.learn_lines(output)
     if ok and command:
         ledger.learn_programs(command)
+    if ok and kind == "edit":
+        ledger.learn_written(written_paths(args))
+    # a run through another copy of a file the task edited (read once an edit wrote a file)
+    copy = ran_other_copy(command, output, ledger.written) if ledger.written and kind != "inspect" else None
     said = says_only(args, tool)
     identity = verdict.identity
     if identity and verdict.error_type == "timeout" and command:
@@ -556,7 +577,7 @@ def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: boo
                          identity=identity, shape=call_shape(tool, args, kind, signature, error_line),
                          said=said, leaves_code=kind == "edit" and leaves_code(args), waits=polls or only_sleeps(args), polls=polls,
                          prints=ok and said and prints_only(args),  # a call that prints is one that says
-                         program=carries_program(args), ran=kind == "edit" and runs_what_it_writes(args), echo=command)
+                         program=carries_program(args), ran=kind == "edit" and runs_what_it_writes(args), echo=command, copy=copy)
 
 
 def record_blocked(data: dict, tool: str, args: Any, blocked: Any) -> ToolOutcome:

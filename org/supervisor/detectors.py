@@ -350,6 +350,20 @@ def detect_rerun(s: Snapshot) -> Finding | None:
     return Finding(anomaly="rerun", template="rerun" if edited else "rerun_unchanged", turn=s.turn, evidence=evidence)
 
 
+def detect_other_copy(s: Snapshot) -> Finding | None:
+    """A run whose traceback went through another copy of a file the agent edited (`/testbed/…`
+    while it edits `/workspace/…`, an installed package while it edits the checkout): its edits
+    there never run. Said at the first such run, as it is proof, not a count; once per pair of
+    copies."""
+    outcomes = s.watched
+    last = outcomes[-1] if outcomes else None
+    if last is None or not last.ran_copy or not last.edited_copy:
+        return None
+    return Finding(anomaly="rerun", template="rerun_other_copy", turn=s.turn, evidence={
+        "action": named(last), "copy": last.ran_copy, "edited": last.edited_copy, "outcome": _outcome(last),
+        "error_type": last.error_type or "", "episode": f"copy:{last.edited_copy}|{last.ran_copy}", "subject": last.signature})
+
+
 def stalled_since(s: Snapshot) -> int | None:
     """The turn progress stopped, when that is more turns ago, or more looks that found nothing
     ago, than the doctrine allows; else None."""
@@ -565,6 +579,7 @@ DETECTORS: dict[str, Detector] = {
     "oscillation": detect_oscillation,
     "no_tool": detect_no_tool,
     "churn": detect_churn,
+    "other_copy": detect_other_copy,  # before the reruns' count: the same anomaly, on proof
     "rerun": detect_rerun,
     "stall": detect_stall,
 }

@@ -11,7 +11,8 @@ longer). The task moving elsewhere does not change a rerun's or churn's evidence
 after it, with its count grown, it is said only once the count has doubled (3, then 6, then
 12). The context's fill is not the task: its level is said once and not again as the task
 moves, until the fill has grown by a band (5 points) or fell (history compressed) and came
-back. Two findings of one check about the same call say it once (the first, most severe);
+back. Nor is an edited file that is not the copy that runs: said once in the task for each
+pair of copies. Two findings of one check about the same call say it once (the first, most severe);
 a stall is not said when another steering already told the agent it is stuck since the
 task last moved; nor is PACE below emergency. A finding may name the episode of another
 anomaly that said the same (``evidence["said_as"]``): a rerun with nothing changed in between
@@ -71,6 +72,9 @@ PROVABLE = frozenset({"loop"})
 STUCK = frozenset({"loop", "churn", "rerun", "cascade", "pace"})
 #: episodes said are remembered until the task moves, the latest this many
 SAID_KEPT = 64
+#: episodes whose evidence the task moving does not change: the context's fill, and an edited
+#: file that is not the copy that runs
+LASTING_EPISODES = ("context:", "copy:")
 #: episodes the user resumed are remembered, the latest this many
 RESUMED_KEPT = 32
 #: Agent-Zero's own warnings about the same message sent again, in a row, counted among the ignored
@@ -427,8 +431,8 @@ def radio_check(snapshot: Snapshot, state: SupervisorState) -> RadioCheckResult:
         if last is not None and "episode" in finding.evidence:
             finding.evidence["at"] = last.turn  # the outcome the steering answers: later ones show whether it was heard
     if snapshot.turns_since_progress == 0:
-        # the task moved: what was said belongs to episodes that are over (not the context's fill)
-        state.said = {key: anomaly for key, anomaly in state.said.items() if anomaly == "context"}
+        # the task moved: what was said belongs to episodes that are over (not those it does not change)
+        state.said = {key: anomaly for key, anomaly in state.said.items() if key.startswith(LASTING_EPISODES)}
     result = decide(findings, state, snapshot.doctrine)
     if last is not None and last.tool == RESPONSE_TOOL and last.turn == snapshot.turn:
         result.steering = []  # the agent gave its answer: steering now would greet the user's next message

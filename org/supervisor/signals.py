@@ -131,7 +131,7 @@ def signals_from_snapshot(s: Snapshot) -> SaluteSignals:
                 signature=o.signature, output_hash=o.output_hash, novel=o.novel,
                 kind=o.kind, error_line=_bounded(o.error_line), error_signature=o.error_signature, command=_bounded(o.command),
                 shape=o.shape, baseline=o.baseline, blocked=o.blocked, waits=o.waits, prints=o.prints, empty=o.empty,
-                program=o.program, ran=o.ran,
+                program=o.program, ran=o.ran, ran_copy=o.ran_copy, edited_copy=o.edited_copy,
             )
             for o in outcomes
         ],

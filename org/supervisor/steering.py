@@ -13,6 +13,7 @@ from typing import AbstractSet, Any, Mapping
 from org.contracts import Finding
 from org.contracts.steering import ADVICE, OUTSIDE_THE_CODE, PLACEHOLDERS, REPEATED, SENTENCE_END, TAG, TIMED_OUT, base_key, check_template, count_sentences  # noqa: F401 (re-exported)
 from org.kernel.classify import advice_kind
+from org.kernel.copies import path_tail
 from org.kernel.files import read_capped
 from org.kernel.loading import load_yaml
 from org.kernel.log import warn_once
@@ -175,6 +176,9 @@ _SHAPED = {
     "round": _round,
     "tools": lambda evidence: _clean(", ".join(map(str, evidence["tools"])), 120),
     "description": lambda evidence: _clean(evidence["description"] or "no description in the role's PACE plan", 160),
+    # a file by its path, cut at the start if need be: its end names the file
+    "copy": lambda evidence: f"`{path_tail(' '.join(str(evidence['copy']).split()), 90)}`",
+    "edited": lambda evidence: f"`{path_tail(' '.join(str(evidence['edited']).split()), 90)}`",
 }
 
 
