@@ -117,7 +117,8 @@ def test_a_run_through_another_copy_of_the_edited_file_is_said_at_once_and_once(
     [(turn, anomaly, text)] = session.steering()
     assert (turn, anomaly) == (2, "rerun")
     assert f"went through `{RAN}`, but you edited `{EDITED}`" in text
-    assert "`cd /workspace/mpl__mpl__3.6 && python repro.py`" in text and "pip install -e" in text
+    assert "`cd /workspace/mpl__mpl__3.6 && python repro.py`" in text
+    assert "Make the run import your copy (put the folder that holds its package first on PYTHONPATH" in text
     # the task moves on (new scripts, new output), and the agent still runs the other copy: said once in the task
     session.run(sh("cd /workspace/mpl__mpl__3.6 && python debug1.py", "Figure saved"),
                 sh("cd /workspace/mpl__mpl__3.6 && python debug2.py", through(RAN, "TypeError: other")),

@@ -22,6 +22,9 @@ from .classify import _HEREDOC, _PATH_KEYS, _command_parts, command_of
 
 #: paths remembered as written by the task's edits
 WRITTEN_LIMIT = 256
+#: of a command, the lines of shell read for the files it writes, and the characters of each; of a
+#: program, the characters read for the files it opens (a command is the agent's: it may be huge)
+SHELL_LINES, SHELL_LINE_CHARS, PROGRAM_CHARS = 200, 4000, 65536
 #: frames read from one traceback
 FRAMES_LIMIT = 64
 #: a copy is named by this many trailing parts at least (`lib/matplotlib/colorbar.py`): two
@@ -98,6 +101,9 @@ def _shell_lines(command: str) -> list[str]:
         if end is not None:
             end = None if line.strip() == end else end
             continue
+        if len(lines) == SHELL_LINES:
+            break
+        line = line[:SHELL_LINE_CHARS]
         lines.append(line)
         heredoc = _HEREDOC.search(line)
         end = heredoc.group(2) if heredoc else None
@@ -123,7 +129,7 @@ def written_paths(args: object) -> list[str]:
                 cwd = _absolute(cd.group(1), cwd)
             else:
                 written += [_absolute(target, cwd) for target in _shell_targets(part)]
-    written += [_absolute(m.group(1) or m.group(2), cwd) for m in _OPENED_TO_WRITE.finditer(command)]
+    written += [_absolute(m.group(1) or m.group(2), cwd) for m in _OPENED_TO_WRITE.finditer(command[:PROGRAM_CHARS])]
     return [path for path in written if path]
 
 
