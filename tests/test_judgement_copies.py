@@ -119,12 +119,18 @@ def test_a_run_through_another_copy_of_the_edited_file_is_said_at_once_and_once(
     assert f"went through `{RAN}`, but you edited `{EDITED}`" in text
     assert "`cd /workspace/mpl__mpl__3.6 && python repro.py`" in text
     assert "Make the run import your copy (put the folder that holds its package first on PYTHONPATH" in text
-    # the task moves on (new scripts, new output), and the agent still runs the other copy: said once in the task
+    # the task moves on (new scripts, new output), and the agent still runs the other copy: not said at each run
     session.run(sh("cd /workspace/mpl__mpl__3.6 && python debug1.py", "Figure saved"),
                 sh("cd /workspace/mpl__mpl__3.6 && python debug2.py", through(RAN, "TypeError: other")),
                 sh("ls /workspace", "mpl__mpl__3.6"),
                 sh("cd /workspace/mpl__mpl__3.6 && python debug3.py", through(RAN, "ValueError: third")))
     assert [(t, a) for t, a, _ in session.steering()] == [(2, "rerun")]
+    # the fourth run through it: the steering went unheard, said once more, with the count; and no more
+    session.run(sh("cd /workspace/mpl__mpl__3.6 && python debug4.py", through(RAN, "KeyError: 'x'")),
+                sh("cd /workspace/mpl__mpl__3.6 && python debug5.py", through(RAN, "KeyError: 'y'")))
+    [_, (turn, anomaly, again)] = session.steering()
+    assert (turn, anomaly) == (7, "rerun") and again.startswith("[SUPERVISOR] Still no effect: 4 runs have now gone through `/testbed/"), again
+    assert "the result is not cached" in again
 
 
 def test_a_run_that_chooses_its_own_import_path_is_no_mistake(make_session):

@@ -244,3 +244,21 @@ def test_a_report_carries_the_detour_the_repeated_mistake_is_judged_on():
     found = detect_churn(live)
     assert found is not None and found.template == "churn_detour"
     assert detect_churn(carried).evidence == found.evidence
+
+
+def test_a_report_carries_the_runs_through_another_copy_its_steering_counts():
+    """Runs through the same other copy of an edited file, far apart in a long task: the XO counts
+    as many as the unit, so it says the firmer second message when the unit would."""
+    from org.supervisor.detectors import detect_other_copy
+
+    copy = {"ran_copy": "/testbed/lib/m/a.py", "edited_copy": "/workspace/r/lib/m/a.py"}
+    outcomes = []
+    for turn in range(1, 61):
+        through = turn in (3, 20, 40, 60)
+        outcomes.append(ToolOutcome(turn, "code_execution_tool", not through, "execution" if through else None, f"s{turn}", f"h{turn}", "",
+                                    novel=True, kind="run", command=f"python t{turn}.py", **(copy if through else {})))
+    live = Snapshot(turn=60, role_id=ROLE.role_id, doctrine=ROLE.doctrine, outcomes=tuple(outcomes))
+    reported = snapshot_from_signals(signals_from_snapshot(live))
+    assert len(reported.outcomes) < len(live.outcomes)
+    assert detect_other_copy(reported).evidence == detect_other_copy(live).evidence
+    assert detect_other_copy(live).evidence["times"] == 4 and detect_other_copy(live).template == "rerun_other_copy_again"

@@ -353,15 +353,19 @@ def detect_rerun(s: Snapshot) -> Finding | None:
 def detect_other_copy(s: Snapshot) -> Finding | None:
     """A run whose traceback went through another copy of a file the agent edited (`/testbed/…`
     while it edits `/workspace/…`, an installed package while it edits the checkout): its edits
-    there never run. Said at the first such run, as it is proof, not a count; once per pair of
-    copies."""
+    there never run. Said at the first such run, as it is proof, not a count; and once more when
+    ``loop.rerun_threshold`` more runs have gone through that copy (the agent did not hear it:
+    agents in real sessions put the unchanged result down to caching)."""
     outcomes = s.watched
     last = outcomes[-1] if outcomes else None
     if last is None or not last.ran_copy or not last.edited_copy:
         return None
-    return Finding(anomaly="rerun", template="rerun_other_copy", turn=s.turn, evidence={
-        "action": named(last), "copy": last.ran_copy, "edited": last.edited_copy, "outcome": _outcome(last),
-        "error_type": last.error_type or "", "episode": f"copy:{last.edited_copy}|{last.ran_copy}", "subject": last.signature})
+    times = sum(o.ran_copy == last.ran_copy and o.edited_copy == last.edited_copy for o in outcomes)
+    again = times > s.doctrine.loop.rerun_threshold
+    return Finding(anomaly="rerun", template="rerun_other_copy_again" if again else "rerun_other_copy", turn=s.turn, evidence={
+        "action": named(last), "copy": last.ran_copy, "edited": last.edited_copy, "outcome": _outcome(last), "times": times,
+        "error_type": last.error_type or "", "subject": last.signature,
+        "episode": f"copy:{last.edited_copy}|{last.ran_copy}" + (":again" if again else "")})
 
 
 def stalled_since(s: Snapshot) -> int | None:

@@ -42,7 +42,8 @@ def needed_outcomes(outcomes: tuple[ToolOutcome, ...], doctrine: Doctrine, stall
     From earlier in the task (the ledger keeps at most 64): the failures with the latest
     error (churn), the edits of the latest failed edit's shape (an edit retried), the latest
     edit's run of applications and the edit before it (an edit applied again), the runs of
-    the latest call (reruns) and the failures in a row up to now with the call that worked
+    the latest call (reruns), those through the same other copy of an edited file as the latest
+    (its steering counts them), and the failures in a row up to now with the call that worked
     before them (PACE steering counts them), and in a stall (``stalled_since``: the turn
     progress stopped) every outcome since, whose repeated calls its steering names. What lies
     between two such runs or failures matters only as "something was done, whether it changed
@@ -78,6 +79,8 @@ def needed_outcomes(outcomes: tuple[ToolOutcome, ...], doctrine: Doctrine, stall
             keep.add(i)
             if outcomes[i].signature != last.signature or not outcomes[i].ok:
                 break
+    if last.ran_copy:  # the runs that went through the same other copy (counted by its steering)
+        keep.update(i for i in watched if i < start and outcomes[i].ran_copy == last.ran_copy and outcomes[i].edited_copy == last.edited_copy)
     if last.kind == "run" and last.command is not None:
         runs = [i for i in watched if i < start and outcomes[i].signature == last.signature]
         keep.update(runs)
