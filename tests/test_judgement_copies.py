@@ -17,7 +17,7 @@ import pytest
 from test_judgement import TOOL, sh
 
 from org.contracts.salute import OutcomeSignal
-from org.kernel.copies import other_copy, path_tail, traceback_files, written_paths
+from org.kernel.copies import added_lines, other_copy, path_tail, traceback_files, written_paths
 from org.kernel.outcomes import ledger_of, record_outcome
 
 EDITED = "/workspace/mpl__mpl__3.6/lib/matplotlib/backends/backend_ps.py"
@@ -52,10 +52,13 @@ def test_the_files_an_edit_writes(args, written):
 
 def test_the_files_a_traceback_ran_python_s_and_pytest_s():
     pytest_report = ("INTERNALERROR>   File \"/testbed/src/_pytest/main.py\", line 191, in wrap_session\n"
+                     "INTERNALERROR>     session.exitstatus = doit(config, session) or 0\n"
                      "/testbed/lib/matplotlib/colorbar.py:1234: in update_normal\n    self._reset()\nE   ValueError: x\n")
-    assert traceback_files(through(RAN)) == ["/workspace/mpl__mpl__3.6/repro.py", RAN]
-    assert traceback_files(pytest_report) == ["/testbed/src/_pytest/main.py", "/testbed/lib/matplotlib/colorbar.py"]
-    assert traceback_files('  File "<string>", line 1\n  File "app.py", line 2\n') == []  # not a path, or relative: nothing known
+    assert traceback_files(through(RAN)) == {"/workspace/mpl__mpl__3.6/repro.py": {'fig.savefig("a.eps")'},
+                                             RAN: {"for ps_name, xs_names in stream:"}}
+    assert traceback_files(pytest_report) == {"/testbed/src/_pytest/main.py": {"session.exitstatus = doit(config, session) or 0"},
+                                              "/testbed/lib/matplotlib/colorbar.py": set()}
+    assert traceback_files('  File "<string>", line 1\n  File "app.py", line 2\n') == {}  # not a path, or relative: nothing known
 
 
 @pytest.mark.parametrize("ran, written, copy", [
@@ -69,7 +72,18 @@ def test_the_files_a_traceback_ran_python_s_and_pytest_s():
     (RAN, [RAN], None),
 ])
 def test_a_file_that_ran_is_another_copy_of_one_edited_when_their_ends_match(ran, written, copy):
-    assert other_copy([ran], written) == copy
+    assert other_copy({ran: set()}, dict.fromkeys(written, frozenset())) == copy
+
+
+def test_a_file_that_shows_a_line_the_agent_wrote_has_its_edit():
+    """`/workspace` a link to `/testbed` that the pack cannot see (a remote terminal, a replay):
+    Python shows the line the edit added, read from the file that ran, so the edit is in it."""
+    edit = {"command": "str_replace", "path": EDITED, "old_str": "    stream.append(curr_stream)",
+            "new_str": "    if curr_stream:\n        stream.append(curr_stream)"}
+    written = {EDITED: added_lines(edit)}
+    assert written[EDITED] == {"if curr_stream:"}  # the line kept as it was is none the edit added
+    assert other_copy({RAN: {"if curr_stream:"}}, written) is None
+    assert other_copy({RAN: {"stream.append(curr_stream)"}}, written) == (RAN, EDITED)
 
 
 def test_a_path_is_kept_by_its_end():
@@ -83,10 +97,12 @@ def test_two_copies_on_this_disk_are_two_files_and_a_link_is_one(tmp_path: Path)
         (tmp_path / root / "lib" / "pkg" / "core.py").write_text("x = 1\n")
     (tmp_path / "linked").symlink_to(tmp_path / "testbed")
     ran = str(tmp_path / "testbed" / "lib" / "pkg" / "core.py")
-    assert other_copy([ran], [str(tmp_path / "copied" / "lib" / "pkg" / "core.py")]) is not None
-    assert other_copy([ran], [str(tmp_path / "linked" / "lib" / "pkg" / "core.py")]) is None  # the same file
-    # one of them seen here and the other not: nothing is known
-    assert other_copy([ran], [str(tmp_path / "gone" / "lib" / "pkg" / "core.py")]) is None
+    def copy_of(edited: Path) -> tuple[str, str] | None:
+        return other_copy({ran: set()}, {str(edited / "lib" / "pkg" / "core.py"): frozenset()})
+
+    assert copy_of(tmp_path / "copied") is not None
+    assert copy_of(tmp_path / "linked") is None  # the same file
+    assert copy_of(tmp_path / "gone") is None  # one of them seen here and the other not: nothing is known
 
 
 def test_a_real_python_run_of_the_installed_copy_is_found(tmp_path: Path):

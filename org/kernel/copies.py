@@ -14,14 +14,13 @@ import os
 import posixpath
 import re
 import shlex
-from typing import Iterable
 
 from org.lazy_patterns import lazy_pattern
 
-from .classify import _HEREDOC, _PATH_KEYS, _command_parts, command_of
+from .classify import _CONTENT_KEYS, _HEREDOC, _OLD_TEXT_KEYS, _PATH_KEYS, NEW_TEXT_KEYS, _command_parts, command_of
 
-#: paths remembered as written by the task's edits
-WRITTEN_LIMIT = 256
+#: paths remembered as written by the task's edits, and of each the lines they added (those long enough to tell)
+WRITTEN_LIMIT, ADDED_LINES, ADDED_LINE_CHARS = 256, 64, 8
 #: of a command, the lines of shell read for the files it writes, and the characters of each; of a
 #: program, the characters read for the files it opens (a command is the agent's: it may be huge)
 SHELL_LINES, SHELL_LINE_CHARS, PROGRAM_CHARS = 200, 4000, 65536
@@ -33,7 +32,8 @@ TAIL_PARTS = 3
 
 # a frame's file: Python's (`File "/a/b.py", line 3`, also behind pytest's `INTERNALERROR>`), and
 # pytest's own (`/a/b.py:3: in f`: it names a file outside the folder it runs in by its whole path)
-_FRAME_FILE = lazy_pattern(r'^(?:INTERNALERROR>)?[ \t]*File "(/[^"\n]+)", line \d+|^(/[^\s:"]+\.py):\d+: ', re.MULTILINE)
+_FRAME_FILE = lazy_pattern(r'^(?:INTERNALERROR>)?[ \t]*File "(/[^"\n]+)", line \d+[^\n]*(?:\n(?:INTERNALERROR>)?[ \t]+(?!File ")(\S[^\n]*))?'
+                           r'|^(/[^\s:"]+\.py):\d+: ', re.MULTILINE)
 _PACKAGES_DIR = lazy_pattern(r"/(?:site|dist)-packages/")
 # what a shell command writes: a redirect's target, `tee`'s files
 _REDIRECT = lazy_pattern(r"(?<![<>&\d])>{1,2}\s*([\w./~-]+)")
@@ -110,6 +110,21 @@ def _shell_lines(command: str) -> list[str]:
     return lines
 
 
+def _lines(text: object) -> set[str]:
+    return {line.strip() for line in text.split("\n")} if isinstance(text, str) else set()
+
+
+def added_lines(args: object) -> frozenset[str]:
+    """The lines an edit wrote that were not there before, as far as its arguments say (an
+    editor's new text less its old, a whole new content): of some length, so that a line
+    Python shows of a file that ran tells whether the edit is in it."""
+    if not isinstance(args, dict) or command_of(args) is not None:
+        return frozenset()
+    new = set().union(*(_lines(args.get(k)) for k in NEW_TEXT_KEYS + _CONTENT_KEYS))
+    old = set().union(*(_lines(args.get(k)) for k in _OLD_TEXT_KEYS))
+    return frozenset(sorted(line for line in new - old if len(line) >= ADDED_LINE_CHARS)[:ADDED_LINES])
+
+
 def written_paths(args: object) -> list[str]:
     """The absolute paths an edit's call writes to, as far as its arguments say: a file tool's
     path, the files a shell command writes (relative ones from the folder it `cd`s to), the
@@ -133,17 +148,20 @@ def written_paths(args: object) -> list[str]:
     return [path for path in written if path]
 
 
-def traceback_files(text: str | None) -> list[str]:
+def traceback_files(text: str | None) -> dict[str, set[str]]:
     """The absolute paths the frames of a Python traceback in the text name (or of pytest's
-    report of a failure), innermost last, each once."""
+    report of a failure), innermost last, each once, with the source lines Python showed of
+    each (read from the file that ran)."""
     if not text or ('File "/' not in text and ".py:" not in text):
-        return []
-    files: dict[str, None] = {}
+        return {}
+    files: dict[str, set[str]] = {}
     for match in _FRAME_FILE.finditer(text):
-        files[posixpath.normpath(match.group(1) or match.group(2))] = None
+        shown = files.setdefault(posixpath.normpath(match.group(1) or match.group(3)), set())
+        if match.group(2):
+            shown.add(match.group(2).strip())
         if len(files) >= FRAMES_LIMIT:
             break
-    return list(files)
+    return files
 
 
 #: a path kept on an outcome (and in a report) is at most this long, cut at its start: its end names the file
@@ -183,7 +201,7 @@ def _one_file(ran: str, edited: str) -> bool:
         return True  # unknown: claim no copy
 
 
-def ran_other_copy(command: str | None, output: str | None, written: Iterable[str]) -> tuple[str, str] | None:
+def ran_other_copy(command: str | None, output: str | None, written: dict[str, frozenset[str]]) -> tuple[str, str] | None:
     """:func:`other_copy` for a run: the file its traceback went through that is another copy of
     an edited one, and that one; None for a run that sets its own import path (`sys.path` in its
     code: it chose the copy it imports, to compare the original with the change)."""
@@ -192,15 +210,15 @@ def ran_other_copy(command: str | None, output: str | None, written: Iterable[st
     return other_copy(traceback_files(output), written)
 
 
-def other_copy(ran_files: Iterable[str], written: Iterable[str]) -> tuple[str, str] | None:
+def other_copy(ran_files: dict[str, set[str]], written: dict[str, frozenset[str]]) -> tuple[str, str] | None:
     """The first file a traceback ran that is another copy of a file the task's edits wrote,
     with that file: ``(ran, edited)``. A file under a path the agent wrote (a file it copied
-    over, a folder it copied) is its own work, not another copy."""
-    written = list(written)
-    for ran in ran_files:
+    over, a folder it copied) is its own work, not another copy; so is one of which Python
+    showed a line the agent's edits added (a link the pack cannot see: the edit is in it)."""
+    for ran, shown in ran_files.items():
         if any(ran == w or ran.startswith(w + "/") for w in written):
             continue
         edited = next((w for w in reversed(written) if _copies(ran, w)), None)
-        if edited is not None and not _one_file(ran, edited):
+        if edited is not None and not (shown & written[edited]) and not _one_file(ran, edited):
             return ran, edited
     return None

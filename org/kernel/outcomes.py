@@ -66,7 +66,7 @@ from .classify import (
     waits_then_looks,
     without_running_notice,
 )
-from .copies import WRITTEN_LIMIT, path_tail, ran_other_copy, written_paths
+from .copies import ADDED_LINES, WRITTEN_LIMIT, added_lines, path_tail, ran_other_copy, written_paths
 from .log import warn_once
 from .values import is_int
 
@@ -238,7 +238,7 @@ class ToolLedger:
     #: the line naming it: Agent-Zero's later "might be still running" notes no longer show it
     #: (kept across tasks: the terminal stays where it is)
     interpreters: dict = field(default_factory=dict)
-    #: the absolute paths the task's edits wrote (see :mod:`.copies`)
+    #: the absolute paths the task's edits wrote, with the lines they added (see :mod:`.copies`)
     written: dict = field(default_factory=dict)
 
     def tick(self, new_task: bool) -> None:
@@ -261,11 +261,11 @@ class ToolLedger:
             known[key] = None
         drop_oldest(known, KNOWN_LINES_LIMIT)
 
-    def learn_written(self, paths: list[str]) -> None:
-        """Remember the files an edit wrote."""
+    def learn_written(self, paths: list[str], added: frozenset[str]) -> None:
+        """Remember the files an edit wrote, and the lines it added to them."""
         for path in paths:
-            self.written.pop(path, None)  # the latest edit last: a copy names the file edited last
-            self.written[path] = None
+            lines = self.written.pop(path, frozenset())  # the latest edit last: a copy names the file edited last
+            self.written[path] = added if not lines else frozenset(sorted(lines | added)[:ADDED_LINES])
         drop_oldest(self.written, WRITTEN_LIMIT)
 
     def learn_programs(self, command: str | None) -> None:
@@ -563,7 +563,7 @@ def record_outcome(data: dict, tool: str, args: Any, output: str | None, ok: boo
     if ok and command:
         ledger.learn_programs(command)
     if ok and kind == "edit":
-        ledger.learn_written(written_paths(args))
+        ledger.learn_written(written_paths(args), added_lines(args))
     # a run through another copy of a file the task edited (read once an edit wrote a file)
     copy = ran_other_copy(command, output, ledger.written) if ledger.written and kind != "inspect" else None
     said = says_only(args, tool)
