@@ -12,7 +12,8 @@ after it, with its count grown, it is said only once the count has doubled (3, t
 12). The context's fill is not the task: its level is said once and not again as the task
 moves, until the fill has grown by a band (5 points) or fell (history compressed) and came
 back. Nor is an edited file that is not the copy that runs: said once in the task for each
-pair of copies. Two findings of one check about the same call say it once (the first, most severe);
+pair of copies, and once more, with its count, when three more runs (``loop.rerun_threshold``)
+have gone through that copy. Two findings of one check about the same call say it once (the first, most severe);
 a stall is not said when another steering already told the agent it is stuck since the
 task last moved; nor is PACE below emergency. A finding may name the episode of another
 anomaly that said the same (``evidence["said_as"]``): a rerun with nothing changed in between

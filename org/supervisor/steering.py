@@ -169,6 +169,11 @@ def _failure(evidence: dict[str, Any]) -> str:
     return f" ({_clean(line, 100)})" if isinstance(line, str) and line else ""
 
 
+def _file(path: Any) -> str:
+    """A file by its path, on one line and cut at its start if need be: its end names the file."""
+    return f"`{path_tail(' '.join(str(path).split()), 90)}`"
+
+
 #: the placeholders worded from the whole evidence rather than from a value of it
 _WORDED = {"doing": _doing, "why": _why, "repeated": _repeated, "about": _about, "failure": _failure}
 #: the evidence's values with a wording of their own (the others: one short clause each)
@@ -176,9 +181,8 @@ _SHAPED = {
     "round": _round,
     "tools": lambda evidence: _clean(", ".join(map(str, evidence["tools"])), 120),
     "description": lambda evidence: _clean(evidence["description"] or "no description in the role's PACE plan", 160),
-    # a file by its path, cut at the start if need be: its end names the file
-    "copy": lambda evidence: f"`{path_tail(' '.join(str(evidence['copy']).split()), 90)}`",
-    "edited": lambda evidence: f"`{path_tail(' '.join(str(evidence['edited']).split()), 90)}`",
+    "copy": lambda evidence: _file(evidence["copy"]),
+    "edited": lambda evidence: _file(evidence["edited"]),
 }
 
 
