@@ -44,6 +44,10 @@ def editor(path: str, old: str = "stream.append(curr_stream)", new: str = "if cu
     ({"runtime": "terminal", "code": "cp -r /testbed/. /workspace/repo"}, ["/workspace/repo"]),
     ({"runtime": "python", "code": "open('/root/p/a.py', 'w').write(text)"}, ["/root/p/a.py"]),
     ({"runtime": "terminal", "code": "echo done > notes.txt; python t.py 2> /dev/null"}, []),  # relative, with no folder known
+    # a patch applied names its files inside the patch: the folder it works in stands for them
+    ({"runtime": "terminal", "code": "cd /testbed && git apply /tmp/fix.diff"}, ["/testbed"]),
+    ({"runtime": "terminal", "code": "cd /testbed && patch -p1 < /tmp/fix.diff"}, ["/testbed"]),
+    ({"runtime": "terminal", "code": "git diff > /tmp/fix.diff"}, ["/tmp/fix.diff"]),
     ({"command": "str_replace", "path": "lib/a.py", "old_str": "a", "new_str": "b"}, []),
 ])
 def test_the_files_an_edit_writes(args, written):
@@ -161,6 +165,14 @@ def test_no_steering_once_the_copy_that_runs_is_the_edited_one(make_session):
     session = make_session()
     session.run(editor(EDITED), sh(f"cp {EDITED} {RAN}", ""),  # the agent put its change where it runs
                 sh("cd /workspace/mpl__mpl__3.6 && python repro.py", through(RAN)))
+    assert session.steering() == []
+
+
+def test_no_steering_once_the_agent_applied_its_change_to_the_copy_that_runs(make_session):
+    session = make_session()
+    session.run(editor(EDITED), sh("cd /workspace/mpl__mpl__3.6 && git diff > /tmp/fix.diff", ""),
+                sh("cd /testbed && git apply /tmp/fix.diff", ""),
+                sh("cd /workspace/mpl__mpl__3.6 && python repro.py", through(RAN, "ValueError: the next bug")))
     assert session.steering() == []
 
 

@@ -41,6 +41,8 @@ _REDIRECT = lazy_pattern(r"(?<![<>&\d])>{1,2}\s*([\w./~-]+)")
 _OPENED_TO_WRITE = lazy_pattern(r"\bopen\(\s*['\"]([^'\"\n]+)['\"]\s*,\s*(?:mode\s*=\s*)?['\"][rbt+]*[wax]"
                                 r"|\bPath\(\s*['\"]([^'\"\n]+)['\"]\s*\)\.write_(?:text|bytes)\(")
 _CD = lazy_pattern(r"^cd\s+(\S+)\s*$")
+#: git commands that write files of the folder they work in
+_GIT_WRITES = frozenset({"apply", "am", "checkout", "restore", "stash", "reset", "pull", "merge", "cherry-pick", "rebase", "switch"})
 
 
 def _absolute(path: str, cwd: str | None) -> str | None:
@@ -77,7 +79,8 @@ def _operands(words: list[str], script_option: str | None = None) -> list[str]:
 
 def _shell_targets(part: str) -> list[str]:
     """The files one shell command writes: `sed -i`'s and `perl -pi`'s files, `cp`'s and `mv`'s
-    destination, `tee`'s files and a redirect's target."""
+    destination, `tee`'s files, a redirect's target, and for a patch applied or a checkout, the
+    folder it works in (``.``)."""
     targets = [m.group(1) for m in _REDIRECT.finditer(part)]
     words = _words(part)
     if not words:
@@ -90,6 +93,8 @@ def _shell_targets(part: str) -> list[str]:
         targets.append(operands[-1])
     elif program == "tee":
         targets += _operands(rest)
+    elif program == "patch" or (program == "git" and rest[:1] and rest[0] in _GIT_WRITES):
+        targets.append(".")  # the files a patch or a checkout names are not in the command: the folder it works in stands for them
     return targets
 
 
