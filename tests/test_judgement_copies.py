@@ -3,7 +3,8 @@ program imports another (a checkout copied to `/workspace` while Python imports 
 package installed into site-packages while the agent edits its source).
 
 The proof is a traceback: a frame in a file under another root that ends like a file the agent
-edited. It is said at the first such run, once for each pair of copies in the task.
+edited. It is said at the first such run, once for each pair of copies in the task, and once
+more when three more runs have gone through that copy.
 """
 
 from __future__ import annotations
