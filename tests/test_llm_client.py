@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import random
 import socket
 import subprocess
 import sys
@@ -661,3 +662,21 @@ def test_an_http_1_0_endpoint_that_closes_after_its_answer_is_read_whole(llm_key
         client = ChatClient(model_config_for(server, max_retries=0))
         assert ask(client).attempts == 1 and ask(client).parsed == Findings.model_validate(GOOD)
         assert len(server.requests) == 2
+
+
+def test_no_pause_is_taken_that_leaves_too_little_time_for_the_try(llm_server, llm_key):
+    """A pause that would end a moment before the deadline leaves the next try no time to be
+    answered (a real socket timeout of a millisecond): the pause is not taken."""
+    from org.llm.transport import MIN_ATTEMPT_SECONDS
+
+    class FixedRandom(random.Random):
+        def uniform(self, a: float, b: float) -> float:
+            return b  # the longest jittered pause: 0.3 s for the first
+
+    llm_server.script(*[Status(503)] * 10)
+    clock = VirtualClock()
+    with pytest.raises(ModelUnavailable) as raised:
+        ask(ChatClient(model_config_for(llm_server, max_retries=10, backoff_seconds=0.2), clock=clock, rng=FixedRandom()),
+            seconds=0.3 + MIN_ATTEMPT_SECONDS - 0.001)
+    assert "no time left for another attempt" in raised.value.reason
+    assert clock.waits == [] and len(llm_server.requests) == 1

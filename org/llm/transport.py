@@ -31,6 +31,8 @@ UnavailableKind = Literal["no_key", "unreachable", "rejected", "budget", "token_
 RETRY_STATUSES = frozenset({408, 409, 425, 429}) | frozenset(range(500, 600))
 #: The longest single pause between attempts, whatever the backoff or Retry-After says.
 MAX_DELAY_SECONDS = 120.0
+#: An attempt left less time than this after a pause cannot get an answer: the pause is not taken.
+MIN_ATTEMPT_SECONDS = 0.25
 #: An answer larger than this is refused unread.
 MAX_RESPONSE_BYTES = 4_000_000
 #: Characters of an endpoint's error message kept in a reason.
@@ -131,7 +133,7 @@ class Transport:
                 first = f"; the first: {first_reason}" if first_reason != outcome.reason else ""
                 raise ModelUnavailable(f"{outcome.reason} (gave up after {attempt} attempts{first})", outcome.kind, outcome.status)
             delay = self._delay(attempt, outcome.retry_after)
-            if self.clock.monotonic() + delay >= deadline:
+            if self.clock.monotonic() + delay + MIN_ATTEMPT_SECONDS >= deadline:
                 raise ModelUnavailable(f"{outcome.reason}; no time left for another attempt within the run's time budget",
                                        "deadline")
             logger.debug("model call to %s: %s; retry %d of %d in %.1f s", self.endpoint, outcome.reason,
